@@ -1,0 +1,65 @@
+"""Reading JSON and writing files atomically (temporary file in the same folder + os.replace)."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import AnalysisError
+
+
+def load_json(path):
+    """Parse a JSON file; a missing or malformed file raises AnalysisError naming it."""
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise AnalysisError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AnalysisError(f"{path}: is a folder, expected a JSON file") from None
+    except json.JSONDecodeError as e:
+        raise AnalysisError(f"{path}: malformed JSON ({e.msg} at line {e.lineno} "
+                            f"column {e.colno})") from None
+    except UnicodeDecodeError:
+        raise AnalysisError(f"{path}: not UTF-8 text") from None
+    except OSError as e:
+        raise AnalysisError(f"{path}: {e.strerror}") from None
+
+
+def read_text(path):
+    """The text of a file (undecodable bytes replaced); a missing file raises AnalysisError."""
+    path = Path(path)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        raise AnalysisError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise AnalysisError(f"{path}: is a folder, expected a file") from None
+    except OSError as e:
+        raise AnalysisError(f"{path}: {e.strerror}") from None
+
+
+def dumps_json(obj):
+    """Stable JSON text: sorted keys, two-space indent, trailing newline, no NaN."""
+    return json.dumps(obj, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def atomic_write(path, data, mode=0o644):
+    """Write bytes or text to `path` via a temporary file in the same folder and os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path

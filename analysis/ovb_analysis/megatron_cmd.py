@@ -1,0 +1,158 @@
+"""Subcommand megatron-cmd: print (and optionally write, run or submit) a Megatron-LM launch matched
+to a gpt4d run. Generating needs no Megatron-LM checkout; --run and --submit need MEGATRON_PATH."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from . import megatron_launch as ml
+from . import megatron_script as ms
+from .errors import AnalysisError
+from .io_util import atomic_write, dumps_json
+
+CONFIG_NAME = "megatron_config.json"
+
+
+def add_cmd_parser(sub):
+    p = sub.add_parser("megatron-cmd", help="generate a Megatron-LM command line / sbatch script",
+                       description="Generate the Megatron-LM pretrain_gpt.py command (and an sbatch "
+                       "script) for a model, batch and GPU count matching a gpt4d run. Combinations "
+                       "Megatron rejects are reported before anything is written or submitted.")
+    m = p.add_argument_group("model")
+    m.add_argument("--preset", help=f"GPT size: {', '.join(ml.PRESETS)} (sets layers/hidden/heads)")
+    m.add_argument("--layers", type=int)
+    m.add_argument("--hidden", type=int)
+    m.add_argument("--heads", type=int)
+    m.add_argument("--seq", type=int, default=ml.DEFAULT_SEQ, help="sequence length (default 2048)")
+    m.add_argument("--vocab", type=int, default=ml.DEFAULT_VOCAB, help="vocabulary (default 50304)")
+    t = p.add_argument_group("training and parallelism")
+    t.add_argument("--global-batch", type=int, help="global batch in sequences (required)")
+    t.add_argument("--micro-batch", type=int, default=1, help="micro batch (default 1)")
+    t.add_argument("--gpus", type=int, help="total GPU count (required)")
+    t.add_argument("--tp", type=int, default=1, help="tensor parallel size (suite grid: Gy)")
+    t.add_argument("--pp", type=int, default=1, help="pipeline parallel size")
+    t.add_argument("--iters", type=int, default=30, help="training iterations (default 30)")
+    t.add_argument("--recompute", action="store_true", help="full activation recomputation")
+    o = p.add_argument_group("overlap flags")
+    o.add_argument("--sequence-parallel", action="store_true")
+    o.add_argument("--distributed-optimizer", action="store_true",
+                   help="--use-distributed-optimizer")
+    o.add_argument("--overlap-grad-reduce", action="store_true")
+    o.add_argument("--overlap-param-gather", action="store_true")
+    o.add_argument("--tp-comm-overlap", action="store_true")
+    o.add_argument("--local", action="store_true",
+                   help="no Transformer Engine: --transformer-impl local and the fusions off")
+    r = p.add_argument_group("output and launch")
+    r.add_argument("--sbatch", metavar="OUT.sbatch", help="write a Slurm batch script")
+    r.add_argument("--nodes", type=int, help="nodes (default: GPUs / 8, at least 1)")
+    r.add_argument("--gpus-per-node", type=int, help="GPUs per node (default: up to 8)")
+    r.add_argument("--time", default="00:30:00", help="Slurm time limit (default 00:30:00)")
+    r.add_argument("--run-dir", metavar="DIR", help="where megatron_config.json and the log go "
+                   "(default: the sbatch script's folder; megatron-run for --run)")
+    r.add_argument("--megatron-path", help="Megatron-LM checkout (default: $MEGATRON_PATH)")
+    r.add_argument("--peak", type=float, metavar="TFLOPS",
+                   help="dense peak TFLOP/s per GPU, recorded for %% of peak in the plots")
+    r.add_argument("--run", action="store_true", help="run it now on this node with torchrun")
+    r.add_argument("--submit", action="store_true", help="submit the sbatch script with sbatch")
+    r.add_argument("--list-presets", action="store_true", help="list the GPT presets and exit")
+    p.set_defaults(handler=cmd_megatron)
+
+
+def config_from_args(args):
+    shape = list(ml.preset(args.preset)) if args.preset else [None, None, None]
+    for i, name in enumerate(("layers", "hidden", "heads")):
+        if getattr(args, name) is not None:
+            shape[i] = getattr(args, name)
+    missing = [f"--{n}" for n, v in zip(("layers", "hidden", "heads"), shape) if v is None]
+    missing += [f"--{n.replace('_', '-')}" for n in ("global_batch", "gpus")
+                if getattr(args, n) is None]
+    if missing:
+        raise AnalysisError(f"megatron-cmd needs {', '.join(missing)} (or --preset for the model)")
+    return ml.MegatronConfig(
+        layers=shape[0], hidden=shape[1], heads=shape[2], seq=args.seq, vocab=args.vocab,
+        global_batch=args.global_batch, micro_batch=args.micro_batch, gpus=args.gpus, tp=args.tp,
+        pp=args.pp, iters=args.iters, sequence_parallel=args.sequence_parallel,
+        distributed_optimizer=args.distributed_optimizer,
+        overlap_grad_reduce=args.overlap_grad_reduce, overlap_param_gather=args.overlap_param_gather,
+        tp_comm_overlap=args.tp_comm_overlap, local=args.local, recompute=args.recompute)
+
+
+def megatron_path(args, needed):
+    path = args.megatron_path or os.environ.get("MEGATRON_PATH")
+    if not path:
+        if needed:
+            raise AnalysisError("MEGATRON_PATH is not set: point it (or --megatron-path) at a "
+                                "Megatron-LM checkout to run or submit")
+        return None
+    if needed and not (Path(path) / "pretrain_gpt.py").is_file():
+        raise AnalysisError(f"{path}/pretrain_gpt.py not found: MEGATRON_PATH must be a Megatron-LM "
+                            "checkout")
+    return path
+
+
+def _write_record(cfg, warnings, run_dir, peak, preset):
+    record = ml.run_record(cfg, warnings)
+    record["config"]["preset"] = preset
+    if peak:
+        record["peak_tflops"] = peak
+    return atomic_write(Path(run_dir) / CONFIG_NAME, dumps_json(record))
+
+
+def cmd_megatron(args):
+    if args.list_presets:
+        for name, (layers, hidden, heads) in ml.PRESETS.items():
+            print(f"{name:>5}: --layers {layers} --hidden {hidden} --heads {heads}")
+        return 0
+    cfg, warnings = ml.validate(config_from_args(args))
+    if args.submit and not args.sbatch:
+        raise AnalysisError("--submit needs --sbatch OUT.sbatch")
+    nodes, gpn = ms.node_layout(cfg.gpus, args.nodes, args.gpus_per_node)
+    if args.run and nodes > 1:
+        raise AnalysisError(f"--run starts one node; {cfg.gpus} GPUs need {nodes} nodes: use "
+                            "--sbatch and --submit")
+    for w in warnings:
+        print(f"warning: {w}", file=sys.stderr)
+    path = megatron_path(args, needed=args.run or args.submit)
+    grid = ml.suite_grid(cfg)
+    print(f"# suite grid: Gx={grid['gx']} Gy={grid['gy']} Gz={grid['gz']} Gdata={grid['gdata']}"
+          f" (Megatron TP={cfg.tp} PP={cfg.pp} DP={cfg.dp})")
+    print(ms.local_command(cfg, nodes, gpn))
+    if path is None:
+        print("note: the command uses $MEGATRON_PATH: set it (or pass --megatron-path) to a "
+              "Megatron-LM checkout before running it", file=sys.stderr)
+    run_dir = args.run_dir
+    if args.sbatch:
+        run_dir = run_dir or str(Path(args.sbatch).parent)
+        text = ms.sbatch_script(cfg, nodes, gpn, path, run_dir, args.time)
+        atomic_write(args.sbatch, text, mode=0o755)
+        _write_record(cfg, warnings, run_dir, args.peak, args.preset)
+        print(f"# wrote {args.sbatch} and {Path(run_dir) / CONFIG_NAME}")
+    if args.submit:
+        if shutil.which("sbatch") is None:
+            raise AnalysisError("sbatch not found: --submit needs Slurm on this machine")
+        return subprocess.call(["sbatch", args.sbatch])
+    if args.run:
+        return _run_local(cfg, path, run_dir or "megatron-run", warnings, args.peak, args.preset)
+    return 0
+
+
+def _run_local(cfg, path, run_dir, warnings, peak, preset):
+    if shutil.which("torchrun") is None:
+        raise AnalysisError("torchrun not found: --run needs the Python environment with PyTorch")
+    _write_record(cfg, warnings, run_dir, peak, preset)
+    env = dict(os.environ, MEGATRON_PATH=path, **ml.environment(cfg))
+    env["PYTHONPATH"] = path + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    cmd = ["torchrun", "--standalone", "--nproc_per_node", str(cfg.gpus),
+           str(Path(path) / "pretrain_gpt.py")] + ml.pretrain_args(cfg)
+    log_path = Path(run_dir) / "megatron.log"
+    with open(log_path, "w", encoding="utf-8") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)
+        for line in proc.stdout:
+            sys.stdout.write(line)
+            log.write(line)
+        rc = proc.wait()
+    print(f"# log: {log_path} (parse with: ovb-analysis megatron-log {log_path})")
+    return rc

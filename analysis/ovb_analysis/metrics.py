@@ -1,0 +1,62 @@
+"""The suite's metric formulas (shared/spec/metrics.md), mirrored from core/include/ovb/metrics.hpp.
+
+Python cannot call the C++ library, so the few formulas the plots and the Megatron comparison need
+are written here once, each with its formula; every other module of this package calls these.
+"""
+
+COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce",
+               "send_recv")
+
+
+def gpt_model_flop(batch, seq, layers, hidden, vocab):
+    """Model FLOP of one training iteration of a GPT (no recomputation, causal attention as half):
+
+        F = 72 * B * s * L * h^2 * (1 + s / (12 h) + V / (12 L h))
+
+    B = global batch in sequences, s = sequence length, L = layers, h = hidden size, V = vocabulary.
+    """
+    b, s, n_l, h, v = (float(x) for x in (batch, seq, layers, hidden, vocab))
+    return 72.0 * b * s * n_l * h * h * (1.0 + s / (12.0 * h) + v / (12.0 * n_l * h))
+
+
+def gpt_hardware_flop(model_flop, full_recompute):
+    """Hardware FLOP: full activation recomputation runs one more forward, F * 4/3."""
+    return model_flop * 4.0 / 3.0 if full_recompute else model_flop
+
+
+def tflops_per_gpu(flop, seconds, n_gpus):
+    """TFLOP/s per GPU = F / t / n_gpus / 1e12."""
+    return flop / seconds / n_gpus / 1e12
+
+
+def mfu(tflops, peak):
+    """MFU = achieved TFLOP/s per GPU / peak (a fraction); None when the peak is unknown."""
+    if not peak:
+        return None
+    return tflops / peak
+
+
+def gemm_flop(m, n, k):
+    """FLOP = 2 * M * N * K."""
+    return 2.0 * m * n * k
+
+
+def bus_factor(kind, n):
+    """busbw factor F: 2(n-1)/n all-reduce; (n-1)/n reduce-scatter, all-gather, all-to-all; 1 else."""
+    if n <= 0:
+        raise ValueError("group size must be positive")
+    if kind == "all_reduce":
+        return 2.0 * (n - 1) / n
+    if kind in ("reduce_scatter", "all_gather", "all_to_all"):
+        return (n - 1) / n
+    return 1.0
+
+
+def algbw_gbps(nbytes, seconds):
+    """algbw = S / t in GB/s (1e9 bytes/s); S = bytes of the full buffer (nccl-tests convention)."""
+    return nbytes / seconds / 1e9
+
+
+def busbw_gbps(kind, n, nbytes, seconds):
+    """busbw = algbw * F(kind, n), in GB/s."""
+    return algbw_gbps(nbytes, seconds) * bus_factor(kind, n)

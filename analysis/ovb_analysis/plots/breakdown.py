@@ -1,0 +1,126 @@
+"""Iteration-time breakdown bars. (a) gpt4d runs, per configuration and overlap-flag combination:
+median iteration time split into exposed communication per grid dimension (summary.collectives
+exposed_ms, per iteration), idle (the idle share of a matching ovb-trace analysis: same folder, file
+name starting with the gpt4d file's stem) and compute (the rest). (b) each ovb-trace analysis on its
+own: compute, exposed communication, memory/other and idle over the traced span (mean over ranks)."""
+
+from pathlib import Path
+
+from .. import runs
+from ..errors import AnalysisError
+from ..style import DOUBLE_COLUMN_IN, SINGLE_COLUMN_IN, color, new_figure, paper_style, save_figure
+from . import NoData, Output
+from .scaling import size_label
+
+TITLE = "Iteration-time breakdown"
+DESCRIPTION = ("Where the iteration time goes, as a share of it (the time in ms under each bar): "
+               "compute, communication left exposed (not hidden behind compute) per grid dimension, "
+               "and idle GPU time; one bar per configuration (Gx x Gy x Gz x Gdata) and overlap-flag "
+               "combination. Bars marked * have no matching trace, so their idle time is included "
+               "in compute.")
+DIMS = ("x", "y", "z", "data")
+IDLE_COLOR = "#BBBBBB"
+
+
+def _matching_trace(gpt4d_file, traces):
+    stem = gpt4d_file.path.name.removesuffix(".json")
+    for t in traces:
+        if t.path.parent == gpt4d_file.path.parent and t.path.name.startswith(stem):
+            return t
+    return None
+
+
+def gpt4d_bars(rs, options):
+    """[(label, {segment: ms})] for the gpt4d runs, and the traces used for idle."""
+    traces, used, bars = rs.of("trace"), set(), []
+    for f in rs.of("gpt4d"):
+        run = runs.from_gpt4d(f)
+        try:
+            total = runs.run_stats(run, options.warmup)["median_ms"]
+        except AnalysisError:
+            continue
+        seg = {f"exposed {d}": 0.0 for d in DIMS}
+        for c in (run.extra["summary"].get("collectives") or []):
+            g = str(c.get("group", "data"))
+            key = f"exposed {g}" if g in DIMS else "exposed data"
+            seg[key] += float(c.get("exposed_ms") or 0.0)
+        exposed = sum(seg.values())
+        trace = _matching_trace(f, traces)
+        idle = 0.0
+        if trace is not None:
+            s = trace.doc["summary"]
+            if s.get("span_us"):
+                idle = total * float(s.get("idle_us", 0.0)) / float(s["span_us"])
+            used.add(trace.rel)
+        seg["idle"] = idle
+        seg["compute"] = max(total - exposed - idle, 0.0)
+        label = f"{run.layout}\n{run.flags}" + ("" if trace is not None else "*")
+        bars.append(((run.gpus, run.layout, run.flags, f.rel), label, seg, size_label(run.model)))
+    bars.sort(key=lambda b: b[0])
+    several = len({b[3] for b in bars}) > 1
+    return [(f"{size}\n{label}" if several else label, seg) for _, label, seg, size in bars], used
+
+
+def trace_bars(rs, used):
+    bars = []
+    for t in rs.of("trace"):
+        if t.rel in used:
+            continue
+        s = t.doc.get("summary") or {}
+        try:
+            compute, exposed = float(s["compute_us"]), float(s["exposed_comm_us"])
+            busy, idle = float(s["busy_us"]), float(s["idle_us"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        seg = {"compute": compute / 1e3, "exposed comm": exposed / 1e3,
+               "memory/other": max(busy - compute - exposed, 0.0) / 1e3, "idle": idle / 1e3}
+        bars.append((Path(t.rel).stem, seg))
+    return bars
+
+
+def _stack(ax, bars, segments):
+    """Stacked bars as a share of each bar's total (100%); the total in ms goes under the label."""
+    xs = range(len(bars))
+    totals = [sum(seg.values()) or 1.0 for _, seg in bars]
+    bottom = [0.0] * len(bars)
+    for name, col in segments:
+        vals = [100.0 * seg.get(name, 0.0) / t for (_, seg), t in zip(bars, totals)]
+        if not any(vals):
+            continue
+        ax.bar(xs, vals, bottom=bottom, color=col, label=name, width=0.7,
+               hatch="//" if name == "idle" else None, edgecolor="white")
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    many = len(bars) > 6
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"{label}\n{t:.0f} ms" for (label, _), t in zip(bars, totals)],
+                       rotation=40 if many else 0, ha="right" if many else "center", fontsize=6)
+    ax.set_ylim(0, 100)
+    ax.grid(axis="x", visible=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=6)
+
+
+def make(rs, outdir, options):
+    g_bars, used = gpt4d_bars(rs, options)
+    t_bars = trace_bars(rs, used)
+    if not g_bars and not t_bars:
+        raise NoData("no gpt4d results and no ovb-trace analyses")
+    panels = [p for p in (("gpt4d", g_bars), ("trace", t_bars)) if p[1]]
+    width = SINGLE_COLUMN_IN if len(panels) == 1 and len(panels[0][1]) <= 4 else DOUBLE_COLUMN_IN
+    with paper_style():
+        fig = new_figure(width, 3.0)
+        axes = fig.subplots(1, len(panels), squeeze=False)[0]
+        for ax, (kind, bars) in zip(axes, panels):
+            if kind == "gpt4d":
+                segs = [("compute", color(0))] + [(f"exposed {d}", color(i + 1))
+                                                  for i, d in enumerate(DIMS)] + [("idle", IDLE_COLOR)]
+                _stack(ax, bars, segs)
+                ax.set_ylabel("share of gpt4d median iteration (%)")
+                ax.set_xlabel("grid Gx x Gy x Gz x Gdata / overlap flags / iteration time")
+            else:
+                segs = [("compute", color(0)), ("exposed comm", color(1)),
+                        ("memory/other", color(5)), ("idle", IDLE_COLOR)]
+                _stack(ax, bars, segs)
+                ax.set_ylabel("share of traced span (%)")
+                ax.set_xlabel("trace analysis (mean over ranks) / span")
+        files = save_figure(fig, outdir, "iteration_breakdown")
+    return [Output("iteration_breakdown", TITLE, DESCRIPTION, files, tuple(fig.get_size_inches()))]

@@ -1,0 +1,70 @@
+"""GEMM throughput: TFLOP/s per shape (M x N x K) and percent of the device's dense peak, one bar
+per benchmark series (the name before the first '/', e.g. gemm_bf16) and shape (ovb-gemm)."""
+
+from .. import results
+from ..style import DOUBLE_COLUMN_IN, color, new_figure, paper_style, save_figure
+from . import NoData, Output
+
+TITLE = "GEMM throughput"
+DESCRIPTION = ("Achieved TFLOP/s (FLOP = 2MNK) per GEMM shape, and the same as a percentage of "
+               "the device's dense peak (absent where the peak is unknown).")
+
+
+def gemm_rows(rs):
+    """[(series, (m, n, k), tflops, pct_peak or None)]"""
+    out = []
+    for f in rs.of("gbench"):
+        for row in results.benchmark_rows(f.doc, "gemm"):
+            try:
+                shape = (int(row["m"]), int(row["n"]), int(row["k"]))
+                tf = float(row["tflops"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            series = str(row.get("run", row.get("name"))).split("/")[0]
+            pct = row.get("pct_peak")
+            out.append((series, shape, tf, float(pct) if pct is not None else None))
+    return out
+
+
+def _bars(ax, rows, shapes, series, value):
+    width = 0.8 / len(series)
+    for i, s in enumerate(series):
+        xs, ys = [], []
+        for j, shape in enumerate(shapes):
+            vals = [value(r) for r in rows if r[0] == s and r[1] == shape and value(r) is not None]
+            if vals:
+                xs.append(j - 0.4 + width * (i + 0.5))
+                ys.append(vals[-1])
+        ax.bar(xs, ys, width=width * 0.9, color=color(i), label=s)
+    ax.set_xticks(range(len(shapes)))
+    ax.set_xticklabels(["x".join(map(str, s)) for s in shapes], rotation=40, ha="right")
+    ax.set_xlabel("GEMM shape M x N x K")
+    ax.grid(axis="x", visible=False)
+
+
+def make(rs, outdir, options):
+    rows = gemm_rows(rs)
+    if not rows:
+        raise NoData("no ovb-gemm results (Google Benchmark JSON with gemm* entries and m, n, k, "
+                     "tflops counters)")
+    shapes = sorted({r[1] for r in rows}, key=lambda s: (s[0] * s[1] * s[2], s))
+    series = sorted({r[0] for r in rows})
+    with paper_style():
+        fig = new_figure(DOUBLE_COLUMN_IN, 2.8)
+        ax_tf, ax_pct = fig.subplots(1, 2)
+        _bars(ax_tf, rows, shapes, series, lambda r: r[2])
+        ax_tf.set_ylabel("throughput (TFLOP/s)")
+        ax_tf.set_title("achieved throughput")
+        if any(r[3] is not None for r in rows):
+            _bars(ax_pct, rows, shapes, series, lambda r: r[3])
+            ax_pct.set_ylim(0, max(100.0, max(r[3] for r in rows if r[3] is not None)))
+        else:
+            ax_pct.text(0.5, 0.5, "peak unknown", ha="center", va="center",
+                        transform=ax_pct.transAxes)
+            ax_pct.set_xticks([])
+        ax_pct.set_ylabel("percent of dense peak (%)")
+        ax_pct.set_title("percent of peak")
+        if len(series) > 1:
+            ax_tf.legend(loc="upper left")
+        files = save_figure(fig, outdir, "gemm_throughput")
+    return [Output("gemm_throughput", TITLE, DESCRIPTION, files, tuple(fig.get_size_inches()))]

@@ -1,0 +1,128 @@
+"""Overlap heatmaps (ovb-overlap): overlap efficiency, compute slowdown and communication slowdown
+over GEMM size x message size, one column of panels per stream-priority setting; one figure per
+combination of the other settings (collective, launch order, CTA limit,
+CUDA_DEVICE_MAX_CONNECTIONS)."""
+
+import re
+
+import numpy as np
+
+from .. import results, stats
+from ..style import (DOUBLE_COLUMN_IN, SEQUENTIAL_CMAP, format_bytes, new_figure, paper_style,
+                     save_figure)
+from . import NoData, Output
+
+TITLE = "Overlap heatmaps"
+DESCRIPTION = ("Overlap efficiency (serial - t_o) / min(t_c, t_m) (1 = shorter op fully hidden), "
+               "compute slowdown t_c'/t_c - 1 and communication slowdown t_m'/t_m - 1 (in %), over "
+               "GEMM size and message size, per stream-priority setting.")
+METRICS = (("overlap_efficiency", "overlap efficiency", 1.0),
+           ("compute_slowdown", "compute slowdown (%)", 100.0),
+           ("comm_slowdown", "comm. slowdown (%)", 100.0))
+PRIO_ORDER = ("equal", "comm_high", "compute_high")
+SETTINGS = ("coll", "order", "max_ctas", "cdmc")
+
+
+def overlap_rows(rs):
+    out = []
+    for f in rs.of("gbench"):
+        for row in results.benchmark_rows(f.doc, "overlap"):
+            if all(k in row for k in ("m", "n", "k", "bytes")):
+                out.append(row)
+    return out
+
+
+def _setting(row):
+    lf = row["label_fields"]
+    return tuple(lf.get(k, "-") for k in SETTINGS)
+
+
+def _stem(setting):
+    text = "_".join(f"{k}-{v}" for k, v in zip(SETTINGS, setting))
+    return "overlap_heatmap_" + re.sub(r"[^A-Za-z0-9_.-]", "", text)
+
+
+def _grid(rows, gemms, sizes, key, scale):
+    cells = {}
+    for r in rows:
+        if r.get(key) is not None:
+            shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+            cells.setdefault((gemms.index(shape), sizes.index(float(r["bytes"]))), []).append(
+                float(r[key]) * scale)
+    grid = np.full((len(gemms), len(sizes)), np.nan)
+    for (i, j), vals in cells.items():
+        grid[i, j] = stats.median(vals)
+    return grid
+
+
+def _cell_text(v, scale):
+    if scale == 1.0:
+        return f"{v:.2f}"
+    return f"{v:.1f}" if abs(v) < 10 else f"{v:.0f}"
+
+
+def _panel(ax, grid, norm_range, annotate, scale):
+    lo, hi = norm_range
+    im = ax.imshow(grid, origin="lower", aspect="auto", cmap=SEQUENTIAL_CMAP, vmin=lo, vmax=hi,
+                   interpolation="nearest")
+    if annotate:
+        for (i, j), v in np.ndenumerate(grid):
+            if not np.isnan(v):
+                dark = (v - lo) < 0.5 * (hi - lo)
+                ax.text(j, i, _cell_text(v, scale), ha="center", va="center",
+                        fontsize=5.5, color="white" if dark else "black")
+    ax.grid(False)
+    return im
+
+
+def _figure(rows, setting, outdir):
+    prios = sorted({r["label_fields"].get("prio", "equal") for r in rows},
+                   key=lambda p: (PRIO_ORDER.index(p) if p in PRIO_ORDER else 9, p))
+    gemms = sorted({(int(r["m"]), int(r["n"]), int(r["k"])) for r in rows},
+                   key=lambda s: (s[0] * s[1] * s[2], s))
+    sizes = sorted({float(r["bytes"]) for r in rows})
+    annotate = len(gemms) * len(sizes) <= 64
+    fig = new_figure(DOUBLE_COLUMN_IN, 1.9 * len(METRICS) + 0.3)
+    axes = fig.subplots(len(METRICS), len(prios), squeeze=False)
+    for mi, (key, label, scale) in enumerate(METRICS):
+        grids = [_grid([r for r in rows if r["label_fields"].get("prio", "equal") == p],
+                       gemms, sizes, key, scale) for p in prios]
+        finite = np.concatenate([g[~np.isnan(g)] for g in grids])
+        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+        if hi - lo < 1e-12:
+            lo, hi = lo - 0.5, hi + 0.5
+        for pi, prio in enumerate(prios):
+            ax = axes[mi][pi]
+            im = _panel(ax, grids[pi], (lo, hi), annotate, scale)
+            ax.set_xticks(range(len(sizes)))
+            ax.set_xticklabels([format_bytes(s) for s in sizes], rotation=40, ha="right")
+            ax.set_yticks(range(len(gemms)))
+            ax.set_yticklabels(["x".join(map(str, g)) for g in gemms] if pi == 0 else [])
+            if mi == 0:
+                ax.set_title(f"prio={prio}")
+            if mi == len(METRICS) - 1:
+                ax.set_xlabel("message size (bytes)")
+            if pi == 0:
+                ax.set_ylabel("GEMM M x N x K")
+        fig.colorbar(im, ax=list(axes[mi]), label=label, shrink=0.9)
+    fig.suptitle(", ".join(f"{k}={v}" for k, v in zip(SETTINGS, setting)))
+    return fig
+
+
+def make(rs, outdir, options):
+    rows = overlap_rows(rs)
+    if not rows:
+        raise NoData("no ovb-overlap results (Google Benchmark JSON with overlap* entries and "
+                     "m, n, k, bytes counters)")
+    outputs = []
+    by_setting = {}
+    for r in rows:
+        by_setting.setdefault(_setting(r), []).append(r)
+    for setting in sorted(by_setting):
+        with paper_style():
+            fig = _figure(by_setting[setting], setting, outdir)
+            stem = _stem(setting)
+            files = save_figure(fig, outdir, stem)
+        title = f"{TITLE} ({', '.join(f'{k}={v}' for k, v in zip(SETTINGS, setting))})"
+        outputs.append(Output(stem, title, DESCRIPTION, files, tuple(fig.get_size_inches())))
+    return outputs

@@ -1,0 +1,184 @@
+"""Tables of the key numbers of a result set, shared by the HTML and Markdown reports.
+
+Each table is (title, header, rows of strings, note); rows come out in a fixed order so the report
+is byte-identical for the same input.
+"""
+
+from dataclasses import dataclass, field
+
+from . import runs, stats
+from .errors import AnalysisError
+from .plots import collective, gemm, overlap
+from .plots.scaling import collect, size_label
+
+
+@dataclass
+class Table:
+    title: str
+    header: list
+    rows: list
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def fmt(value, spec="{:.1f}"):
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return spec.format(value)
+    return str(value)
+
+
+def context_table(rs):
+    keys = {}
+    for f in rs.files:
+        ctx = f.doc.get("context") if isinstance(f.doc, dict) else None
+        if not isinstance(ctx, dict):
+            continue
+        dev = ctx.get("device") or {}
+        ver = ctx.get("versions") or {}
+        key = (ctx.get("host", "-"), dev.get("name", "-"), ctx.get("backend", "-"),
+               ctx.get("suite_version", "-"), ctx.get("git_revision", "-"),
+               ctx.get("build_type", "-"), ver.get("driver", "-"), ver.get("cuda_runtime", "-"),
+               ver.get("nccl", "-"), str(ver.get("mpi", "-")).split(",")[0])
+        keys.setdefault(key, []).append(str(ctx.get("date", "")))
+    rows = []
+    for key, dates in sorted(keys.items(), key=lambda kv: [str(x) for x in kv[0]]):
+        ds = sorted(d for d in dates if d)
+        span = "-" if not ds else ds[0] if ds[0] == ds[-1] else f"{ds[0]} .. {ds[-1]}"
+        rows.append([fmt(x) for x in key] + [span, str(len(dates))])
+    return Table("Run context", ["host", "device", "backend", "suite", "git", "build", "driver",
+                                 "CUDA", "NCCL", "MPI", "date", "files"], rows)
+
+
+def inputs_table(rs):
+    rows = [[f.rel, f.kind] for f in rs.files] + [[rel, f"not read: {why}"] for rel, why in rs.ignored]
+    return Table("Result files read", ["file", "kind"], sorted(rows))
+
+
+def collective_table(rs):
+    pts = collective.alone_points(rs)
+    rows = []
+    for (coll, grp), ps in sorted(_group(pts, lambda p: (p[0], p[1])).items()):
+        largest = max(ps, key=lambda p: p[2])
+        rows.append([coll, grp, str(len({p[2] for p in ps})), fmt(max(p[3] for p in ps)),
+                     fmt(largest[3]), f"{int(largest[2])}"])
+    return Table("Collective bus bandwidth (alone)", ["collective", "group", "sizes",
+                                                      "peak busbw GB/s", "busbw at largest GB/s",
+                                                      "largest bytes"], rows)
+
+
+def gemm_table(rs):
+    rows = [[s, "x".join(map(str, shape)), fmt(tf), fmt(pct)]
+            for s, shape, tf, pct in sorted(gemm.gemm_rows(rs), key=lambda r: (r[0], r[1]))]
+    return Table("GEMM throughput", ["series", "M x N x K", "TFLOP/s", "% of peak"], rows)
+
+
+def overlap_table(rs):
+    rows = []
+    grouped = _group(overlap.overlap_rows(rs),
+                     lambda r: overlap._setting(r) + (r["label_fields"].get("prio", "equal"),))
+    for key, members in sorted(grouped.items()):
+        med = [fmt(_median(members, k), "{:.2f}") for k in
+               ("overlap_efficiency", "speedup_vs_serial", "fraction_of_ideal",
+                "compute_slowdown", "comm_slowdown")]
+        rows.append(list(key) + [str(len(members))] + med)
+    return Table("Overlap microbenchmark (medians over GEMM and message sizes)",
+                 list(overlap.SETTINGS) + ["prio", "points", "overlap eff.", "speedup vs serial",
+                                           "fraction of ideal", "compute slowdown",
+                                           "comm slowdown"], rows)
+
+
+def training_table(rs, options):
+    rows = []
+    for run, st in sorted(collect(rs, options), key=lambda p: (p[0].system, p[0].gpus, p[0].source)):
+        rows.append([run.system, run.source, size_label(run.model), str(run.batch), str(run.gpus),
+                     run.layout, run.flags, str(st["iterations_used"]), fmt(st["median_ms"]),
+                     fmt(st["p10_ms"]), fmt(st["p90_ms"]), fmt(st["tflops_per_gpu"]),
+                     fmt(st["own_tflops_per_gpu"]), fmt(st["pct_peak"])])
+    return Table("Training runs", ["system", "file", "model", "batch", "GPUs", "layout", "overlap",
+                                   "iters", "median ms", "p10 ms", "p90 ms", "TFLOP/s/GPU",
+                                   "own figure", "% peak"], rows,
+                 "TFLOP/s/GPU recomputed for both systems with F = 72Bs Lh^2 (1 + s/12h + V/12Lh) "
+                 "from the median time after warm-up (the first max(3, 10%) iterations unless "
+                 "--warmup is given); p10/p90 of the iteration time; 'own figure' is the "
+                 "system's own number.")
+
+
+def megatron_table(rs, options):
+    pairs = collect(rs, options)
+    gpt = [p for p in pairs if p[0].system == runs.GPT4D]
+    rows = []
+    for mrun, mst in (p for p in pairs if p[0].system == runs.MEGATRON):
+        key = (runs_key(mrun), mrun.batch, mrun.gpus)
+        matched = [p for p in gpt if (runs_key(p[0]), p[0].batch, p[0].gpus) == key]
+        if not matched:
+            continue
+        grun, gst = min(matched, key=lambda p: (p[1]["median_ms"], p[0].source))
+        rows.append([size_label(mrun.model), str(mrun.gpus), str(mrun.batch),
+                     f"{grun.layout} {grun.flags}", fmt(gst["median_ms"]), fmt(gst["tflops_per_gpu"]),
+                     f"{mrun.layout} {mrun.flags}", fmt(mst["median_ms"]), fmt(mst["tflops_per_gpu"]),
+                     fmt(mst["own_tflops_per_gpu"]),
+                     fmt(mst["median_ms"] / gst["median_ms"], "{:.2f}")])
+    return Table("gpt4d vs Megatron-LM (matched model, batch, GPUs; best gpt4d run)",
+                 ["model", "GPUs", "batch", "gpt4d layout", "gpt4d ms", "gpt4d TFLOP/s/GPU",
+                  "Megatron layout", "Megatron ms", "Megatron TFLOP/s/GPU", "Megatron own figure",
+                  "speedup"], rows, "speedup = Megatron median time / gpt4d median time")
+
+
+def runs_key(run):
+    return tuple(run.model.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab"))
+
+
+def trace_table(rs):
+    rows = []
+    for f in rs.of("trace"):
+        s = f.doc.get("summary") or {}
+        rows.append([f.rel, str(len(f.doc.get("ranks") or []))] +
+                    [fmt(_ms(s.get(k))) for k in ("span_us", "busy_us", "idle_us", "compute_us",
+                                                   "comm_us", "exposed_comm_us")] +
+                    [fmt(s.get("overlap_pct"))])
+    return Table("Trace analysis (mean over ranks)", ["file", "ranks", "span ms", "busy ms",
+                                                      "idle ms", "compute ms", "comm ms",
+                                                      "exposed comm ms", "overlap %"], rows)
+
+
+def model_table(rs):
+    rows = []
+    for f in rs.of("model_compare"):
+        errs = [abs(float(c["error_pct"])) for c in f.doc["configs"] if c.get("error_pct") is not None]
+        rows.append([f.rel, str(len(f.doc["configs"])), fmt(f.doc.get("spearman"), "{:.2f}"),
+                     fmt(f.doc.get("measured_best_in_top_k")), fmt(f.doc.get("k")),
+                     fmt(stats.median(errs) if errs else None), fmt(max(errs) if errs else None)])
+    return Table("Model vs measurement", ["file", "configs", "Spearman", "measured best in top-k",
+                                          "k", "median |error| %", "max |error| %"], rows)
+
+
+def all_tables(rs, options):
+    out = [context_table(rs), inputs_table(rs)]
+    for make in (collective_table, gemm_table, overlap_table, trace_table, model_table):
+        out.append(make(rs))
+    for make in (training_table, megatron_table):
+        try:
+            out.append(make(rs, options))
+        except AnalysisError as e:
+            out.append(Table(make.__name__, [], [], f"not made: {e}"))
+    return [t for t in out if t.rows or t.note.startswith("not made")]
+
+
+def _group(items, key):
+    out = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out
+
+
+def _median(rows, key):
+    vals = [float(r[key]) for r in rows if r.get(key) is not None]
+    return stats.median(vals) if vals else None
+
+
+def _ms(us):
+    return None if us is None else float(us) / 1e3

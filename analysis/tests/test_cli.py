@@ -1,0 +1,43 @@
+"""The executable: --help everywhere, bad input gives one stderr line and no traceback."""
+
+import os
+
+import pytest
+
+from conftest import EXECUTABLE, LOGS, RESULTS, run_executable
+
+SUBCOMMANDS = ("megatron-log", "megatron-cmd", "compare-megatron", "plot", "report")
+
+
+def test_executable_file():
+    assert os.access(EXECUTABLE, os.X_OK)
+    assert EXECUTABLE.read_text().startswith("#!/usr/bin/env python3\n")
+
+
+def test_help_on_every_subcommand():
+    top = run_executable("--help")
+    assert top.returncode == 0
+    for sub in SUBCOMMANDS:
+        assert sub in top.stdout
+        res = run_executable(sub, "--help")
+        assert res.returncode == 0 and res.stdout.startswith(f"usage: ovb-analysis {sub}")
+
+
+@pytest.mark.parametrize("args, code, text", [
+    (("megatron-log", "/nonexistent/x.log"), 1, "/nonexistent/x.log: no such file"),
+    (("megatron-log", LOGS / "no_iterations.log"), 1, "no Megatron-LM iteration lines"),
+    (("plot", "gemm", RESULTS / "broken" / "gpt4d_killed.json", "-o", "/tmp/ovb-none"), 1,
+     "cannot make the gemm plot"),
+    (("compare-megatron", "--gpt4d", RESULTS / "broken" / "gpt4d_killed.json", "--megatron",
+      LOGS / "current.log"), 1, "malformed JSON"),
+    (("megatron-log", LOGS / "current.log", "--bogus"), 2, "unrecognized arguments: --bogus"),
+    (("frobnicate",), 2, "invalid choice: 'frobnicate'"),
+    ((), 2, "the following arguments are required: COMMAND"),
+    (("megatron-cmd", "--gpus", "x"), 2, "invalid int value: 'x'"),
+])
+def test_bad_input_is_one_line_without_traceback(args, code, text):
+    res = run_executable(*args)
+    assert res.returncode == code
+    assert "Traceback" not in res.stderr
+    lines = [line for line in res.stderr.splitlines() if not line.startswith("warning:")]
+    assert len(lines) == 1 and text in lines[0], res.stderr

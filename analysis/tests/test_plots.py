@@ -1,0 +1,99 @@
+"""Every plot kind from the fixture result sets: files exist, are non-empty, PNG pixel size is the
+figure size x dpi at a two-column paper width, PDFs carry no dates, output is deterministic."""
+
+import shutil
+import struct
+
+import pytest
+
+from conftest import RESULTS
+from ovb_analysis import results
+from ovb_analysis.plots import NoData, Options, kinds
+from ovb_analysis.style import DOUBLE_COLUMN_IN, PNG_DPI, SINGLE_COLUMN_IN
+
+EXPECTED = {  # stem -> PNG pixels (width, height) at 200 dpi
+    "collective_busbw": (1432, 520), "gemm_throughput": (1432, 560),
+    "overlap_heatmap_coll-all_reduce_order-comm_first_max_ctas-8_cdmc-1": (1432, 1200),
+    "iteration_breakdown": (1432, 600), "model_vs_measured": (1432, 560),
+    "model_search": (700, 332), "scaling": (1432, 880)}
+
+
+def png_size(path):
+    data = path.read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    return struct.unpack(">II", data[16:24])
+
+
+def check_output(o):
+    pdf, png = o.files
+    assert pdf.suffix == ".pdf" and png.suffix == ".png"
+    assert pdf.stat().st_size > 1000 and png.stat().st_size > 1000
+    head = pdf.read_bytes()
+    assert head.startswith(b"%PDF") and b"CreationDate" not in head
+    w, h = o.size_in
+    assert w in (SINGLE_COLUMN_IN, DOUBLE_COLUMN_IN)
+    assert png_size(png) == (round(w * PNG_DPI), round(h * PNG_DPI))
+
+
+@pytest.fixture(scope="module")
+def fixture_results():
+    return results.load_inputs([RESULTS])
+
+
+@pytest.mark.parametrize("kind", list(kinds()))
+def test_plot_kind_from_fixtures(kind, fixture_results, tmp_path):
+    outputs = kinds()[kind].make(fixture_results, tmp_path, Options())
+    assert outputs
+    for o in outputs:
+        check_output(o)
+        assert png_size(o.files[1]) == EXPECTED[o.stem]
+
+
+@pytest.mark.parametrize("kind", list(kinds()))
+def test_plot_kind_without_data_says_why(kind, tmp_path):
+    with pytest.raises(NoData) as e:
+        kinds()[kind].make(results.ResultSet(), tmp_path, Options())
+    assert str(e.value).startswith("no ")
+
+
+def test_single_panel_figures_are_one_column_wide(tmp_path):
+    src = tmp_path / "in"
+    (src / "gpt4d").mkdir(parents=True)
+    for name in ("gpt4d_1.3B_g1_none.json", "gpt4d_1.3B_g2_oar.json", "gpt4d_1.3B_g8_none.json"):
+        shutil.copy(RESULTS / "gpt4d" / name, src / "gpt4d" / name)
+    rs = results.load_inputs([src])
+    (out,) = kinds()["scaling"].make(rs, tmp_path / "out", Options())
+    check_output(out)
+    assert png_size(out.files[1]) == (700, 880)  # strong scaling only
+
+
+def test_peak_option_used_when_files_have_none(tmp_path):
+    src = tmp_path / "in"
+    shutil.copytree(RESULTS / "megatron", src / "megatron")
+    for cfg in src.glob("megatron/*/megatron_config.json"):
+        cfg.write_text(cfg.read_text().replace('"peak_tflops": 989.0,', ""))
+    rs = results.load_inputs([src])
+    from ovb_analysis.plots.scaling import collect
+    assert {st["pct_peak"] for _, st in collect(rs, Options())} == {None}
+    pcts = [st["pct_peak"] for _, st in collect(rs, Options(peak=500.0))]
+    assert all(p is not None for p in pcts)
+    check_output(kinds()["scaling"].make(rs, tmp_path / "out", Options())[0])
+
+
+def test_plots_are_byte_identical_when_remade(fixture_results, tmp_path):
+    a = kinds()["overlap"].make(fixture_results, tmp_path / "a", Options())
+    b = kinds()["overlap"].make(fixture_results, tmp_path / "b", Options())
+    for oa, ob in zip(a, b):
+        for fa, fb in zip(oa.files, ob.files):
+            assert fa.read_bytes() == fb.read_bytes()
+
+
+def test_cli_plot(cli, tmp_path):
+    rc, out, err = cli("plot", "gemm", RESULTS / "microbench", "-o", tmp_path)
+    assert rc == 0 and err == ""
+    assert out.splitlines() == [str(tmp_path / "gemm_throughput.pdf"),
+                                str(tmp_path / "gemm_throughput.png")]
+    rc, _, err = cli("plot", "model", RESULTS / "microbench", "-o", tmp_path)
+    assert rc == 1 and "cannot make the model plot: no ovb-model" in err
+    rc, out, err = cli("plot", "all", RESULTS / "model", "-o", tmp_path / "all")
+    assert rc == 0 and len(out.splitlines()) == 4 and "note: scaling plot not made" in err

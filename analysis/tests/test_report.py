@@ -1,0 +1,70 @@
+"""The report: builds from the fixtures, is self-contained, lists what is missing, is deterministic."""
+
+import re
+import shutil
+
+import pytest
+
+from conftest import RESULTS
+from ovb_analysis import report
+
+
+def build(tmp_path, name="rep", src=RESULTS):
+    rep, written = report.build(src, tmp_path / name)
+    return rep, {p.name: p.read_bytes() for p in written}
+
+
+@pytest.fixture(scope="module")
+def first_build(tmp_path_factory):
+    return build(tmp_path_factory.mktemp("report"))
+
+
+def test_report_from_fixtures(first_build):
+    rep, files = first_build
+    assert rep.missing == []
+    assert [o.stem for o in rep.outputs] == [
+        "collective_busbw", "gemm_throughput",
+        "overlap_heatmap_coll-all_reduce_order-comm_first_max_ctas-8_cdmc-1",
+        "iteration_breakdown", "model_vs_measured", "model_search", "scaling"]
+    assert len(files) == 2 * 7 + 2
+    html = files["report.html"].decode()
+    assert html.count('src="data:image/png;base64,') == 7
+    assert not re.search(r'src="(?!data:)', html) and "http" not in html
+    for title in ("Run context", "Training runs", "gpt4d vs Megatron-LM", "Overlap microbenchmark",
+                  "Files that could not be read", "broken/gpt4d_killed.json", "NVIDIA H100 80GB HBM3",
+                  "2026-11-22T21:30:00Z .. 2026-11-23T09:00:00Z"):
+        assert title in html
+    md = files["report.md"].decode()
+    assert "![Scaling: gpt4d vs Megatron-LM](scaling.png)" in md
+    assert "| 1.3B | 8 | 16 | 2x2x1x2 oar,ors,oag | 133.4 | 260.0 | TP2 PP1 DP4 dist-opt,ogr,opg,sp " \
+           "| 150.8 | 230.1 | 232.8 | 1.13 |" in md
+    assert "| broken/megatron-oom.log | no Megatron-LM iteration lines" in md
+
+
+def test_report_is_byte_identical_on_rerun(first_build, tmp_path):
+    _, second = build(tmp_path, "again")
+    assert first_build[1] == second
+
+
+def test_missing_plots_listed_with_reason(tmp_path):
+    src = tmp_path / "only_micro"
+    shutil.copytree(RESULTS / "microbench", src / "microbench")
+    rep, files = build(tmp_path, "rep", src)
+    assert [m[0] for m in rep.missing] == ["breakdown", "model", "scaling"]
+    md = files["report.md"].decode()
+    assert "## Plots not made" in md
+    assert "| Model vs measurement (model) | no ovb-model compare or search results |" in md
+    assert "Plots not made" in files["report.html"].decode()
+
+
+def test_cli_report_default_outdir_and_errors(cli, tmp_path):
+    src = tmp_path / "results"
+    shutil.copytree(RESULTS / "model", src / "model")
+    rc, out, err = cli("report", src)
+    assert rc == 0 and (src / "report" / "report.html").exists()
+    assert out == (f"wrote {src}/report/report.html and {src}/report/report.md (2 figures, "
+                   "5 plot kinds without data, 0 unreadable files)\n")
+    rc, out2, _ = cli("report", src)  # its own output folder is not read back
+    assert rc == 0 and out2 == out
+    rc, _, err = cli("report", tmp_path / "absent")
+    assert rc == 1 and err.strip().endswith("not a folder")

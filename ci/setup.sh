@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# ci/setup.sh: installs what OverlapBench needs to build and test, idempotently.
+#   Debian/Ubuntu: the system packages (apt-get, as root or through sudo) and the pinned Python
+#   requirements into .venv/ (analysis/requirements.txt). Fast when everything is already there.
+#   Other systems: prints what is missing and exits non-zero.
+# Usage: ci/setup.sh [--no-python] [--no-slurm]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+want_python=1 want_slurm=1
+for a in "$@"; do
+  case "$a" in
+    --no-python) want_python=0 ;;
+    --no-slurm) want_slurm=0 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    *) echo "ci/setup.sh: error: unknown option '$a' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+# Debian package -> what it provides (for the message on other systems).
+packages=(
+  build-essential:"C/C++ compiler" cmake:"CMake >= 3.25" ninja-build:"Ninja" git:"git"
+  pkg-config:"pkg-config" openmpi-bin:"mpirun" libopenmpi-dev:"MPI headers and libraries"
+  nlohmann-json3-dev:"nlohmann-json" libcli11-dev:"CLI11" libopenblas-dev:"OpenBLAS (cblas.h)"
+  libgtest-dev:"GoogleTest" libgmock-dev:"GoogleMock" libbenchmark-dev:"Google Benchmark"
+  python3-venv:"Python venv" shellcheck:"shellcheck"
+)
+[ "$want_slurm" = 1 ] && packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)" munge:"munge")
+
+missing=()
+for p in "${packages[@]}"; do
+  name=${p%%:*}
+  if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$name")
+  fi
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    echo "ci/setup.sh: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "ci/setup.sh: error: not a Debian/Ubuntu system; install these (Debian names):" >&2
+    for p in "${packages[@]}"; do
+      name=${p%%:*}
+      for m in "${missing[@]}"; do [ "$m" = "$name" ] && echo "  $name: ${p#*:}" >&2; done
+    done
+    exit 1
+  fi
+else
+  echo "ci/setup.sh: system packages present"
+fi
+
+if [ "$want_python" = 1 ]; then
+  venv="$here/.venv"
+  req="$here/analysis/requirements.txt"
+  stamp="$venv/.requirements.sha256"
+  sum=$(sha256sum "$req" | cut -d' ' -f1)
+  if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+    python=${OVB_PYTHON:-python3}
+    "$python" -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$req"
+    echo "$sum" >"$stamp"
+    echo "ci/setup.sh: Python requirements installed in .venv/"
+  else
+    echo "ci/setup.sh: Python requirements present in .venv/"
+  fi
+fi

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ci/test.sh: the one test command. Installs what is missing (ci/setup.sh), configures and builds
+# the host backend (preset host) and, where nvcc is found, the CUDA backend too (preset cuda:
+# compile and link; its GPU tests run only where a GPU is visible and are reported as skipped
+# elsewhere), runs every test (ctest: unit, multi-rank MPI, smoke, Slurm; pytest for analysis/;
+# and the shell-script lint) and prints one summary line. Exit status non-zero on any failure.
+# Usage: ci/test.sh [--no-setup] [--host-only] [-j N]
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$here" || exit 1
+setup=1 host_only=0 jobs=$(nproc)
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --no-setup) setup=0 ;;
+    --host-only) host_only=1 ;;
+    -j) shift; jobs=$1 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "ci/test.sh: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+export PATH="/usr/local/cuda/bin:$PATH"
+start=$(date +%s)
+declare -a results=()
+failed=0
+step() {  # step NAME COMMAND...: runs, records pass/fail, never stops the script
+  local name=$1; shift
+  echo "==== $name: $*"
+  if "$@"; then results+=("$name: ok"); else results+=("$name: FAILED"); failed=1; fi
+}
+
+if [ "$setup" = 1 ]; then
+  ci/setup.sh || { echo "ci/test.sh: setup failed" >&2; exit 1; }
+fi
+
+presets=(host)
+if [ "$host_only" = 0 ] && command -v nvcc >/dev/null 2>&1; then presets+=(cuda); fi
+
+for p in "${presets[@]}"; do
+  step "configure-$p" cmake --preset "$p" -DPython3_EXECUTABLE="$here/.venv/bin/python"
+  step "build-$p" cmake --build --preset "$p" -j "$jobs"
+  # ctest's own summary lists the GPU tests as "Skipped" when no GPU is visible.
+  step "ctest-$p" ctest --preset "$p" -j "$jobs" --timeout 1200
+done
+
+step pytest "$here/.venv/bin/python" -m pytest -q analysis/tests
+mapfile -t scripts < <(git ls-files '*.sh' '*.sbatch' 'ci/*' '.ci/*' 'slurm/*' | sort -u |
+                        while read -r f; do head -c 64 "$f" | grep -q '^#!.*\(bash\|sh\)' && echo "$f"; done)
+step shellcheck shellcheck -x "${scripts[@]}"
+
+echo
+echo "==== summary"
+printf '  %s\n' "${results[@]}"
+elapsed=$(( $(date +%s) - start ))
+if [ "$failed" = 0 ]; then
+  echo "ci/test.sh: PASSED (${#results[@]} steps, presets: ${presets[*]}, ${elapsed}s)"
+else
+  echo "ci/test.sh: FAILED (see the steps marked FAILED above, ${elapsed}s)"
+fi
+exit "$failed"

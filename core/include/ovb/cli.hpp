@@ -1,0 +1,22 @@
+// Command-line options shared by the suite's binaries (CLI11), so every binary spells them the same.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "ovb/backend.hpp"
+#include "ovb/grid.hpp"
+#include "ovb/launch.hpp"
+
+namespace ovb {
+
+// --backend auto|cuda|host, --ranks-per-gpu N.
+void add_backend_options(CLI::App& app, BackendOptions& opts);
+
+// --gx --gy --gz --gdata --grid-order x,y,z.
+void add_grid_options(CLI::App& app, GridShape& shape);
+
+// Parses argv. --help prints on rank 0 and throws ExitRequest{0}; a parse error throws UsageError
+// with CLI11's message and a pointer to --help.
+void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx);
+
+}  // namespace ovb

@@ -1,0 +1,27 @@
+// The one way a suite binary's main() runs: MPI session, body, and on failure one clear line.
+//
+//   int main(int argc, char** argv) {
+//     return ovb::run_main("ovb-foo", argc, argv, [&](const ovb::LaunchContext& ctx) { ...; return 0; });
+//   }
+//
+// On an exception the message is printed as "ovb-foo: error: <message>" ("[rank N] " in front when
+// there are several ranks), stdout/stderr are flushed, and the process exits non-zero: 2 for a
+// UsageError, 1 otherwise. With several ranks, a failing rank calls MPI_Abort so that the others
+// cannot hang waiting for it in a collective.
+#pragma once
+
+#include <functional>
+
+#include "ovb/launch.hpp"
+
+namespace ovb {
+
+// Thrown to end the program early with a status after, e.g., printing --help.
+struct ExitRequest {
+  int code = 0;
+};
+
+int run_main(const char* program, int argc, char** argv,
+             const std::function<int(const LaunchContext&)>& body);
+
+}  // namespace ovb

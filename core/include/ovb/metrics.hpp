@@ -1,0 +1,82 @@
+// Every metric of ../shared/spec/metrics.md, defined once. Units are in the names: seconds (_s),
+// bytes, GB/s (1e9 bytes/s), TFLOP/s (1e12 FLOP/s).
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+#include "ovb/backend.hpp"
+
+namespace ovb::metrics {
+
+// ---- Collective bandwidth (nccl-tests conventions) ----
+
+// S: bytes of the full buffer. All-reduce: the buffer each rank holds (count_per_rank elements);
+// reduce-scatter and all-gather: the total buffer, count_per_rank * n elements, where count_per_rank
+// is the shard each rank receives (reduce-scatter) or contributes (all-gather).
+double collective_bytes(CollKind k, std::size_t count_per_rank, int n, std::size_t elem_size);
+
+// busbw factor F: 2(n-1)/n for all-reduce, (n-1)/n for reduce-scatter and all-gather.
+double bus_factor(CollKind k, int n);
+
+// algbw = S / t, in GB/s.
+double algbw_gbps(double bytes, double seconds);
+
+// busbw = algbw * F, in GB/s.
+double busbw_gbps(CollKind k, int n, double bytes, double seconds);
+
+// ---- GEMM throughput ----
+
+// FLOP = 2*M*N*K.
+double gemm_flop(double m, double n, double k);
+
+// TFLOP/s = FLOP / t / 1e12.
+double tflops(double flop, double seconds);
+
+// Dense peak TFLOP/s per device for a precision ("bf16", "fp16", "tf32", "fp32", "fp8"), from the
+// one table in metrics.cpp: A100 bf16 312, H100 SXM bf16 989 (fp8 1979), H200 as H100, MI250X 191.5
+// per GCD (383 per module; a GCD is one device). Unknown device or precision: nullopt ("peak unknown").
+std::optional<double> peak_tflops(std::string_view device_name, std::string_view precision);
+
+// 100 * achieved / peak.
+double percent_of_peak(double achieved_tflops, double peak);
+
+// ---- Overlap of one compute op and one collective (microbench) ----
+
+struct OverlapTimes {
+  double t_compute;        // t_c: compute alone
+  double t_comm;           // t_m: communication alone
+  double t_overlap;        // t_o: both concurrently, start of the first to end of the last
+  double t_compute_under;  // t_c': compute's own duration under overlap
+  double t_comm_under;     // t_m': communication's own duration under overlap
+};
+
+struct OverlapMetrics {
+  double ideal;               // max(t_c, t_m)
+  double serial;              // t_c + t_m
+  double speedup_vs_serial;   // serial / t_o
+  double overlap_efficiency;  // (serial - t_o) / min(t_c, t_m)
+  double fraction_of_ideal;   // (serial/t_o - 1) / (serial/ideal - 1); NaN when serial == ideal
+  double compute_slowdown;    // t_c'/t_c - 1
+  double comm_slowdown;       // t_m'/t_m - 1
+};
+
+OverlapMetrics overlap_metrics(const OverlapTimes& t);
+
+// ---- Training throughput ----
+
+// Model FLOP per iteration of a GPT (no recomputation, causal attention counted as half):
+// F = 72*B*s*L*h^2 * (1 + s/(12h) + V/(12*L*h)), B = global batch in sequences.
+double gpt_model_flop(double batch, double seq, double layers, double hidden, double vocab);
+
+// With full activation recomputation one more forward is executed: hardware FLOP = F * 4/3.
+double gpt_hardware_flop(double model_flop, bool full_recompute);
+
+// TFLOP/s per GPU = F / t / n_gpus / 1e12.
+double tflops_per_gpu(double flop, double seconds, int n_gpus);
+
+// MFU = achieved TFLOP/s per GPU / peak (a fraction, 0..1).
+double mfu(double tflops_per_gpu, double peak);
+
+}  // namespace ovb::metrics

@@ -1,0 +1,83 @@
+// Backend-independent parts of the interface and the backend factory (see ovb/backend.hpp).
+#include "ovb/backend.hpp"
+
+#include "host_backend.hpp"
+#include "ovb/error.hpp"
+
+#ifdef OVB_HAVE_CUDA
+#include "cuda/cuda_backend.hpp"
+#endif
+
+namespace ovb {
+
+std::string_view name_of(CollKind k) {
+  switch (k) {
+    case CollKind::all_reduce: return "all_reduce";
+    case CollKind::reduce_scatter: return "reduce_scatter";
+    case CollKind::all_gather: return "all_gather";
+  }
+  return "?";
+}
+
+CollKind parse_coll_kind(std::string_view s) {
+  if (s == "all_reduce" || s == "allreduce" || s == "ar") return CollKind::all_reduce;
+  if (s == "reduce_scatter" || s == "reducescatter" || s == "rs") return CollKind::reduce_scatter;
+  if (s == "all_gather" || s == "allgather" || s == "ag") return CollKind::all_gather;
+  throw UsageError("unknown collective '" + std::string(s) +
+                   "' (expected all_reduce, reduce_scatter or all_gather)");
+}
+
+std::string_view name_of(Priority p) { return p == Priority::high ? "high" : "normal"; }
+
+Buffer& Buffer::operator=(Buffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    data_ = o.data_;
+    bytes_ = o.bytes_;
+    free_ = std::move(o.free_);
+    o.data_ = nullptr;
+    o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void Buffer::reset() {
+  if (data_ && free_) free_(data_);
+  data_ = nullptr;
+  bytes_ = 0;
+}
+
+void Communicator::run(CollKind k, const void* send, void* recv, std::size_t count, DType t,
+                       Stream& s) {
+  switch (k) {
+    case CollKind::all_reduce: all_reduce(send, recv, count, t, s); break;
+    case CollKind::reduce_scatter: reduce_scatter(send, recv, count, t, s); break;
+    case CollKind::all_gather: all_gather(send, recv, count, t, s); break;
+  }
+}
+
+bool cuda_backend_built() {
+#ifdef OVB_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const BackendOptions& opts, const LaunchContext& ctx) {
+  if (opts.name == "host") return std::make_unique<HostBackend>(ctx);
+  if (opts.name != "cuda" && opts.name != "auto")
+    throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
+#ifdef OVB_HAVE_CUDA
+  if (opts.name == "cuda" || cuda::visible_device_count() > 0)
+    return std::make_unique<cuda::CudaBackend>(opts, ctx);
+  return std::make_unique<HostBackend>(ctx);
+#else
+  if (opts.name == "cuda")
+    throw UsageError("this build has no CUDA backend (configure with -DOVB_ENABLE_CUDA=ON on a "
+                     "machine with nvcc, cuBLASLt and NCCL), or use --backend host");
+  return std::make_unique<HostBackend>(ctx);
+#endif
+}
+
+}  // namespace ovb

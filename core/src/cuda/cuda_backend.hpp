@@ -1,0 +1,88 @@
+// The CUDA backend: cudaMalloc, CUDA streams with priorities, CUDA events, NCCL communicators
+// created per group from an MPI-broadcast unique id, with ncclConfig_t knobs.
+#pragma once
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "ovb/backend.hpp"
+#include "ovb/device_plan.hpp"
+
+namespace ovb::cuda {
+
+// Number of CUDA devices this process can use (0 when none or no driver).
+int visible_device_count();
+ncclDataType_t nccl_type(DType t);
+
+class CudaStream final : public Stream {
+ public:
+  CudaStream(Priority p, int cuda_priority);
+  ~CudaStream() override;
+  void synchronize() override;
+  Priority priority() const override { return priority_; }
+  void* native() override { return stream_; }
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  Priority priority_;
+  cudaStream_t stream_ = nullptr;
+};
+
+class CudaEvent final : public Event {
+ public:
+  CudaEvent();
+  ~CudaEvent() override;
+  void record(Stream& s) override;
+  void synchronize() override;
+  double elapsed_ms(Event& start) override;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  NcclCommunicator(MPI_Comm group, const CommConfig& cfg);
+  ~NcclCommunicator() override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  const CommConfig& config() const override { return cfg_; }
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, Stream& s) override;
+  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t,
+                      Stream& s) override;
+  void all_gather(const void* send, void* recv, std::size_t send_count, DType t,
+                  Stream& s) override;
+  void abort() override;
+
+ private:
+  ncclComm_t comm_ = nullptr;
+  CommConfig cfg_;
+  int rank_ = 0, size_ = 1;
+};
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend(const BackendOptions& opts, const LaunchContext& ctx);
+  std::string_view name() const override { return "cuda"; }
+  bool supports(DType) const override { return true; }
+  DeviceInfo device_info() const override;
+  int ranks_per_gpu() const override { return plan_.ranks_per_gpu; }
+  bool oversubscribed() const override { return plan_.oversubscribed; }
+  Buffer allocate(std::size_t bytes) override;
+  void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) override;
+  void download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) override;
+  void memset_zero(Buffer& b) override;
+  std::unique_ptr<Stream> create_stream(Priority p) override;
+  std::unique_ptr<Event> create_event() override;
+  void wait_event(Stream& s, Event& e) override;
+  void synchronize() override;
+  std::unique_ptr<Communicator> create_communicator(MPI_Comm group, const CommConfig& cfg) override;
+
+ private:
+  LaunchContext ctx_;
+  DevicePlan plan_;
+  int least_priority_ = 0, greatest_priority_ = 0;
+};
+
+}  // namespace ovb::cuda

@@ -1,0 +1,60 @@
+// NCCL communicators for one group: unique id from the group's rank 0, MPI_Bcast, then
+// ncclCommInitRankConfig with the CommConfig knobs (see cuda_backend.hpp).
+#include "cuda_backend.hpp"
+#include "ovb/cuda/check.hpp"
+#include "ovb/cuda/compat.hpp"
+#include "ovb/error.hpp"
+
+namespace ovb::cuda {
+
+ncclDataType_t nccl_type(DType t) {
+  switch (t) {
+    case DType::f32: return ncclFloat32;
+    case DType::f16: return ncclFloat16;
+    case DType::bf16: return ncclBfloat16;
+  }
+  return ncclFloat32;
+}
+
+static cudaStream_t native(Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+
+NcclCommunicator::NcclCommunicator(MPI_Comm group, const CommConfig& cfg) : cfg_(cfg) {
+  OVB_CHECK_MPI(MPI_Comm_rank(group, &rank_));
+  OVB_CHECK_MPI(MPI_Comm_size(group, &size_));
+  ncclUniqueId id{};
+  if (rank_ == 0) OVB_CHECK_NCCL(ncclGetUniqueId(&id), nullptr);
+  OVB_CHECK_MPI(MPI_Bcast(&id, sizeof(id), MPI_BYTE, 0, group));
+  ncclConfig_t nc = NCCL_CONFIG_INITIALIZER;
+  apply_comm_config(cfg, nc);
+  if (!cfg.name.empty()) nc.commName = cfg_.name.c_str();
+  OVB_CHECK_NCCL(ncclCommInitRankConfig(&comm_, size_, id, rank_, &nc), comm_);
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (!comm_) return;
+  OVB_WARN_NCCL(ncclCommFinalize(comm_), comm_);
+  OVB_WARN_NCCL(ncclCommDestroy(comm_), comm_);
+}
+
+void NcclCommunicator::all_reduce(const void* send, void* recv, std::size_t count, DType t,
+                                  Stream& s) {
+  OVB_CHECK_NCCL(ncclAllReduce(send, recv, count, nccl_type(t), ncclSum, comm_, native(s)), comm_);
+}
+
+void NcclCommunicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
+                                      DType t, Stream& s) {
+  OVB_CHECK_NCCL(ncclReduceScatter(send, recv, recv_count, nccl_type(t), ncclSum, comm_, native(s)),
+                 comm_);
+}
+
+void NcclCommunicator::all_gather(const void* send, void* recv, std::size_t send_count, DType t,
+                                  Stream& s) {
+  OVB_CHECK_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, native(s)), comm_);
+}
+
+void NcclCommunicator::abort() {
+  if (comm_) ncclCommAbort(comm_);
+  comm_ = nullptr;
+}
+
+}  // namespace ovb::cuda

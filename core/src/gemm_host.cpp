@@ -1,0 +1,43 @@
+// Host GEMM through OpenBLAS (cblas_sgemm, row-major), fp32 only (see ovb/gemm.hpp).
+#include <cblas.h>
+
+#include "ovb/error.hpp"
+#include "ovb/gemm.hpp"
+
+namespace ovb {
+
+namespace {
+class HostGemm final : public Gemm {
+ public:
+  bool supports(DType t) const override { return t == DType::f32; }
+  void run(Stream&, const GemmShape& s, DType t, const void* a, const void* b, void* c,
+           float alpha, float beta) override {
+    if (t != DType::f32)
+      throw UsageError("the host backend's GEMM supports fp32 only, not " + std::string(name_of(t)));
+    const auto lda = static_cast<blasint>(s.ta == Trans::n ? s.k : s.m);
+    const auto ldb = static_cast<blasint>(s.tb == Trans::n ? s.n : s.k);
+    cblas_sgemm(CblasRowMajor, s.ta == Trans::n ? CblasNoTrans : CblasTrans,
+                s.tb == Trans::n ? CblasNoTrans : CblasTrans, static_cast<blasint>(s.m),
+                static_cast<blasint>(s.n), static_cast<blasint>(s.k), alpha,
+                static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, beta,
+                static_cast<float*>(c), static_cast<blasint>(s.n));
+  }
+  std::string description() const override { return "openblas sgemm"; }
+};
+}  // namespace
+
+#ifdef OVB_HAVE_CUDA
+namespace cuda {
+std::unique_ptr<Gemm> make_cublaslt_gemm(Backend& backend);  // gemm_cublaslt.cpp
+}
+#endif
+
+std::unique_ptr<Gemm> make_gemm(Backend& backend) {
+  if (backend.name() == "host") return std::make_unique<HostGemm>();
+#ifdef OVB_HAVE_CUDA
+  if (backend.name() == "cuda") return cuda::make_cublaslt_gemm(backend);
+#endif
+  throw Error("no GEMM for backend '" + std::string(backend.name()) + "'");
+}
+
+}  // namespace ovb

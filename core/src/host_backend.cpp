@@ -1,0 +1,213 @@
+// Host backend: host memory and MPI non-blocking collectives (see host_backend.hpp).
+#include "host_backend.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include "ovb/error.hpp"
+
+namespace ovb {
+
+void HostOp::wait() {
+  if (done) return;
+  OVB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  done = true;
+  done_at = MPI_Wtime();
+  if (finish) finish();
+}
+
+bool HostOp::test() {
+  if (done) return true;
+  int flag = 0;
+  OVB_CHECK_MPI(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
+  if (flag) {
+    done = true;
+    done_at = MPI_Wtime();
+    if (finish) finish();
+  }
+  return done;
+}
+
+void HostStream::push(std::shared_ptr<HostOp> op) { ops_.push_back(std::move(op)); }
+
+std::vector<std::shared_ptr<HostOp>> HostStream::pending() {
+  std::erase_if(ops_, [](const std::shared_ptr<HostOp>& op) { return op->test(); });
+  return ops_;
+}
+
+void HostStream::synchronize() {
+  for (auto& op : ops_) op->wait();
+  ops_.clear();
+}
+
+void HostEvent::record(Stream& s) {
+  ops_ = static_cast<HostStream&>(s).pending();
+  recorded_ = true;
+  time_ = MPI_Wtime();  // compute runs synchronously: with nothing in flight, the work is done now
+}
+
+void HostEvent::synchronize() {
+  if (!recorded_) throw Error("event synchronized before it was recorded");
+  for (auto& op : ops_) {
+    op->wait();
+    time_ = std::max(time_, op->done_at);
+  }
+  ops_.clear();
+}
+
+double HostEvent::elapsed_ms(Event& start) {
+  auto& s = static_cast<HostEvent&>(start);
+  s.synchronize();
+  synchronize();
+  return (time_ - s.time_) * 1e3;
+}
+
+HostCommunicator::HostCommunicator(MPI_Comm group, const CommConfig& cfg,
+                                   std::shared_ptr<HostOpLog> log)
+    : log_(std::move(log)), cfg_(cfg) {
+  OVB_CHECK_MPI(MPI_Comm_dup(group, &comm_));
+  OVB_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
+  OVB_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
+  OVB_CHECK_MPI(MPI_Comm_size(comm_, &size_));
+}
+
+HostCommunicator::~HostCommunicator() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
+}
+
+void HostCommunicator::check(DType t, std::size_t count) const {
+  if (t != DType::f32)
+    throw UsageError("the host backend supports fp32 collectives only, not " +
+                     std::string(name_of(t)));
+  if (count > static_cast<std::size_t>(INT32_MAX))
+    throw UsageError("collective of " + std::to_string(count) +
+                     " elements exceeds MPI's int count on the host backend");
+}
+
+void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op) {
+  std::erase_if(*log_, [](const std::weak_ptr<HostOp>& w) { return w.expired(); });
+  log_->push_back(op);
+  static_cast<HostStream&>(s).push(std::move(op));
+}
+
+void HostCommunicator::all_reduce(const void* send, void* recv, std::size_t count, DType t,
+                                  Stream& s) {
+  check(t, count);
+  auto op = std::make_shared<HostOp>();
+  const void* src = send == recv ? MPI_IN_PLACE : send;
+  OVB_CHECK_MPI(MPI_Iallreduce(src, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_,
+                               &op->request));
+  issue(s, std::move(op));
+}
+
+void HostCommunicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
+                                      DType t, Stream& s) {
+  check(t, recv_count * static_cast<std::size_t>(size_));
+  auto op = std::make_shared<HostOp>();
+  const float* in = static_cast<const float*>(send);
+  float* out = static_cast<float*>(recv);
+  if (out >= in && out < in + recv_count * static_cast<std::size_t>(size_)) {
+    // In place (NCCL convention recv == send + rank*recv_count): MPI's in-place form puts the
+    // result at the start of the buffer, so receive into a staging buffer and copy on completion.
+    auto staging = std::make_shared<std::vector<float>>(recv_count);
+    OVB_CHECK_MPI(MPI_Ireduce_scatter_block(send, staging->data(), static_cast<int>(recv_count),
+                                            MPI_FLOAT, MPI_SUM, comm_, &op->request));
+    op->finish = [staging, out] { std::memcpy(out, staging->data(), staging->size() * sizeof(float)); };
+  } else {
+    OVB_CHECK_MPI(MPI_Ireduce_scatter_block(send, recv, static_cast<int>(recv_count), MPI_FLOAT,
+                                            MPI_SUM, comm_, &op->request));
+  }
+  issue(s, std::move(op));
+}
+
+void HostCommunicator::all_gather(const void* send, void* recv, std::size_t send_count, DType t,
+                                  Stream& s) {
+  check(t, send_count * static_cast<std::size_t>(size_));
+  auto op = std::make_shared<HostOp>();
+  const float* mine = static_cast<const float*>(recv) + send_count * static_cast<std::size_t>(rank_);
+  // In place when send is this rank's slot of recv: MPI_IN_PLACE means exactly that.
+  const void* src = send == mine ? MPI_IN_PLACE : send;
+  OVB_CHECK_MPI(MPI_Iallgather(src, static_cast<int>(send_count), MPI_FLOAT, recv,
+                               static_cast<int>(send_count), MPI_FLOAT, comm_, &op->request));
+  issue(s, std::move(op));
+}
+
+void HostCommunicator::abort() { MPI_Abort(comm_, 1); }
+
+HostBackend::HostBackend(const LaunchContext& ctx) : ctx_(ctx) {}
+
+static std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  return "unknown CPU";
+}
+
+DeviceInfo HostBackend::device_info() const {
+  DeviceInfo d;
+  d.name = cpu_model();
+  d.count = 1;
+  d.index = 0;
+  d.memory_bytes = static_cast<std::size_t>(sysconf(_SC_PHYS_PAGES)) *
+                   static_cast<std::size_t>(sysconf(_SC_PAGE_SIZE));
+  d.comm_library = "MPI";
+  return d;
+}
+
+Buffer HostBackend::allocate(std::size_t bytes) {
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw Error("host allocation of " + std::to_string(bytes) + " bytes failed");
+  return Buffer(p, bytes, [](void* q) { std::free(q); });
+}
+
+static void check_range(const Buffer& b, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > b.bytes())
+    throw Error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " overruns a buffer of " + std::to_string(b.bytes()) + " bytes");
+}
+
+void HostBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) {
+  check_range(dst, bytes, offset);
+  std::memcpy(static_cast<char*>(dst.data()) + offset, src, bytes);
+}
+
+void HostBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) {
+  check_range(src, bytes, offset);
+  std::memcpy(dst, static_cast<const char*>(src.data()) + offset, bytes);
+}
+
+void HostBackend::memset_zero(Buffer& b) { std::memset(b.data(), 0, b.bytes()); }
+
+std::unique_ptr<Stream> HostBackend::create_stream(Priority p) {
+  return std::make_unique<HostStream>(p);
+}
+
+std::unique_ptr<Event> HostBackend::create_event() { return std::make_unique<HostEvent>(); }
+
+void HostBackend::wait_event(Stream&, Event& e) {
+  // Work enqueued later runs on the caller right away, so it must see the event's work complete.
+  e.synchronize();
+}
+
+void HostBackend::synchronize() {
+  for (auto& w : *log_)
+    if (auto op = w.lock()) op->wait();
+  log_->clear();
+}
+
+std::unique_ptr<Communicator> HostBackend::create_communicator(MPI_Comm group,
+                                                               const CommConfig& cfg) {
+  return std::make_unique<HostCommunicator>(group, cfg, log_);
+}
+
+}  // namespace ovb
