@@ -1,0 +1,162 @@
+// The GPT model under the 4D algorithm (../shared/spec/4d-algorithm.md), as data: shapes and
+// presets, the local geometry of every fully connected layer on a grid, the validity rules, and the
+// list of collectives one training iteration issues (kind, group, count, dtype, phase, layer).
+//
+// This is the one description of the layer schedule: endtoend/ (gpt4d) sizes its buffers and
+// issues its collectives from it, analysis/ (ovb-model) costs it, and the tests check that gpt4d's
+// traced collectives equal this list. Change the algorithm here first.
+//
+// Layout (per rank, T = tokens per rank = (batch / (Gdata*Gz)) * seq, whole sequences):
+//  - residual stream [T, h/Gx]: features split over X, replicated over Y;
+//  - block: LN1 -> QKV (normal, h->3h, heads over Y, q|k|v per head) -> attention (local heads)
+//    -> attention-out (transposed, h->h) -> +residual -> LN2 -> MLP-up (normal, h->4h) -> GELU
+//    -> MLP-down (transposed, 4h->h) -> +residual. Layer-norm statistics (sum, sum of squares) are
+//    all-reduced over X; in backward the two row sums of the LN gradient likewise.
+//  - token embedding [V, h/Gx] and position embedding [seq, h/Gx], split over X along the hidden
+//    dimension, replicated over Y, Z and data (their gradients are reduced over Z and data);
+//  - final LN, then LM head as a normal layer h->V (vocabulary over Y, no bias), and a
+//    vocab-parallel cross-entropy: each Y rank all-gathers (max, sum exp, target logit) per token
+//    over Y and combines them locally (only sum collectives exist);
+//  - linear biases are sharded like their output features and replicated over the other TP dim;
+//    layer-norm and bias gradients are all-reduced over Z (tokens differ), then over data.
+//  - data-parallel gradient all-reduce: one bucket per block (its weight-gradient shards and
+//    small parameters), and one "head" bucket (LM-head shard, final LN, embeddings).
+//  - the loss sum and the gradient-norm sum of squares are all-reduced over the world (2 floats).
+// Collectives over a group of size 1 are not issued and not listed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ovb/backend.hpp"
+#include "ovb/dtype.hpp"
+#include "ovb/grid.hpp"
+
+namespace ovb {
+
+// ---- Model shape ----
+
+struct GptShape {
+  std::int64_t layers = 0, hidden = 0, heads = 0, seq = 2048, vocab = 50304;
+  std::string preset;  // name when it came from a preset, else empty
+  std::int64_t head_dim() const { return hidden / heads; }
+  // Parameters of the model as laid out here (untied LM head, linear biases, LN, embeddings).
+  std::int64_t parameter_count() const;
+};
+
+struct GptPreset {
+  const char* name;
+  std::int64_t layers, hidden, heads;
+};
+// GPT-3 sizes (125M..175B), the Megatron-LM 2021 paper's (18B..1T) and "tiny" for tests.
+const std::vector<GptPreset>& gpt_presets();
+// Sets layers/hidden/heads (and preset) from a name, case-insensitive, "gpt-" prefix allowed.
+// Throws UsageError listing the known names.
+GptShape gpt_preset(std::string_view name);
+
+// ---- Fully connected layers ----
+
+enum class LinearId { qkv, attn_out, mlp_up, mlp_down, lm_head };
+std::string_view name_of(LinearId id);  // "qkv", "attn_out", "mlp_up", "mlp_down", "lm_head"
+
+struct LinearSpec {
+  LinearId id;
+  std::int64_t in = 0, out = 0;  // weight W[out, in]
+  bool transposed = false;       // in over Y, out over X (else in over X, out over Y)
+  bool bias = true;
+};
+
+// The four layers of a block, in forward order: QKV, attention-out (T), MLP-up, MLP-down (T).
+std::vector<LinearSpec> block_linears(const GptShape& m);
+LinearSpec lm_head_linear(const GptShape& m);
+
+// Per-rank geometry of one layer on a grid (sizes in elements).
+struct LinearGeom {
+  LinearSpec spec;
+  Dim in_dim, out_dim;            // the dims that split `in` and `out`
+  std::int64_t in_local = 0;      // in / G(in_dim)
+  std::int64_t out_local = 0;     // out / G(out_dim)
+  std::int64_t block = 0;         // out_local * in_local: the weight block after the Z all-gather
+  std::int64_t shard = 0;         // block / Gz: what a rank stores
+  std::int64_t bias_local = 0;    // out_local when the layer has a bias, else 0
+  // Forward: Y_part = X W_blk^T is partial over in_dim: all-reduce over in_dim.
+  // Backward: dX = dY W_blk is partial over out_dim: all-reduce over out_dim.
+};
+LinearGeom linear_geom(const LinearSpec& spec, const GridShape& g);
+
+// ---- Configuration of one training iteration ----
+
+struct GptPlanOptions {
+  GridShape grid;
+  std::int64_t batch = 0;         // global batch, sequences
+  bool recompute = false;         // full activation recomputation (one more forward per block)
+  bool cache_weights = true;      // keep the Z-gathered weight blocks from forward to backward
+  DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
+  DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
+};
+
+// Tokens per rank: (batch / (Gdata*Gz)) * seq.
+std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
+
+// Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
+// hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz.
+void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
+
+// ---- The collectives of one iteration ----
+
+enum class Group { x, y, z, data, world };
+std::string_view name_of(Group g);  // "x", "y", "z", "data", "world"
+Group group_of(Dim d);
+
+enum class Phase { forward, backward, step };
+std::string_view name_of(Phase p);  // "forward", "backward", "step"
+
+// Why a collective is issued.
+enum class CollRole {
+  weight_gather,        // Z all-gather of a weight shard (forward; again in backward without caching)
+  output_reduce,        // forward all-reduce of partial outputs over in_dim
+  input_grad_reduce,    // backward all-reduce of dX over out_dim
+  weight_grad_scatter,  // Z reduce-scatter of dW
+  ln_stats,             // forward LN (sum, sum of squares) over X, 2T fp32
+  ln_grad_stats,        // backward LN row sums over X, 2T fp32
+  ce_stats,             // vocab-parallel cross-entropy (max, sum exp, target) all-gather over Y
+  param_grad_reduce,    // Z all-reduce of LN/bias/embedding gradients
+  data_grad_reduce,     // data-parallel gradient all-reduce of one bucket
+  scalars,              // world all-reduce of (loss sum, grad-norm sum of squares)
+};
+std::string_view name_of(CollRole r);
+
+struct CollOp {
+  Phase phase;
+  int layer;          // block index; -1 for embedding / final LN / LM head / global
+  std::string op;     // "ln1", "qkv", "attn_out", "ln2", "mlp_up", "mlp_down", "ln_f", "lm_head",
+                      // "loss", "block" (bucket of a block), "head" (bucket), "global"
+  CollRole role;
+  CollKind kind;
+  Group group;
+  int group_size;
+  std::int64_t count;  // the call's count argument (see Communicator in backend.hpp)
+  DType dtype;
+  bool recompute = false;  // issued by the recomputed forward inside backward
+
+  // S of metrics.md: the full buffer in bytes.
+  double bytes() const;
+  bool operator==(const CollOp&) const = default;
+};
+
+// Every collective of one iteration, in the order of a run without overlap flags. With overlap
+// flags gpt4d issues the same set in another order (prefetches, deferred waits).
+std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o);
+
+// Count of the small (non tensor-parallel) parameters of a block on one rank: LN1, LN2 (gamma,
+// beta: h/Gx each) and the four biases; and of the head bucket: final LN, token and position
+// embeddings (the LM head has no bias).
+std::int64_t block_small_params(const GptShape& m, const GridShape& g);
+std::int64_t head_small_params(const GptShape& m, const GridShape& g);
+
+// One line per op, e.g. "forward L3 qkv output_reduce all_reduce x(2) count=... fp32".
+std::string describe(const CollOp& c);
+
+}  // namespace ovb

@@ -1,0 +1,301 @@
+// The GPT model under the 4D algorithm as data (see ovb/gpt_plan.hpp).
+#include "ovb/gpt_plan.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "ovb/error.hpp"
+#include "ovb/metrics.hpp"
+
+namespace ovb {
+
+// ---- Shapes and presets ----
+
+std::int64_t GptShape::parameter_count() const {
+  const std::int64_t h = hidden;
+  const std::int64_t per_block = 12 * h * h + 9 * h /* biases */ + 4 * h /* LN1, LN2 */;
+  return layers * per_block + vocab * h /* token emb */ + seq * h /* pos emb */ + 2 * h /* LN_f */ +
+         vocab * h /* LM head */;
+}
+
+const std::vector<GptPreset>& gpt_presets() {
+  static const std::vector<GptPreset> presets = {
+      {"tiny", 2, 64, 4},  // tests and demos
+      {"125M", 12, 768, 12},      {"350M", 24, 1024, 16},     {"760M", 24, 1536, 16},
+      {"1.3B", 24, 2048, 16},     {"2.7B", 32, 2560, 32},     {"6.7B", 32, 4096, 32},
+      {"13B", 40, 5120, 40},      {"18B", 40, 6144, 48},      {"39B", 48, 8192, 64},
+      {"76B", 60, 10240, 80},     {"145B", 80, 12288, 96},    {"175B", 96, 12288, 96},
+      {"310B", 96, 16384, 128},   {"530B", 105, 20480, 128},  {"1T", 128, 25600, 160},
+  };
+  return presets;
+}
+
+static std::string upper(std::string_view s) {
+  std::string u(s);
+  for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return u;
+}
+
+GptShape gpt_preset(std::string_view name) {
+  std::string key = upper(name);
+  if (key.rfind("GPT-", 0) == 0) key = key.substr(4);
+  else if (key.rfind("GPT", 0) == 0) key = key.substr(3);
+  std::string known;
+  for (const GptPreset& p : gpt_presets()) {
+    if (upper(p.name) == key) {
+      GptShape m;
+      m.layers = p.layers;
+      m.hidden = p.hidden;
+      m.heads = p.heads;
+      m.preset = p.name;
+      return m;
+    }
+    known += (known.empty() ? "" : ", ") + std::string(p.name);
+  }
+  throw UsageError("unknown GPT preset '" + std::string(name) + "' (known: " + known + ")");
+}
+
+// ---- Layers ----
+
+std::string_view name_of(LinearId id) {
+  switch (id) {
+    case LinearId::qkv: return "qkv";
+    case LinearId::attn_out: return "attn_out";
+    case LinearId::mlp_up: return "mlp_up";
+    case LinearId::mlp_down: return "mlp_down";
+    case LinearId::lm_head: return "lm_head";
+  }
+  return "?";
+}
+
+std::vector<LinearSpec> block_linears(const GptShape& m) {
+  const std::int64_t h = m.hidden;
+  return {{LinearId::qkv, h, 3 * h, false, true},
+          {LinearId::attn_out, h, h, true, true},
+          {LinearId::mlp_up, h, 4 * h, false, true},
+          {LinearId::mlp_down, 4 * h, h, true, true}};
+}
+
+LinearSpec lm_head_linear(const GptShape& m) {
+  return {LinearId::lm_head, m.hidden, m.vocab, false, false};
+}
+
+LinearGeom linear_geom(const LinearSpec& spec, const GridShape& g) {
+  LinearGeom L;
+  L.spec = spec;
+  L.in_dim = spec.transposed ? Dim::y : Dim::x;
+  L.out_dim = spec.transposed ? Dim::x : Dim::y;
+  L.in_local = spec.in / g.size(L.in_dim);
+  L.out_local = spec.out / g.size(L.out_dim);
+  L.block = L.in_local * L.out_local;
+  L.shard = L.block / g.gz;
+  L.bias_local = spec.bias ? L.out_local : 0;
+  return L;
+}
+
+// ---- Validation ----
+
+std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o) {
+  return o.batch / (static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz) * m.seq;
+}
+
+void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
+  const GridShape& g = o.grid;
+  auto fail = [&](const std::string& what) {
+    throw UsageError("GPT " + std::to_string(m.layers) + "x" + std::to_string(m.hidden) + " (heads " +
+                     std::to_string(m.heads) + ", seq " + std::to_string(m.seq) + ", vocab " +
+                     std::to_string(m.vocab) + ", batch " + std::to_string(o.batch) + ") on grid " +
+                     g.str() + ": " + what);
+  };
+  const std::pair<const char*, std::int64_t> positive[] = {
+      {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
+      {"seq", m.seq},       {"vocab", m.vocab},   {"batch", o.batch}};
+  for (const auto& [name, v] : positive)
+    if (v < 1) fail(std::string(name) + " must be >= 1, got " + std::to_string(v));
+  if (m.hidden % m.heads != 0)
+    fail("hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
+         std::to_string(m.heads));
+  const std::int64_t gxy = static_cast<std::int64_t>(g.gx) * g.gy;
+  if (m.hidden % gxy != 0)
+    fail("hidden " + std::to_string(m.hidden) + " is not divisible by Gx*Gy = " +
+         std::to_string(gxy));
+  if (m.heads % g.gy != 0)
+    fail("heads " + std::to_string(m.heads) + " is not divisible by Gy = " + std::to_string(g.gy) +
+         " (attention heads are split over Y)");
+  if (m.vocab % g.gy != 0)
+    fail("vocab " + std::to_string(m.vocab) + " is not divisible by Gy = " + std::to_string(g.gy) +
+         " (the LM head splits the vocabulary over Y)");
+  const std::int64_t dz = static_cast<std::int64_t>(g.gdata) * g.gz;
+  if (o.batch % dz != 0)
+    fail("batch " + std::to_string(o.batch) + " is not divisible by Gdata*Gz = " +
+         std::to_string(dz) + " (whole sequences are split over data and Z)");
+  std::vector<LinearSpec> all = block_linears(m);
+  all.push_back(lm_head_linear(m));
+  for (const LinearSpec& s : all) {
+    const LinearGeom L = linear_geom(s, g);
+    if (L.block % g.gz != 0)
+      fail(std::string(name_of(s.id)) + " weight block of " + std::to_string(L.block) +
+           " elements is not divisible by Gz = " + std::to_string(g.gz));
+  }
+}
+
+// ---- Collectives ----
+
+std::string_view name_of(Group g) {
+  switch (g) {
+    case Group::x: return "x";
+    case Group::y: return "y";
+    case Group::z: return "z";
+    case Group::data: return "data";
+    case Group::world: return "world";
+  }
+  return "?";
+}
+
+Group group_of(Dim d) {
+  switch (d) {
+    case Dim::x: return Group::x;
+    case Dim::y: return Group::y;
+    case Dim::z: return Group::z;
+    case Dim::data: return Group::data;
+  }
+  return Group::world;
+}
+
+std::string_view name_of(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::step: return "step";
+  }
+  return "?";
+}
+
+std::string_view name_of(CollRole r) {
+  switch (r) {
+    case CollRole::weight_gather: return "weight_gather";
+    case CollRole::output_reduce: return "output_reduce";
+    case CollRole::input_grad_reduce: return "input_grad_reduce";
+    case CollRole::weight_grad_scatter: return "weight_grad_scatter";
+    case CollRole::ln_stats: return "ln_stats";
+    case CollRole::ln_grad_stats: return "ln_grad_stats";
+    case CollRole::ce_stats: return "ce_stats";
+    case CollRole::param_grad_reduce: return "param_grad_reduce";
+    case CollRole::data_grad_reduce: return "data_grad_reduce";
+    case CollRole::scalars: return "scalars";
+  }
+  return "?";
+}
+
+double CollOp::bytes() const {
+  return metrics::collective_bytes(kind, static_cast<std::size_t>(count), group_size,
+                                   size_of(dtype));
+}
+
+std::int64_t block_small_params(const GptShape& m, const GridShape& g) {
+  const std::int64_t h = m.hidden;
+  return 4 * h / g.gx /* LN1, LN2 */ + 3 * h / g.gy + h / g.gx + 4 * h / g.gy + h / g.gx;
+}
+
+std::int64_t head_small_params(const GptShape& m, const GridShape& g) {
+  return (2 * m.hidden + m.vocab * m.hidden + m.seq * m.hidden) / g.gx;
+}
+
+std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) {
+  validate_gpt_plan(m, o);
+  const GridShape& g = o.grid;
+  const std::int64_t T = tokens_per_rank(m, o);
+  std::vector<CollOp> out;
+  auto size_of_group = [&](Group gr) {
+    return gr == Group::world ? g.world() : g.size(static_cast<Dim>(gr));
+  };
+  auto add = [&](Phase ph, int layer, std::string_view op, CollRole role, CollKind k, Group gr,
+                 std::int64_t count, DType dt, bool rc) {
+    const int n = size_of_group(gr);
+    if (n > 1) out.push_back({ph, layer, std::string(op), role, k, gr, n, count, dt, rc});
+  };
+
+  const std::vector<LinearSpec> specs = block_linears(m);
+  std::vector<LinearGeom> geo;
+  for (const LinearSpec& s : specs) geo.push_back(linear_geom(s, g));
+  const LinearGeom head = linear_geom(lm_head_linear(m), g);
+
+  auto gather = [&](Phase ph, int layer, const LinearGeom& L, bool rc) {
+    add(ph, layer, name_of(L.spec.id), CollRole::weight_gather, CollKind::all_gather, Group::z,
+        L.shard, o.act_dtype, rc);
+  };
+  auto linear_fwd = [&](Phase ph, int layer, const LinearGeom& L, bool rc, bool do_gather) {
+    if (do_gather) gather(ph, layer, L, rc);
+    add(ph, layer, name_of(L.spec.id), CollRole::output_reduce, CollKind::all_reduce,
+        group_of(L.in_dim), T * L.out_local, o.act_dtype, rc);
+  };
+  auto linear_bwd = [&](int layer, const LinearGeom& L, bool do_gather) {
+    if (do_gather) gather(Phase::backward, layer, L, false);
+    add(Phase::backward, layer, name_of(L.spec.id), CollRole::input_grad_reduce,
+        CollKind::all_reduce, group_of(L.out_dim), T * L.in_local, o.act_dtype, false);
+    add(Phase::backward, layer, name_of(L.spec.id), CollRole::weight_grad_scatter,
+        CollKind::reduce_scatter, Group::z, L.shard, o.grad_dtype, false);
+  };
+  auto ln = [&](Phase ph, int layer, std::string_view name, CollRole role, bool rc) {
+    add(ph, layer, name, role, CollKind::all_reduce, Group::x, 2 * T, DType::f32, rc);
+  };
+  auto block_fwd = [&](Phase ph, int l, bool rc, bool do_gather) {
+    ln(ph, l, "ln1", CollRole::ln_stats, rc);
+    linear_fwd(ph, l, geo[0], rc, do_gather);
+    linear_fwd(ph, l, geo[1], rc, do_gather);
+    ln(ph, l, "ln2", CollRole::ln_stats, rc);
+    linear_fwd(ph, l, geo[2], rc, do_gather);
+    linear_fwd(ph, l, geo[3], rc, do_gather);
+  };
+
+  // Forward.
+  for (int l = 0; l < m.layers; ++l) block_fwd(Phase::forward, l, false, true);
+  ln(Phase::forward, -1, "ln_f", CollRole::ln_stats, false);
+  linear_fwd(Phase::forward, -1, head, false, true);
+  add(Phase::forward, -1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T,
+      DType::f32, false);
+
+  // Backward. Without cached weights the blocks are gathered again: by the recomputed forward
+  // when there is one, else right before the layer's backward.
+  const bool bwd_gather = !o.cache_weights && !o.recompute;
+  linear_bwd(-1, head, !o.cache_weights);
+  ln(Phase::backward, -1, "ln_f", CollRole::ln_grad_stats, false);
+  for (int l = static_cast<int>(m.layers) - 1; l >= 0; --l) {
+    if (o.recompute) block_fwd(Phase::backward, l, true, !o.cache_weights);
+    linear_bwd(l, geo[3], bwd_gather);
+    linear_bwd(l, geo[2], bwd_gather);
+    ln(Phase::backward, l, "ln2", CollRole::ln_grad_stats, false);
+    linear_bwd(l, geo[1], bwd_gather);
+    linear_bwd(l, geo[0], bwd_gather);
+    ln(Phase::backward, l, "ln1", CollRole::ln_grad_stats, false);
+    const std::int64_t small = block_small_params(m, g);
+    add(Phase::backward, l, "block", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+        small, o.grad_dtype, false);
+    std::int64_t bucket = small;
+    for (const LinearGeom& L : geo) bucket += L.shard;
+    add(Phase::backward, l, "block", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
+        bucket, o.grad_dtype, false);
+  }
+  const std::int64_t head_small = head_small_params(m, g);
+  add(Phase::backward, -1, "head", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+      head_small, o.grad_dtype, false);
+  add(Phase::backward, -1, "head", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
+      head_small + head.shard, o.grad_dtype, false);
+
+  // Step: loss sum and gradient-norm sum of squares in one world all-reduce.
+  add(Phase::step, -1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2,
+      DType::f32, false);
+  return out;
+}
+
+std::string describe(const CollOp& c) {
+  std::ostringstream os;
+  os << name_of(c.phase) << (c.recompute ? "(recompute)" : "") << ' ';
+  if (c.layer >= 0) os << 'L' << c.layer << ' ';
+  os << c.op << ' ' << name_of(c.role) << ' ' << name_of(c.kind) << ' ' << name_of(c.group) << '('
+     << c.group_size << ") count=" << c.count << ' ' << name_of(c.dtype);
+  return os.str();
+}
+
+}  // namespace ovb

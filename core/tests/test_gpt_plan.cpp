@@ -1,0 +1,194 @@
+// The GPT plan: presets, per-rank layer geometry, validation messages and the collective list of
+// one iteration, checked against counts worked out by hand from ../shared/spec/4d-algorithm.md.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "ovb/error.hpp"
+#include "ovb/gpt_plan.hpp"
+
+using namespace ovb;
+
+namespace {
+
+GptShape tiny() {
+  GptShape m = gpt_preset("tiny");  // 2 layers, hidden 64, 4 heads
+  m.seq = 32;
+  m.vocab = 256;
+  return m;
+}
+
+GptPlanOptions opts(const char* grid, std::int64_t batch) {
+  GptPlanOptions o;
+  o.grid = GridShape::parse(grid);
+  o.batch = batch;
+  return o;
+}
+
+std::string message_of(const GptShape& m, const GptPlanOptions& o) {
+  try {
+    validate_gpt_plan(m, o);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const CollOp& find(const std::vector<CollOp>& ops, Phase ph, int layer, const char* op,
+                   CollRole role) {
+  auto it = std::find_if(ops.begin(), ops.end(), [&](const CollOp& c) {
+    return c.phase == ph && c.layer == layer && c.op == op && c.role == role && !c.recompute;
+  });
+  if (it == ops.end()) throw std::runtime_error(std::string("no op ") + op);
+  return *it;
+}
+
+}  // namespace
+
+TEST(GptPlan, PresetsAndParameterCount) {
+  const GptShape m = gpt_preset("gpt-1.3b");
+  EXPECT_EQ(m.layers, 24);
+  EXPECT_EQ(m.hidden, 2048);
+  EXPECT_EQ(m.heads, 16);
+  EXPECT_EQ(m.preset, "1.3B");
+  // 24*(12h^2 + 13h) + 2*V*h + S*h + 2h with h=2048, V=50304, S=2048.
+  EXPECT_EQ(m.parameter_count(), 24LL * (12LL * 2048 * 2048 + 13 * 2048) + 2LL * 50304 * 2048 +
+                                     2048LL * 2048 + 2 * 2048);
+  EXPECT_THROW(gpt_preset("7B"), UsageError);
+}
+
+TEST(GptPlan, GeometryOfNormalAndTransposedLayers) {
+  const GptShape m = tiny();
+  const GridShape g = GridShape::parse("2x4x2x1");
+  const auto specs = block_linears(m);
+  const LinearGeom qkv = linear_geom(specs[0], g);
+  EXPECT_EQ(qkv.in_dim, Dim::x);
+  EXPECT_EQ(qkv.in_local, 32);        // 64 / Gx
+  EXPECT_EQ(qkv.out_local, 48);       // 192 / Gy
+  EXPECT_EQ(qkv.block, 32 * 48);
+  EXPECT_EQ(qkv.shard, 32 * 48 / 2);  // / Gz
+  EXPECT_EQ(qkv.bias_local, 48);
+  const LinearGeom down = linear_geom(specs[3], g);  // 4h -> h, transposed
+  EXPECT_EQ(down.in_dim, Dim::y);
+  EXPECT_EQ(down.in_local, 256 / 4);
+  EXPECT_EQ(down.out_local, 64 / 2);
+  EXPECT_EQ(down.bias_local, 32);
+  EXPECT_EQ(linear_geom(lm_head_linear(m), g).bias_local, 0);
+}
+
+TEST(GptPlan, ValidationNamesTheFailedCondition) {
+  const GptShape m = tiny();
+  EXPECT_EQ(message_of(m, opts("2x2x2x1", 4)), "");
+  EXPECT_NE(message_of(m, opts("1x8x1x1", 8)).find("heads 4 is not divisible by Gy = 8"),
+            std::string::npos);
+  EXPECT_NE(message_of(m, opts("2x2x2x2", 6)).find("batch 6 is not divisible by Gdata*Gz = 4"),
+            std::string::npos);
+  GptShape odd = m;
+  odd.hidden = 60;
+  odd.heads = 4;
+  EXPECT_NE(message_of(odd, opts("8x1x1x1", 1)).find("hidden 60 is not divisible by Gx*Gy = 8"),
+            std::string::npos);
+  GptShape v = m;
+  v.vocab = 255;
+  EXPECT_NE(message_of(v, opts("1x2x1x1", 1)).find("vocab 255 is not divisible by Gy = 2"),
+            std::string::npos);
+  GptShape h = m;
+  h.heads = 5;
+  EXPECT_NE(message_of(h, opts("1x1x1x1", 1)).find("hidden 64 is not divisible by heads 5"),
+            std::string::npos);
+  // qkv block 64*192 = 12288 is not divisible by Gz = 5.
+  EXPECT_NE(message_of(m, opts("1x1x5x1", 5)).find("qkv weight block of 12288 elements"),
+            std::string::npos);
+}
+
+TEST(GptPlan, OneRankIssuesNoCollectives) {
+  EXPECT_TRUE(gpt_collectives(tiny(), opts("1x1x1x1", 4)).empty());
+}
+
+TEST(GptPlan, CollectivesOf2x2x2ByHand) {
+  const GptShape m = tiny();
+  const auto ops = gpt_collectives(m, opts("2x2x2x1", 4));
+  const std::int64_t T = 4 / 2 * 32;  // batch / (Gdata*Gz) * seq
+  // Per block forward 10 (2 LN, 4 gathers, 4 reduces), head forward 4 (LN, gather, reduce, CE),
+  // head backward 4 (dX reduce, RS, LN, Z param reduce), per block backward 11 (4 dX reduces,
+  // 4 RS, 2 LN, 1 Z param reduce), step 1; Gdata = 1, so no data buckets.
+  EXPECT_EQ(ops.size(), 2u * 10 + 4 + 4 + 2 * 11 + 1);
+
+  const auto& ar = find(ops, Phase::forward, 1, "qkv", CollRole::output_reduce);
+  EXPECT_EQ(ar.kind, CollKind::all_reduce);
+  EXPECT_EQ(ar.group, Group::x);
+  EXPECT_EQ(ar.count, T * 192 / 2);
+  const auto& ag = find(ops, Phase::forward, 0, "mlp_up", CollRole::weight_gather);
+  EXPECT_EQ(ag.kind, CollKind::all_gather);
+  EXPECT_EQ(ag.group, Group::z);
+  EXPECT_EQ(ag.count, 64 * 256 / 4 / 2);
+  EXPECT_DOUBLE_EQ(ag.bytes(), 64.0 * 256 / 4 * 4);  // the gathered block, fp32
+  const auto& rs = find(ops, Phase::backward, 0, "attn_out", CollRole::weight_grad_scatter);
+  EXPECT_EQ(rs.count, 64 * 64 / 4 / 2);
+  const auto& ln = find(ops, Phase::backward, 0, "ln1", CollRole::ln_grad_stats);
+  EXPECT_EQ(ln.count, 2 * T);
+  const auto& ce = find(ops, Phase::forward, -1, "loss", CollRole::ce_stats);
+  EXPECT_EQ(ce.kind, CollKind::all_gather);
+  EXPECT_EQ(ce.group, Group::y);
+  EXPECT_EQ(ce.count, 3 * T);
+  const auto& head = find(ops, Phase::forward, -1, "lm_head", CollRole::output_reduce);
+  EXPECT_EQ(head.count, T * 256 / 2);
+  const auto& small = find(ops, Phase::backward, 1, "block", CollRole::param_grad_reduce);
+  EXPECT_EQ(small.count, 4 * 64 / 2 + 3 * 64 / 2 + 64 / 2 + 4 * 64 / 2 + 64 / 2);
+  const auto& scal = ops.back();
+  EXPECT_EQ(scal.group, Group::world);
+  EXPECT_EQ(scal.group_size, 8);
+  EXPECT_EQ(scal.count, 2);
+}
+
+TEST(GptPlan, TransposedFourHToHLayerPutsTheFactorOnTheRightAllReduce) {
+  // comm-model.md: forward over Y carries T*h/Gx, backward over X carries T*4h/Gy.
+  const GptShape m = tiny();
+  const auto ops = gpt_collectives(m, opts("2x4x1x1", 4));
+  const std::int64_t T = 4 * 32;
+  const auto& fwd = find(ops, Phase::forward, 0, "mlp_down", CollRole::output_reduce);
+  EXPECT_EQ(fwd.group, Group::y);
+  EXPECT_EQ(fwd.count, T * 64 / 2);
+  const auto& bwd = find(ops, Phase::backward, 0, "mlp_down", CollRole::input_grad_reduce);
+  EXPECT_EQ(bwd.group, Group::x);
+  EXPECT_EQ(bwd.count, T * 4 * 64 / 4);
+}
+
+TEST(GptPlan, RecomputeAndWeightCachingChangeTheGathers) {
+  const GptShape m = tiny();
+  auto count = [&](GptPlanOptions o, CollRole role, Phase ph) {
+    const auto ops = gpt_collectives(m, o);
+    return std::count_if(ops.begin(), ops.end(),
+                         [&](const CollOp& c) { return c.role == role && c.phase == ph; });
+  };
+  GptPlanOptions o = opts("1x1x2x1", 2);
+  const int L = 2;
+  EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 0);  // cached
+  o.cache_weights = false;
+  EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 4 * L + 1);
+  o.recompute = true;  // the recomputed forward gathers; the LM head is not recomputed
+  EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 4 * L + 1);
+  o.cache_weights = true;
+  EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 0);
+  GptPlanOptions x = opts("2x1x1x1", 2);
+  x.recompute = true;  // forward reduces over X (QKV, MLP-up; Gy = 1) and LN stats again
+  EXPECT_EQ(count(x, CollRole::output_reduce, Phase::backward), 2 * L);
+  EXPECT_EQ(count(x, CollRole::ln_stats, Phase::backward), 2 * L);
+}
+
+TEST(GptPlan, DataBucketsHoldEveryGradientShardOnce) {
+  const GptShape m = tiny();
+  const GridShape g = GridShape::parse("2x2x2x2");
+  GptPlanOptions o = opts("2x2x2x2", 8);
+  const auto ops = gpt_collectives(m, o);
+  std::int64_t data_total = 0;
+  for (const CollOp& c : ops)
+    if (c.role == CollRole::data_grad_reduce) data_total += c.count;
+  // Sum of every shard of every linear plus the small parameters: the rank's whole gradient.
+  std::int64_t expect = 0;
+  for (const auto& s : block_linears(m)) expect += m.layers * linear_geom(s, g).shard;
+  expect += linear_geom(lm_head_linear(m), g).shard;
+  expect += m.layers * block_small_params(m, g) + head_small_params(m, g);
+  EXPECT_EQ(data_total, expect);
+}
