@@ -289,6 +289,48 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
   return out;
 }
 
+GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
+  const GridShape& g = o.grid;
+  const double a = static_cast<double>(size_of(o.act_dtype));
+  const double T = static_cast<double>(tokens_per_rank(m, o));
+  const double L = static_cast<double>(m.layers);
+  const double h = static_cast<double>(m.hidden);
+  const double hx = h / g.gx, hy = h / g.gy;
+  std::vector<LinearGeom> geo;
+  for (const LinearSpec& s : block_linears(m)) geo.push_back(linear_geom(s, g));
+  const LinearGeom head = linear_geom(lm_head_linear(m), g);
+
+  double shards = head.shard, blocks = head.block, max_block = head.block;
+  for (const LinearGeom& Lg : geo) {
+    shards += L * Lg.shard;
+    blocks += L * Lg.block;
+    max_block = std::max(max_block, static_cast<double>(Lg.block));
+  }
+  const double small = L * block_small_params(m, g) + head_small_params(m, g);
+  const double n_params = shards + small;
+
+  GptMemory mem;
+  mem.params = n_params * (4 + (o.act_dtype == DType::f32 ? 0 : a));
+  mem.grads = n_params * 4;
+  mem.optimizer = n_params * 8;
+  if (g.gz > 1) {
+    mem.gathered = (o.cache_weights ? blocks : 2 * max_block) * a;
+    mem.grad_blocks = (o.ors ? blocks : max_block) * 4;
+  }
+  // Saved per block: block input, LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy]; attention
+  // out [T, h/Gy]; MLP-up out and GELU out [T, 4h/Gy]; two LN (mean, rstd) and the attention
+  // log-sum-exp per local head, fp32.
+  const double heads_local = static_cast<double>(m.heads) / g.gy;
+  const double per_block = T * ((4 * hx + 3 * hy + hy + 8 * hy) * a + (4 + heads_local) * 4);
+  mem.activations = o.recompute ? L * T * hx * a + per_block : L * per_block;
+  // Final LN out, logits [T, V/Gy] and their gradient, CE stats; two activation-gradient buffers
+  // of the widest layer; the GEMM workspace (32 MiB).
+  const double vy = static_cast<double>(m.vocab) / g.gy;
+  mem.workspace = T * hx * a + 2 * T * vy * a + T * 3 * g.gy * 4 + 2 * T * 4 * hy * a +
+                  32.0 * 1024 * 1024;
+  return mem;
+}
+
 std::string describe(const CollOp& c) {
   std::ostringstream os;
   os << name_of(c.phase) << (c.recompute ? "(recompute)" : "") << ' ';

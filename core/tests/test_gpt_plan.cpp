@@ -192,3 +192,26 @@ TEST(GptPlan, DataBucketsHoldEveryGradientShardOnce) {
   expect += m.layers * block_small_params(m, g) + head_small_params(m, g);
   EXPECT_EQ(data_total, expect);
 }
+
+TEST(GptPlan, MemoryTermsByHand) {
+  GptShape m = tiny();  // L=2, h=64, heads 4, seq 32, V 256
+  GptPlanOptions o = opts("1x1x1x1", 2);
+  const GptMemory mem = gpt_memory(m, o);
+  const double params = m.parameter_count();  // one rank holds everything
+  EXPECT_DOUBLE_EQ(mem.params, params * 4);
+  EXPECT_DOUBLE_EQ(mem.grads, params * 4);
+  EXPECT_DOUBLE_EQ(mem.optimizer, params * 8);
+  EXPECT_DOUBLE_EQ(mem.gathered, 0);
+  const double T = 64;
+  const double per_block = T * ((4 * 64 + 3 * 64 + 64 + 8 * 64) * 4.0 + (4 + 4) * 4.0);
+  EXPECT_DOUBLE_EQ(mem.activations, 2 * per_block);
+  o.recompute = true;
+  EXPECT_DOUBLE_EQ(gpt_memory(m, o).activations, 2 * T * 64 * 4 + per_block);
+  GptPlanOptions z = opts("1x1x2x1", 2);
+  z.act_dtype = DType::bf16;
+  const GptMemory mz = gpt_memory(m, z);
+  // Largest block: the LM head 64 x 256 (bf16); gathered = current + prefetched when cached off.
+  EXPECT_DOUBLE_EQ(mz.gathered, (12.0 * 64 * 64 * 2 + 64 * 256) * 2);  // cached: every block
+  z.cache_weights = false;
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, 2.0 * 64 * 256 * 2);
+}

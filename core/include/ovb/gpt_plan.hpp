@@ -95,6 +95,7 @@ struct GptPlanOptions {
   bool cache_weights = true;      // keep the Z-gathered weight blocks from forward to backward
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
+  bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
 };
 
 // Tokens per rank: (batch / (Gdata*Gz)) * seq.
@@ -103,6 +104,24 @@ std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
 // Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
 // hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz.
 void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
+
+// ---- Memory per rank ----
+
+// Bytes one rank holds at the peak of an iteration, by what they are for. gpt4d allocates exactly
+// these buffers (its peak is reported beside this estimate), so change both together.
+struct GptMemory {
+  double params = 0;       // fp32 master shards + working copy in act_dtype (when not fp32)
+  double grads = 0;        // fp32 gradient shards
+  double optimizer = 0;    // AdamW m and v, fp32
+  double gathered = 0;     // Z-gathered weight blocks (all when cached, else current + prefetched)
+  double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (all in flight with ORS)
+  double activations = 0;  // tensors saved for backward (one block's input each with recompute)
+  double workspace = 0;    // transient buffers: largest activation gradients, logits, GEMM workspace
+  double total() const {
+    return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
+  }
+};
+GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o);
 
 // ---- The collectives of one iteration ----
 
