@@ -2,8 +2,9 @@
 #   ovb_add_test(NAME n COMMAND exe args... [LABELS l...] [GPU])
 #   ovb_add_mpi_test(NAME n RANKS k COMMAND exe args... [LABELS l...] [GPU])
 # Labels in use: unit, mpi, smoke, gpu. With GPU, the test gets the label gpu and first runs
-# ovb-gpu-probe; without a usable GPU it exits 77, which ctest reports as "Skipped" (visible in the
-# summary, never counted as passed). Run only them with `ctest -L gpu`, none with `ctest -LE gpu`.
+# ovb-gpu-probe, which runs the test in place when a GPU is usable and otherwise exits 77, which
+# ctest reports as "Skipped" (visible in the summary, never counted as passed). Run only them with
+# `ctest -L gpu`, none with `ctest -LE gpu`.
 include_guard(GLOBAL)
 if(OVB_BUILD_TESTS)
   enable_testing()
@@ -17,10 +18,9 @@ if(_ovb_mpiexec_version MATCHES "Open MPI|OpenRTE")
   list(APPEND OVB_MPIEXEC_PREFLAGS --oversubscribe --bind-to none)
 endif()
 
-# Prefixes a command with the GPU probe: `sh -c 'probe || exit 77; exec "$@"' sh cmd...`.
+# Prefixes a command with the GPU probe (`ovb-gpu-probe cmd args...` execs cmd when a GPU is usable).
 function(_ovb_gpu_wrap out_var)
-  set(${out_var} /bin/sh -c "$<TARGET_FILE:ovb-gpu-probe> || exit 77; exec \"$@\"" ovb-gpu-test
-      ${ARGN} PARENT_SCOPE)
+  set(${out_var} $<TARGET_FILE:ovb-gpu-probe> ${ARGN} PARENT_SCOPE)
 endfunction()
 
 function(ovb_add_test)
