@@ -16,11 +16,13 @@ struct OvbDomain {
 };
 void nvtx_push(const RangeInfo& info) {
   static nvtxDomainHandle_t domain = nvtxDomainCreateA(OvbDomain::name);
+  // Collectives carry kind/group/bytes in the message (see nvtx_message) for NVTX-only tools.
+  const std::string message = nvtx_message(info);
   nvtxEventAttributes_t a{};
   a.version = NVTX_VERSION;
   a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
   a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-  a.message.ascii = info.name.c_str();
+  a.message.ascii = message.c_str();
   if (info.bytes >= 0) {  // collectives carry their bytes in the payload
     a.payloadType = NVTX_PAYLOAD_TYPE_INT64;
     a.payload.llValue = info.bytes;
@@ -46,7 +48,7 @@ ScopedRange::ScopedRange(const RangeInfo& info) {
 }
 
 ScopedRange::ScopedRange(const std::string& name, const char* category)
-    : ScopedRange(RangeInfo{name, category, "", "", -1}) {}
+    : ScopedRange(RangeInfo{name, category, "", "", -1, -1}) {}
 
 ScopedRange::~ScopedRange() {
   if (g_recorder) g_recorder->end();

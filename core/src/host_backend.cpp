@@ -3,31 +3,53 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 
 #include "ovb/error.hpp"
+#include "ovb/metrics.hpp"
 
 namespace ovb {
 
-void HostOp::wait() {
-  if (done) return;
-  OVB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+namespace {
+HostTimelineSink* g_timeline_sink = nullptr;
+
+// Issue time of a collective: taken before the MPI call, which may already move data.
+std::int64_t issue_time() { return g_timeline_sink ? timeline_now_ns() : 0; }
+}  // namespace
+
+void set_host_timeline_sink(HostTimelineSink* sink) { g_timeline_sink = sink; }
+HostTimelineSink* host_timeline_sink() { return g_timeline_sink; }
+
+std::int64_t timeline_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+void HostOp::complete() {
   done = true;
   done_at = MPI_Wtime();
+  if (sink && sink == g_timeline_sink) sink->completed(token, timeline_now_ns());
   if (finish) finish();
+}
+
+void HostOp::wait() {
+  if (done) return;
+  HostTimelineSink* const timeline = g_timeline_sink;
+  const std::int64_t begin = timeline ? timeline_now_ns() : 0;
+  OVB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  complete();
+  if (timeline && timeline == g_timeline_sink) timeline->waited(begin, timeline_now_ns());
 }
 
 bool HostOp::test() {
   if (done) return true;
   int flag = 0;
   OVB_CHECK_MPI(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
-  if (flag) {
-    done = true;
-    done_at = MPI_Wtime();
-    if (finish) finish();
-  }
+  if (flag) complete();
   return done;
 }
 
@@ -89,7 +111,22 @@ void HostCommunicator::check(DType t, std::size_t count) const {
                      " elements exceeds MPI's int count on the host backend");
 }
 
-void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op) {
+void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kind,
+                             std::size_t count, DType t, std::int64_t issued_ns) {
+  if (HostTimelineSink* sink = g_timeline_sink) {
+    HostCollective c;
+    c.kind = kind;
+    c.comm = cfg_.name;
+    c.comm_id = this;
+    c.stream_id = &s;
+    c.ranks = size_;
+    c.count = count;
+    c.dtype = t;
+    c.bytes = metrics::collective_bytes(kind, count, size_, size_of(t));
+    c.issued_ns = issued_ns;
+    op->sink = sink;
+    op->token = sink->issued(c);
+  }
   std::erase_if(*log_, [](const std::weak_ptr<HostOp>& w) { return w.expired(); });
   log_->push_back(op);
   static_cast<HostStream&>(s).push(std::move(op));
@@ -98,16 +135,18 @@ void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op) {
 void HostCommunicator::all_reduce(const void* send, void* recv, std::size_t count, DType t,
                                   Stream& s) {
   check(t, count);
+  const std::int64_t t0 = issue_time();
   auto op = std::make_shared<HostOp>();
   const void* src = send == recv ? MPI_IN_PLACE : send;
   OVB_CHECK_MPI(MPI_Iallreduce(src, recv, static_cast<int>(count), MPI_FLOAT, MPI_SUM, comm_,
                                &op->request));
-  issue(s, std::move(op));
+  issue(s, std::move(op), CollKind::all_reduce, count, t, t0);
 }
 
 void HostCommunicator::reduce_scatter(const void* send, void* recv, std::size_t recv_count,
                                       DType t, Stream& s) {
   check(t, recv_count * static_cast<std::size_t>(size_));
+  const std::int64_t t0 = issue_time();
   auto op = std::make_shared<HostOp>();
   const float* in = static_cast<const float*>(send);
   float* out = static_cast<float*>(recv);
@@ -122,19 +161,20 @@ void HostCommunicator::reduce_scatter(const void* send, void* recv, std::size_t 
     OVB_CHECK_MPI(MPI_Ireduce_scatter_block(send, recv, static_cast<int>(recv_count), MPI_FLOAT,
                                             MPI_SUM, comm_, &op->request));
   }
-  issue(s, std::move(op));
+  issue(s, std::move(op), CollKind::reduce_scatter, recv_count, t, t0);
 }
 
 void HostCommunicator::all_gather(const void* send, void* recv, std::size_t send_count, DType t,
                                   Stream& s) {
   check(t, send_count * static_cast<std::size_t>(size_));
+  const std::int64_t t0 = issue_time();
   auto op = std::make_shared<HostOp>();
   const float* mine = static_cast<const float*>(recv) + send_count * static_cast<std::size_t>(rank_);
   // In place when send is this rank's slot of recv: MPI_IN_PLACE means exactly that.
   const void* src = send == mine ? MPI_IN_PLACE : send;
   OVB_CHECK_MPI(MPI_Iallgather(src, static_cast<int>(send_count), MPI_FLOAT, recv,
                                static_cast<int>(send_count), MPI_FLOAT, comm_, &op->request));
-  issue(s, std::move(op));
+  issue(s, std::move(op), CollKind::all_gather, send_count, t, t0);
 }
 
 void HostCommunicator::abort() { MPI_Abort(comm_, 1); }

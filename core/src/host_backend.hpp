@@ -1,13 +1,15 @@
 // The host backend: host memory, MPI non-blocking collectives (MPI_Iallreduce,
 // MPI_Ireduce_scatter_block, MPI_Iallgather), fp32 only. CPU compute runs synchronously on the
 // calling thread, so a "stream" only holds the collectives still in flight on it; recording an
-// event captures them, and waiting on the event completes them (MPI_Wait).
+// event captures them, and waiting on the event completes them (MPI_Wait). With a host-timeline
+// sink installed (ovb/host_timeline.hpp) every collective and every blocking wait is reported.
 #pragma once
 
 #include <memory>
 #include <vector>
 
 #include "ovb/backend.hpp"
+#include "ovb/host_timeline.hpp"
 
 namespace ovb {
 
@@ -17,8 +19,13 @@ struct HostOp {
   bool done = false;
   double done_at = 0;             // MPI_Wtime when its completion was observed
   std::function<void()> finish;   // run once on completion (e.g. copy out of a staging buffer)
+  HostTimelineSink* sink = nullptr;  // the timeline sink it was reported to at issue, if any
+  std::uint64_t token = 0;           // its token there
   void wait();
   bool test();
+
+ private:
+  void complete();
 };
 
 class HostStream final : public Stream {
@@ -67,7 +74,9 @@ class HostCommunicator final : public Communicator {
 
  private:
   void check(DType t, std::size_t count) const;
-  void issue(Stream& s, std::shared_ptr<HostOp> op);
+  // Records the op on the stream and the backend's log, and reports it to the timeline sink.
+  void issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kind, std::size_t count, DType t,
+             std::int64_t issued_ns);
   std::shared_ptr<HostOpLog> log_;
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: its own ordering, like a separate NCCL comm
   CommConfig cfg_;

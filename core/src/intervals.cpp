@@ -36,6 +36,36 @@ double intersection_length(const std::vector<Interval>& a, const std::vector<Int
   return s;
 }
 
+std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
+                                            const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double lo = std::max(a[i].begin, b[j].begin);
+    const double hi = std::min(a[i].end, b[j].end);
+    if (hi > lo) out.push_back({lo, hi});
+    if (a[i].end < b[j].end) ++i; else ++j;
+  }
+  return out;
+}
+
+std::vector<Interval> interval_difference(const std::vector<Interval>& a,
+                                          const std::vector<Interval>& b) {
+  std::vector<Interval> out;
+  std::size_t j = 0;
+  for (const Interval& x : a) {
+    double lo = x.begin;
+    // Skip the parts of b that end before this interval starts; b is sorted, so they stay skipped.
+    while (j < b.size() && b[j].end <= lo) ++j;
+    for (std::size_t k = j; k < b.size() && b[k].begin < x.end; ++k) {
+      if (b[k].begin > lo) out.push_back({lo, b[k].begin});
+      lo = std::max(lo, b[k].end);
+    }
+    if (x.end > lo) out.push_back({lo, x.end});
+  }
+  return out;
+}
+
 TraceOverlap trace_overlap(const std::vector<Interval>& compute, const std::vector<Interval>& comm,
                            const std::vector<Interval>& memory) {
   TraceOverlap r;

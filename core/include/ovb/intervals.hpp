@@ -20,6 +20,13 @@ double total_length(const std::vector<Interval>& u);
 // |U(a) ∩ U(b)| for two unions.
 double intersection_length(const std::vector<Interval>& a, const std::vector<Interval>& b);
 
+// U(a) ∩ U(b) and U(a) \ U(b) for two unions, as unions (sorted, disjoint, non-empty intervals).
+// E.g. exposed communication = interval_difference(U(comm), U(compute)).
+std::vector<Interval> interval_intersection(const std::vector<Interval>& a,
+                                            const std::vector<Interval>& b);
+std::vector<Interval> interval_difference(const std::vector<Interval>& a,
+                                          const std::vector<Interval>& b);
+
 struct TraceOverlap {
   double span = 0;        // last end - first start, over all events
   double busy = 0;        // |U(all)|
