@@ -3,6 +3,7 @@
 // --backend=host|cuda (see CMakeLists.txt): the same test checks MPI and NCCL.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -20,6 +21,8 @@ using ovb::DType;
 struct Env {
   std::unique_ptr<ovb::Backend> backend;
   std::unique_ptr<ovb::ProcessGrid> grid;
+  // One communicator per dimension, created once: NCCL initialisation over loopback takes ~0.5 s.
+  std::map<Dim, std::unique_ptr<ovb::Communicator>> comms;
 };
 
 Env& env() {
@@ -54,13 +57,15 @@ std::string describe(const Case& c) {
 
 // Runs one case and returns the number of wrong elements.
 std::size_t run_case(const Case& c) {
-  auto& [backend, pg] = env();
+  auto& [backend, pg, comms] = env();
   const ovb::Grid& g = pg->grid();
   const int me = pg->rank();
   const std::vector<int> members = g.group(c.dim, me);
   const int n = static_cast<int>(members.size());
   const int gi = pg->coords()[c.dim];
-  auto comm = backend->create_communicator(pg->comm(c.dim), {.name = std::string(ovb::name_of(c.dim))});
+  auto& comm = env().comms[c.dim];
+  if (!comm)
+    comm = backend->create_communicator(pg->comm(c.dim), {.name = std::string(ovb::name_of(c.dim))});
   EXPECT_EQ(comm->size(), n);
   EXPECT_EQ(comm->rank(), gi);
   auto stream = backend->create_stream(ovb::Priority::high);
@@ -133,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(CollectivesAsync, EventsOrderACommStreamBeforeAComputeStream) {
-  auto& [backend, pg] = env();
+  auto& [backend, pg, comms] = env();
   auto comm = backend->create_communicator(pg->world(), {.name = "world"});
   auto comm_stream = backend->create_stream(ovb::Priority::high);
   auto compute_stream = backend->create_stream(ovb::Priority::normal);
@@ -153,7 +158,7 @@ TEST(CollectivesAsync, EventsOrderACommStreamBeforeAComputeStream) {
 }
 
 TEST(CollectivesHost, UnsupportedDtypeIsAClearError) {
-  auto& [backend, pg] = env();
+  auto& [backend, pg, comms] = env();
   if (backend->supports(DType::bf16)) GTEST_SKIP() << "backend supports bf16";
   auto comm = backend->create_communicator(pg->world(), {});
   auto s = backend->create_stream();
