@@ -7,8 +7,9 @@ Accepted variants: with or without the timestamp (with or without microseconds) 
 field; learning rate with 3 or 6 decimals; `lm loss` / `grad norm` absent (skipped fp16 warm-up
 iterations); `num zeros`, `params norm`, MoE losses and any other `name: value` field (kept in
 `extra`); a launcher prefix before the line (`0: `, `[default0]:`). Every other line (timers, memory
-reports, warnings, tracebacks) is ignored. An iteration line that does not end with `|` was cut off:
-it is skipped with a warning (the last line of a killed job), never a crash.
+reports, warnings, tracebacks) is ignored. An iteration line that does not end with `|`, or lacks
+the final `number of nan iterations` field that the log's other lines have, was cut off: it is
+skipped with a warning (the last line of a killed job), never a crash.
 """
 
 import math
@@ -126,26 +127,41 @@ class ParsedLog:
         self.source = source
 
 
+def _where(number, lines):
+    return "last line" if number == len(lines) else f"line {number}"
+
+
 def parse_log_text(text, source="<log>"):
-    """Parse a whole log; warnings (cut-off or malformed iteration lines) are collected, not raised."""
+    """Parse a whole log; warnings (cut-off or malformed iteration lines) are collected, not raised.
+
+    Megatron ends every iteration line with `number of nan iterations: N |`, so a line without that
+    field, in a log whose other lines have it, was cut off (at a `|`, where the first check cannot
+    see it); so is a last line without a line end that lacks it."""
     lines = text.splitlines()
     # A job killed while printing leaves a last line without a line end.
     cut_last = bool(lines) and not text.endswith(("\n", "\r"))
-    records, warnings = [], []
+    found, warnings = [], []
     for number, line in enumerate(lines, start=1):
         is_cut = cut_last and number == len(lines)
         try:
             rec = parse_iteration_line(line)
-            if rec is not None and is_cut and "number of nan iterations" not in line:
+            if rec is not None and is_cut and rec["nan_iterations"] is None:
                 raise ValueError("iteration line cut off (no line end, fields missing)")
         except ValueError as e:
-            where = "last line" if number == len(lines) else f"line {number}"
-            warnings.append(f"{source}: {where} skipped: {e}")
+            warnings.append(f"{source}: {_where(number, lines)} skipped: {e}")
             continue
         if rec is not None:
-            records.append(rec)
+            found.append((number, rec))
         elif is_cut and TRUNCATED_START_RE.match(line):
             warnings.append(f"{source}: last line skipped: cut off before the iteration fields")
+    complete = any(rec["nan_iterations"] is not None for _, rec in found)
+    records = []
+    for number, rec in found:
+        if complete and rec["nan_iterations"] is None:
+            warnings.append(f"{source}: {_where(number, lines)} skipped: iteration line cut off "
+                            "(its final 'number of nan iterations' field is missing)")
+        else:
+            records.append(rec)
     return ParsedLog(records, parse_arguments(lines), warnings, source)
 
 

@@ -1,7 +1,13 @@
 """The suite's metric formulas (shared/spec/metrics.md), mirrored from core/include/ovb/metrics.hpp.
 
 Python cannot call the C++ library, so the few formulas the plots and the Megatron comparison need
-are written here once, each with its formula; every other module of this package calls these.
+are written here once, each with its formula, the same expression as in core/src/metrics.cpp;
+every other module of this package calls these. tests/test_metrics_parity.py pins both to the same
+hand-computed numbers and compiles metrics.cpp to compare the two on the same inputs.
+
+There is no peak table here: the one table is the C++ one (ovb::metrics::peak_tflops). Python reads
+peaks from what the C++ side wrote (a result's context.device.peak_tflops, the pct_peak counter of
+ovb-gemm) or from the user (--peak, megatron_config.json's peak_tflops).
 """
 
 COLLECTIVES = ("all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast", "reduce",
@@ -36,9 +42,21 @@ def mfu(tflops, peak):
     return tflops / peak
 
 
+def percent_of_peak(achieved_tflops, peak):
+    """100 * achieved / peak; None when the peak is unknown."""
+    if not peak:
+        return None
+    return 100.0 * achieved_tflops / peak
+
+
 def gemm_flop(m, n, k):
     """FLOP = 2 * M * N * K."""
     return 2.0 * m * n * k
+
+
+def tflops(flop, seconds):
+    """TFLOP/s = FLOP / t / 1e12."""
+    return flop / seconds / 1e12
 
 
 def bus_factor(kind, n):

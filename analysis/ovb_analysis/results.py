@@ -7,15 +7,27 @@ visited in sorted order so every output built from a ResultSet is deterministic.
 read are kept in `failed` with the reason, so a failed step shows up in the report.
 """
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import megatron_log
+from . import megatron_log, schema
 from .errors import AnalysisError
 from .io_util import load_json
 
-LOG_SUFFIXES = (".log", ".out")
+LOG_SUFFIXES = (".log", ".out", ".txt")
 RUN_CONFIG = "megatron_config.json"
+# JSON files at least this big are sniffed for Chrome-trace keys in their first SNIFF_BYTES.
+SNIFF_ABOVE_BYTES = 16 * 2**20
+SNIFF_BYTES = 2**20
+RAW_TRACE_KEYS = (b'"traceEvents"', b'"distributedInfo"', b'"deviceProperties"')
+# Signs that Megatron-LM itself ran: its start-up lines or a traceback through its files.
+MEGATRON_RUN_RE = re.compile(r"-+ arguments -+|^> building \S+ tokenizer|"
+                             r'File "[^"]*(?:megatron/|pretrain_gpt\.py)', re.MULTILINE)
+
+
+class NotAResult(AnalysisError):
+    """A JSON file of no known shape: listed as not read (e.g. a driver's state file)."""
 
 
 @dataclass
@@ -38,42 +50,40 @@ class ResultSet:
 
 
 def classify(doc):
-    """The kind of a loaded JSON document, or None when it is not a result file of the suite."""
+    """The kind of a loaded JSON document by its distinguishing key (results/SCHEMA.md), or None
+    when it is not a result file of the suite. The kind's required keys are checked afterwards
+    (schema.py), so a result file that lacks one fails with the key's name instead of being taken
+    for a foreign file."""
     if isinstance(doc, list):
-        if doc and all(isinstance(r, dict) and "iteration" in r and "elapsed_ms" in r for r in doc):
+        if doc and isinstance(doc[0], dict) and "iteration" in doc[0]:
             return "megatron"
         return None
     if not isinstance(doc, dict):
         return None
-    if isinstance(doc.get("benchmarks"), list):
+    if "benchmarks" in doc:
         return "gbench"
     if "traceEvents" in doc:
         return "raw_trace"  # a Chrome/Kineto trace: input of ovb-trace analyze, not a result
     if doc.get("kind") == "megatron_run":
         return "megatron_run"
-    if isinstance(doc.get("iterations"), list) and "config" in doc and "summary" in doc:
+    if "iterations" in doc:
         return "gpt4d"
-    if isinstance(doc.get("ranks"), list) and "summary" in doc:
+    if "ranks" in doc:
         return "trace"
-    configs = doc.get("configs")
-    if isinstance(configs, list):
-        if any(isinstance(c, dict) and "measured_ms" in c for c in configs) or "spearman" in doc:
+    if "configs" in doc:
+        configs = doc["configs"] if isinstance(doc["configs"], list) else []
+        if "spearman" in doc or any(isinstance(c, dict) and "measured_ms" in c for c in configs):
             return "model_compare"
         return "model_search"
     return None
 
 
-def _check_gpt4d(doc):
+def _checked(kind, doc, path):
     try:
-        model, cfg = doc["config"]["model"], doc["config"]
-        for key in ("layers", "hidden", "seq", "vocab"):
-            float(model[key])
-        float(cfg["batch"])
-    except (KeyError, TypeError, ValueError) as e:
-        raise AnalysisError(f"gpt4d result without a usable config.model/config.batch ({e})") from None
-    if not any("time_ms" in it for it in doc["iterations"]) and \
-            "median_time_ms" not in (doc.get("summary") or {}):
-        raise AnalysisError("gpt4d result without iteration times")
+        schema.check(kind, doc)
+    except AnalysisError as e:
+        raise AnalysisError(f"{path}: {e}") from None
+    return doc
 
 
 def _megatron_doc(records, config=None, warnings=()):
@@ -88,7 +98,7 @@ def _run_config(folder):
     doc = load_json(path)
     if classify(doc) != "megatron_run":
         raise AnalysisError(f"{path}: not a megatron_config.json written by megatron-cmd")
-    cfg = dict(doc["config"])
+    cfg = dict(_checked("megatron_run", doc, path)["config"])
     cfg["dp"] = doc.get("dp")
     if "peak_tflops" in doc:
         cfg["peak_tflops"] = doc["peak_tflops"]
@@ -105,23 +115,35 @@ def _load_log(path):
     return _megatron_doc(parsed.records, config, parsed.warnings)
 
 
+def looks_like_raw_trace(path):
+    """A big JSON file whose start names Chrome-trace keys: skipped without parsing it (a trace can
+    be gigabytes; reading it whole only to ignore it would cost minutes and memory)."""
+    try:
+        if path.stat().st_size < SNIFF_ABOVE_BYTES:
+            return False
+        with open(path, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError:
+        return False
+    return any(key in head for key in RAW_TRACE_KEYS)
+
+
 def load_file(path):
-    """(kind, doc) of one file; AnalysisError when it cannot be read or is not a result file."""
+    """(kind, doc) of one file; AnalysisError when it cannot be read, is not a result file, or
+    lacks a required key."""
     path = Path(path)
     if path.suffix in LOG_SUFFIXES:
         return "megatron", _load_log(path)
+    if looks_like_raw_trace(path):
+        return "raw_trace", None
     doc = load_json(path)
     kind = classify(doc)
     if kind is None:
-        raise AnalysisError(f"{path}: not a result file of a known shape (see results/SCHEMA.md)")
-    if kind == "gpt4d":
-        try:
-            _check_gpt4d(doc)
-        except AnalysisError as e:
-            raise AnalysisError(f"{path}: {e}") from None
+        raise NotAResult(f"{path}: not a result file of a known shape (see results/SCHEMA.md)")
     if kind == "megatron":
-        doc = _megatron_doc(doc, _run_config(path.parent))
-    return kind, doc
+        return kind, _megatron_doc(_checked("megatron_records", doc, path),
+                                   _run_config(path.parent))
+    return kind, _checked(kind, doc, path)
 
 
 def _candidates(root, exclude):
@@ -132,26 +154,42 @@ def _candidates(root, exclude):
         parts = p.relative_to(root).parts
         if any(part.startswith(".") for part in parts) or not p.is_file():
             continue
-        if any(ex == p or ex in p.parents for ex in exclude):
+        resolved = p.resolve()
+        if any(ex == resolved or ex in resolved.parents for ex in exclude):
             continue
         if p.suffix == ".json" or p.suffix in LOG_SUFFIXES:
             out.append(p)
     return out
 
 
-def _mentions_megatron(path):
-    """Whether a log that has no iteration lines came from Megatron-LM (then it is a failed run,
-    not some other job's output)."""
+def _failed_megatron_run(path):
+    """Whether a log without iteration lines is a Megatron-LM run that failed (listed as failed)
+    rather than some other job's output (listed as not read): it lies in a Megatron run folder, or
+    it shows Megatron's start-up or a traceback through its code. Merely naming pretrain_gpt.py (a
+    step that printed the command) does not count."""
+    if (path.parent / RUN_CONFIG).is_file():
+        return True
     try:
-        text = path.read_text(encoding="utf-8", errors="replace").lower()
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
         return False
-    return "megatron" in text or "pretrain_gpt" in text
+    return MEGATRON_RUN_RE.search(text) is not None
+
+
+def _skipped_benchmarks(rel, doc):
+    """A warning for the entries Google Benchmark marks as skipped (SkipWithError), if any."""
+    bad = [b for b in doc["benchmarks"] if isinstance(b, dict) and b.get("error_occurred")
+           and schema.benchmark_prefix(b.get("name", ""))]
+    if not bad:
+        return []
+    first = bad[0]
+    return [f"{rel}: {len(bad)} benchmark entries skipped with an error (first: "
+            f"{first.get('name')}: {first.get('error_message', 'no message')})"]
 
 
 def load_inputs(paths, exclude=()):
     """Load every result file under the given files/folders (sorted); unreadable ones go to
-    `failed`, known non-result files to `ignored`."""
+    `failed`, files that are no result of the suite to `ignored`."""
     rs = ResultSet()
     exclude = [Path(e).resolve() for e in exclude]
     for given in paths:
@@ -162,12 +200,18 @@ def load_inputs(paths, exclude=()):
         for p in _candidates(root, exclude):
             rel = p.relative_to(base).as_posix()
             if p.name == RUN_CONFIG:
-                continue  # read together with the log beside it
+                if not any(q.suffix in LOG_SUFFIXES for q in p.parent.iterdir()):
+                    rs.ignored.append((rel, "Megatron-LM run configuration without a log (not "
+                                            "run yet, or the job failed before starting)"))
+                continue  # otherwise read together with the log beside it
             try:
                 kind, doc = load_file(p)
+            except NotAResult as e:
+                rs.ignored.append((rel, str(e).removeprefix(f"{p}: ")))
+                continue
             except AnalysisError as e:
                 reason = str(e).removeprefix(f"{p}: ")
-                if p.suffix in LOG_SUFFIXES and not _mentions_megatron(p):
+                if p.suffix in LOG_SUFFIXES and not _failed_megatron_run(p):
                     rs.ignored.append((rel, "log without Megatron-LM iteration lines"))
                 else:
                     rs.failed.append((rel, reason))
@@ -177,6 +221,8 @@ def load_inputs(paths, exclude=()):
                 continue
             if kind == "megatron":
                 rs.warnings.extend(doc["warnings"])
+            if kind == "gbench":
+                rs.warnings.extend(_skipped_benchmarks(rel, doc))
             rs.files.append(ResultFile(p.resolve(), rel, kind, doc))
     return rs
 

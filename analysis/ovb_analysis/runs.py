@@ -37,10 +37,7 @@ def _peak_of_gpt4d(doc):
     peaks = ((doc.get("context") or {}).get("device") or {}).get("peak_tflops") or {}
     if isinstance(peaks, dict) and peaks.get(dtype):
         return float(peaks[dtype])
-    s = doc.get("summary") or {}
-    if s.get("mfu") and s.get("tflops_per_gpu"):
-        return float(s["tflops_per_gpu"]) / float(s["mfu"])
-    return None
+    return None  # unknown GPU: the C++ side wrote no peak (metrics.py keeps no table of its own)
 
 
 def from_gpt4d(rf):
@@ -50,7 +47,7 @@ def from_gpt4d(rf):
     g = [int(grid.get(k, 1)) for k in ("gx", "gy", "gz", "gdata")]
     gpus = cfg.get("world_size") or (doc.get("context") or {}).get("world_size") or \
         g[0] * g[1] * g[2] * g[3]
-    its = [it for it in doc["iterations"] if it.get("time_ms") is not None]
+    its = doc["iterations"]
     flags = ",".join(cfg.get("overlap") or []) or "none"
     run = Run(GPT4D, rf.rel, dict(cfg["model"]), int(cfg["batch"]), int(gpus),
               "x".join(map(str, g)), flags, list(range(1, len(its) + 1)),
@@ -60,6 +57,9 @@ def from_gpt4d(rf):
     run.extra = {"summary": doc.get("summary") or {}, "grid": g, "overlap": cfg.get("overlap") or [],
                  "recompute": bool(cfg.get("recompute"))}
     if not run.times_ms:  # only the summary was kept
+        if "median_time_ms" not in run.extra["summary"]:
+            raise AnalysisError(f"{rf.rel}: gpt4d result without iteration times (empty "
+                                "'iterations' and no 'summary.median_time_ms')")
         run.times_ms, run.iters = [float(run.extra["summary"]["median_time_ms"])], [1]
         run.own_tflops = [run.extra["summary"].get("tflops_per_gpu")]
     return run
@@ -81,6 +81,9 @@ def from_megatron(rf, fallback=None):
         raise AnalysisError(f"{rf.rel}: the model and GPU count of this Megatron-LM run are unknown "
                             "(no megatron_config.json beside it and no arguments block in the log)")
     batch = recs[-1].get("global_batch_size") or cfg.get("global_batch")
+    if batch is None:
+        raise AnalysisError(f"{rf.rel}: the global batch of this Megatron-LM run is unknown (no "
+                            "'global batch size' in its iteration lines and no configuration)")
     tp, pp = int(cfg.get("tp", 1)), int(cfg.get("pp", 1))
     dp = cfg.get("dp") or int(cfg["gpus"]) // (tp * pp)
     flags = [name for key, name in (("distributed_optimizer", "dist-opt"),
@@ -116,6 +119,8 @@ def run_stats(run, warmup=None):
     if not kept:
         raise AnalysisError(f"{run.source}: no iterations left after dropping {drop} warm-up "
                             f"iterations of {n}")
+    if min(kept) <= 0:
+        raise AnalysisError(f"{run.source}: non-positive iteration time {min(kept)} ms")
     med, p10, p90 = stats.spread(kept)
     flop = model_flop(run)
     tf = metrics.tflops_per_gpu(flop, med / 1e3, run.gpus)
@@ -126,4 +131,4 @@ def run_stats(run, warmup=None):
             "tflops_p90": metrics.tflops_per_gpu(flop, p10 / 1e3, run.gpus),
             "own_tflops_per_gpu": stats.median(own) if own else None,
             "peak_tflops": run.peak,
-            "pct_peak": 100.0 * tf / run.peak if run.peak else None}
+            "pct_peak": metrics.percent_of_peak(tf, run.peak)}

@@ -23,6 +23,12 @@ def percentile(values, q):
     return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
 
 
+def finite(values):
+    """The values that are finite numbers: None, NaN and inf (Google Benchmark writes NaN for an
+    undefined ratio such as fraction_of_ideal when serial == ideal) are left out."""
+    return [float(v) for v in values if v is not None and math.isfinite(float(v))]
+
+
 def median(values):
     return percentile(values, 50.0)
 

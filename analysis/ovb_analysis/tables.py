@@ -176,7 +176,7 @@ def _group(items, key):
 
 
 def _median(rows, key):
-    vals = [float(r[key]) for r in rows if r.get(key) is not None]
+    vals = stats.finite(r.get(key) for r in rows)
     return stats.median(vals) if vals else None
 
 

@@ -1,11 +1,13 @@
 """gpt4d vs Megatron-LM: recomputed TFLOP/s (hand-computed), warm-up, spread, speedup, CLI."""
 
 import json
+import shutil
 
 import pytest
 
 from conftest import LOGS, RESULTS
 from ovb_analysis import megatron_compare, results, runs
+from ovb_analysis.errors import AnalysisError
 
 GPT4D = RESULTS / "gpt4d" / "gpt4d_1.3B_g8_all.json"
 MEGATRON_DIR = RESULTS / "megatron" / "tp2_g8"
@@ -93,3 +95,37 @@ def test_cli_compare_errors(cli, tmp_path):
     rc, _, err = cli("compare-megatron", "--gpt4d", GPT4D, "--megatron", MEGATRON_DIR,
                      "--warmup", 50)
     assert rc == 1 and "no iterations left" in err
+
+
+def test_recompute_mismatch_and_bad_times_are_reported():
+    grun = runs.from_gpt4d(load(GPT4D))
+    mrun = runs.from_megatron(load(sorted(MEGATRON_DIR.glob("*.log"))[0]))
+    mrun.extra["recompute"] = True
+    res = megatron_compare.compare(grun, mrun)
+    assert res["mismatches"] == ["full recomputation: gpt4d off vs Megatron-LM on (the model FLOP "
+                                 "count is the same; the work is not)"]
+    # same FLOP formula on both sides: model FLOP, not hardware FLOP
+    assert res["rows"][0]["model_flop"] == res["rows"][1]["model_flop"]
+    assert res["rows"][1]["model_flop"] == pytest.approx(F_1_3B_B16, rel=1e-12)
+    grun.times_ms = [0.0] * len(grun.times_ms)
+    with pytest.raises(AnalysisError, match="non-positive iteration time"):
+        runs.run_stats(grun)
+
+
+def test_megatron_run_without_batch_is_an_error(tmp_path):
+    (tmp_path / "p.json").write_text('[{"iteration": 1, "elapsed_ms": 100.0}]')
+    rf = load(tmp_path / "p.json")
+    grun = runs.from_gpt4d(load(GPT4D))
+    with pytest.raises(AnalysisError, match="global batch of this Megatron-LM run is unknown"):
+        runs.from_megatron(rf, fallback=grun)
+
+
+def test_cli_compare_accepts_parsed_json_of_megatron_log(cli, tmp_path):
+    rc, out, _ = cli("megatron-log", MEGATRON_DIR / "megatron-10008.log", "--json")
+    parsed = tmp_path / "run" / "iters.json"
+    parsed.parent.mkdir()
+    parsed.write_text(out)
+    shutil.copy(MEGATRON_DIR / "megatron_config.json", parsed.parent)
+    rc, out, err = cli("compare-megatron", "--gpt4d", GPT4D, "--megatron", parsed)
+    assert rc == 0 and err == ""
+    assert "speedup of gpt4d over Megatron-LM (median time ratio): 1.130x" in out

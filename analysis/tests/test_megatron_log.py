@@ -154,3 +154,48 @@ def test_cli_no_iteration_lines_is_one_error_line(cli):
     assert rc == 1 and out == ""
     assert err.count("\n") == 1 and err.startswith("ovb-analysis: error: ")
     assert "no Megatron-LM iteration lines" in err
+
+
+def test_line_cut_at_a_bar_before_more_output_is_skipped():
+    # Killed while printing; Slurm's own message follows on the next line. The cut line ends
+    # with '|' and has a line end, but lacks the final field every other line has.
+    cut = SPEC_LINE[:SPEC_LINE.index("lm loss")].rstrip()
+    text = (SPEC_LINE + "\n" + cut + "\n"
+            "slurmstepd: error: *** JOB 1234 ON nid001 CANCELLED AT 2026-11-22T10:21:00 ***\n")
+    p = megatron_log.parse_log_text(text, "k.log")
+    assert len(p.records) == 1 and p.records[0]["lm_loss"] == 5.031966
+    assert p.warnings == ["k.log: line 2 skipped: iteration line cut off (its final 'number of "
+                          "nan iterations' field is missing)"]
+
+
+def test_windows_line_ends_and_no_final_newline():
+    p = megatron_log.parse_log_text(SPEC_LINE + "\r\n" + SPEC_LINE.replace("395.4", "396.0"), "w")
+    assert [r["elapsed_ms"] for r in p.records] == [395.4, 396.0] and p.warnings == []
+
+
+def test_three_and_six_decimal_learning_rates_parse_to_the_same_value():
+    six = megatron_log.parse_iteration_line(SPEC_LINE)
+    three = megatron_log.parse_iteration_line(SPEC_LINE.replace("1.000000E-05", "1.000E-05"))
+    assert six["learning_rate"] == three["learning_rate"] == 1e-05
+
+
+def test_timestamp_without_microseconds_and_without_timestamp():
+    no_us = SPEC_LINE.replace("10:20:11.576187", "10:20:11")
+    assert megatron_log.parse_iteration_line(no_us)["timestamp"] == "2026-11-22 10:20:11"
+    bare = SPEC_LINE.replace(" [2026-11-22 10:20:11.576187]", "")
+    rec = megatron_log.parse_iteration_line(bare)
+    assert rec["timestamp"] is None and rec["iteration"] == 30 and rec["elapsed_ms"] == 395.4
+
+
+def test_unknown_fields_kept_not_rejected():
+    line = SPEC_LINE.replace("| loss scale", "| mtp_1 loss: 2.500000E+00 | router: topk | loss scale")
+    rec = megatron_log.parse_iteration_line(line)
+    assert rec["extra"] == {"mtp_1 loss": 2.5, "router": "topk"}
+    assert rec["loss_scale"] == 1.0
+
+
+def test_garbage_and_binary_input_never_crash(tmp_path):
+    f = tmp_path / "noise.log"
+    f.write_bytes(b"\x00\xff\xfe iteration 3/ | x\n iteration 1/2 |||\n" + bytes(range(256)))
+    with pytest.raises(AnalysisError, match="no Megatron-LM iteration lines"):
+        megatron_log.parse_log_file(f)

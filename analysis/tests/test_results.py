@@ -1,5 +1,7 @@
 """Finding result files by shape; Google Benchmark aggregates; unreadable files listed."""
 
+import shutil
+
 from conftest import RESULTS
 from ovb_analysis import results
 
@@ -50,19 +52,62 @@ def test_classify_shapes_and_unknown(tmp_path):
     assert results.classify([{"iteration": 1, "elapsed_ms": 2.0}]) == "megatron"
     assert results.classify({"traceEvents": []}) == "raw_trace"
     assert results.classify({"configs": [{"predicted_ms": 1.0}]}) == "model_search"
+    assert results.classify({"configs": [], "spearman": None}) == "model_compare"
+    assert results.classify({"iterations": []}) == "gpt4d"
+    assert results.classify({"ranks": []}) == "trace"
     assert results.classify({"hello": 1}) is None
+    assert results.classify([1, 2]) is None
     (tmp_path / "a.json").write_text('{"hello": 1}')
     (tmp_path / "t.json").write_text('{"traceEvents": []}')
     (tmp_path / "parsed.json").write_text('[{"iteration": 1, "elapsed_ms": 2.0}]')
     (tmp_path / "slurm-1.out").write_text("gpt4d: done\n")
-    (tmp_path / "slurm-2.out").write_text("Traceback\n  File pretrain_gpt.py\nOOM\n")
+    # a step that printed the Megatron command is no Megatron run; a traceback through it is
+    (tmp_path / "step-megatron-cmd.log").write_text('torchrun "$MEGATRON_PATH/pretrain_gpt.py" '
+                                                    "--num-layers 24\n")
+    (tmp_path / "slurm-2.out").write_text('Traceback (most recent call last):\n  File '
+                                          '"/opt/Megatron-LM/pretrain_gpt.py", line 288\nOOM\n')
     rs = results.load_inputs([tmp_path])
-    assert rs.failed == [("a.json", "not a result file of a known shape (see results/SCHEMA.md)"),
-                         ("slurm-2.out", "no Megatron-LM iteration lines found (expected lines "
+    assert rs.failed == [("slurm-2.out", "no Megatron-LM iteration lines found (expected lines "
                           "like ' iteration 1/ 30 | consumed samples: ... |')")]
-    assert rs.ignored == [("slurm-1.out", "log without Megatron-LM iteration lines"),
+    assert rs.ignored == [("a.json", "not a result file of a known shape (see results/SCHEMA.md)"),
+                          ("slurm-1.out", "log without Megatron-LM iteration lines"),
+                          ("step-megatron-cmd.log", "log without Megatron-LM iteration lines"),
                           ("t.json", "raw trace (analyse it with ovb-trace analyze)")]
     assert [f.kind for f in rs.files] == ["megatron"]
+
+
+def test_log_in_a_megatron_run_folder_without_iterations_is_a_failed_run(tmp_path):
+    shutil.copy(RESULTS / "megatron" / "tp2_g8" / "megatron_config.json", tmp_path)
+    (tmp_path / "megatron-77.log").write_text("srun: error: node7: task 3: Killed\n")
+    rs = results.load_inputs([tmp_path])
+    assert [rel for rel, _ in rs.failed] == ["megatron-77.log"] and rs.files == []
+
+
+def test_run_config_without_a_log_is_listed(tmp_path):
+    (tmp_path / "mlm").mkdir()
+    shutil.copy(RESULTS / "megatron" / "tp2_g8" / "megatron_config.json", tmp_path / "mlm")
+    rs = results.load_inputs([tmp_path])
+    assert rs.files == [] and rs.failed == []
+    assert rs.ignored == [("mlm/megatron_config.json", "Megatron-LM run configuration without a "
+                           "log (not run yet, or the job failed before starting)")]
+
+
+def test_big_raw_trace_is_not_parsed(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "SNIFF_ABOVE_BYTES", 100)
+    # not valid JSON after the head: proves the file is never parsed
+    (tmp_path / "rank0.json").write_text('{"schemaVersion": 1, "traceEvents": [' + " " * 200)
+    (tmp_path / "small.json").write_text('{"traceEvents": [')
+    rs = results.load_inputs([tmp_path])
+    assert rs.ignored == [("rank0.json", "raw trace (analyse it with ovb-trace analyze)")]
+    assert [rel for rel, _ in rs.failed] == ["small.json"]  # small files are parsed: malformed
+
+
+def test_relative_paths_and_excluded_output_folder(tmp_path, monkeypatch):
+    shutil.copytree(RESULTS / "model", tmp_path / "res" / "model")
+    shutil.copytree(RESULTS / "model", tmp_path / "res" / "report")
+    monkeypatch.chdir(tmp_path)
+    rs = results.load_inputs(["res"], exclude=["res/report"])
+    assert [f.rel for f in rs.files] == ["model/compare.json", "model/search.json"]
 
 
 def test_gpt4d_without_model_is_rejected(tmp_path):

@@ -15,8 +15,14 @@ def bytes_axis(ax, axis="x"):
 
 
 def median_by(points):
-    """{key: [values]} -> sorted [(key, median)]."""
-    return [(k, stats.median(v)) for k, v in sorted(points.items())]
+    """{key: [values]} -> sorted [(key, median of the finite values)]; keys without one are left
+    out."""
+    out = []
+    for k, v in sorted(points.items()):
+        vals = stats.finite(v)
+        if vals:
+            out.append((k, stats.median(vals)))
+    return out
 
 
 def group(rows, key):

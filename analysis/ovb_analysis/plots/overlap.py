@@ -45,13 +45,13 @@ def _stem(setting):
 def _grid(rows, gemms, sizes, key, scale):
     cells = {}
     for r in rows:
-        if r.get(key) is not None:
-            shape = (int(r["m"]), int(r["n"]), int(r["k"]))
-            cells.setdefault((gemms.index(shape), sizes.index(float(r["bytes"]))), []).append(
-                float(r[key]) * scale)
+        shape = (int(r["m"]), int(r["n"]), int(r["k"]))
+        cells.setdefault((gemms.index(shape), sizes.index(float(r["bytes"]))), []).append(r[key])
     grid = np.full((len(gemms), len(sizes)), np.nan)
     for (i, j), vals in cells.items():
-        grid[i, j] = stats.median(vals)
+        vals = stats.finite(vals)  # NaN (undefined ratio) leaves the cell empty
+        if vals:
+            grid[i, j] = stats.median(vals) * scale
     return grid
 
 
