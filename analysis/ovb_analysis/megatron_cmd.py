@@ -9,6 +9,7 @@ from pathlib import Path
 
 from . import megatron_launch as ml
 from . import megatron_script as ms
+from . import results, runs
 from .errors import AnalysisError
 from .io_util import atomic_write, dumps_json
 
@@ -21,16 +22,20 @@ def add_cmd_parser(sub):
                        "script) for a model, batch and GPU count matching a gpt4d run. Combinations "
                        "Megatron rejects are reported before anything is written or submitted.")
     m = p.add_argument_group("model")
+    m.add_argument("--gpt4d", metavar="RESULT.json",
+                   help="match this gpt4d result: its model, global batch, GPU count, "
+                   "recomputation and peak (explicit options override, with a warning)")
     m.add_argument("--preset", help=f"GPT size: {', '.join(ml.PRESETS)} (sets layers/hidden/heads)")
     m.add_argument("--layers", type=int)
     m.add_argument("--hidden", type=int)
     m.add_argument("--heads", type=int)
-    m.add_argument("--seq", type=int, default=ml.DEFAULT_SEQ, help="sequence length (default 2048)")
-    m.add_argument("--vocab", type=int, default=ml.DEFAULT_VOCAB, help="vocabulary (default 50304)")
+    m.add_argument("--seq", type=int, help="sequence length (default 2048)")
+    m.add_argument("--vocab", type=int, help="vocabulary (default 50304)")
     t = p.add_argument_group("training and parallelism")
-    t.add_argument("--global-batch", type=int, help="global batch in sequences (required)")
+    t.add_argument("--global-batch", type=int, help="global batch in sequences (required unless "
+                   "--gpt4d)")
     t.add_argument("--micro-batch", type=int, default=1, help="micro batch (default 1)")
-    t.add_argument("--gpus", type=int, help="total GPU count (required)")
+    t.add_argument("--gpus", type=int, help="total GPU count (required unless --gpt4d)")
     t.add_argument("--tp", type=int, default=1, help="tensor parallel size (suite grid: Gy)")
     t.add_argument("--pp", type=int, default=1, help="pipeline parallel size")
     t.add_argument("--iters", type=int, default=30, help="training iterations (default 30)")
@@ -53,30 +58,61 @@ def add_cmd_parser(sub):
                    "(default: the sbatch script's folder; megatron-run for --run)")
     r.add_argument("--megatron-path", help="Megatron-LM checkout (default: $MEGATRON_PATH)")
     r.add_argument("--peak", type=float, metavar="TFLOPS",
-                   help="dense peak TFLOP/s per GPU, recorded for %% of peak in the plots")
+                   help="dense peak TFLOP/s per GPU, recorded for %% of peak in the plots "
+                   "(default with --gpt4d: its context's peak)")
     r.add_argument("--run", action="store_true", help="run it now on this node with torchrun")
     r.add_argument("--submit", action="store_true", help="submit the sbatch script with sbatch")
     r.add_argument("--list-presets", action="store_true", help="list the GPT presets and exit")
     p.set_defaults(handler=cmd_megatron)
 
 
+def matched_to_gpt4d(path):
+    """Model, batch, GPU count, recomputation and peak of a gpt4d result, as megatron-cmd values."""
+    kind, doc = results.load_file(path)
+    if kind != "gpt4d":
+        raise AnalysisError(f"{path}: not a gpt4d result (found {kind})")
+    run = runs.from_gpt4d(results.ResultFile(Path(path), str(path), kind, doc))
+    m = run.model
+    return {"layers": int(m["layers"]), "hidden": int(m["hidden"]), "heads": int(m["heads"]),
+            "seq": int(m["seq"]), "vocab": int(m["vocab"]), "global_batch": run.batch,
+            "gpus": run.gpus, "recompute": run.extra["recompute"], "preset": m.get("preset"),
+            "peak": run.peak}
+
+
 def config_from_args(args):
-    shape = list(ml.preset(args.preset)) if args.preset else [None, None, None]
-    for i, name in enumerate(("layers", "hidden", "heads")):
-        if getattr(args, name) is not None:
-            shape[i] = getattr(args, name)
-    missing = [f"--{n}" for n, v in zip(("layers", "hidden", "heads"), shape) if v is None]
-    missing += [f"--{n.replace('_', '-')}" for n in ("global_batch", "gpus")
-                if getattr(args, n) is None]
+    """(MegatronConfig, preset label, peak, warnings) from the options; with --gpt4d the model,
+    batch, GPU count and recomputation come from that result unless given explicitly."""
+    base = matched_to_gpt4d(args.gpt4d) if args.gpt4d else {}
+    warnings = []
+    values = dict(base)
+    if args.preset:
+        values.update(zip(("layers", "hidden", "heads"), ml.preset(args.preset)))
+        values["preset"] = args.preset
+    for name in ("layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus"):
+        given = getattr(args, name)
+        if given is not None:
+            values[name] = given
+    for name in ("layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus"):
+        if name in base and values[name] != base[name]:
+            warnings.append(f"--{name.replace('_', '-')} {values[name]} differs from the gpt4d run "
+                            f"({base[name]}): the two runs are not matched")
+    values.setdefault("seq", ml.DEFAULT_SEQ)
+    values.setdefault("vocab", ml.DEFAULT_VOCAB)
+    missing = [f"--{n.replace('_', '-')}" for n in ("layers", "hidden", "heads", "global_batch",
+                                                     "gpus") if values.get(n) is None]
     if missing:
-        raise AnalysisError(f"megatron-cmd needs {', '.join(missing)} (or --preset for the model)")
-    return ml.MegatronConfig(
-        layers=shape[0], hidden=shape[1], heads=shape[2], seq=args.seq, vocab=args.vocab,
-        global_batch=args.global_batch, micro_batch=args.micro_batch, gpus=args.gpus, tp=args.tp,
-        pp=args.pp, iters=args.iters, sequence_parallel=args.sequence_parallel,
-        distributed_optimizer=args.distributed_optimizer,
+        raise AnalysisError(f"megatron-cmd needs {', '.join(missing)} (or --preset for the model, "
+                            "or --gpt4d RESULT.json for everything)")
+    cfg = ml.MegatronConfig(
+        layers=values["layers"], hidden=values["hidden"], heads=values["heads"], seq=values["seq"],
+        vocab=values["vocab"], global_batch=values["global_batch"], micro_batch=args.micro_batch,
+        gpus=values["gpus"], tp=args.tp, pp=args.pp, iters=args.iters,
+        sequence_parallel=args.sequence_parallel, distributed_optimizer=args.distributed_optimizer,
         overlap_grad_reduce=args.overlap_grad_reduce, overlap_param_gather=args.overlap_param_gather,
-        tp_comm_overlap=args.tp_comm_overlap, local=args.local, recompute=args.recompute)
+        tp_comm_overlap=args.tp_comm_overlap, local=args.local,
+        recompute=args.recompute or bool(values.get("recompute")))
+    peak = args.peak if args.peak is not None else values.get("peak")
+    return cfg, values.get("preset"), peak, warnings
 
 
 def megatron_path(args, needed):
@@ -105,7 +141,9 @@ def cmd_megatron(args):
         for name, (layers, hidden, heads) in ml.PRESETS.items():
             print(f"{name:>5}: --layers {layers} --hidden {hidden} --heads {heads}")
         return 0
-    cfg, warnings = ml.validate(config_from_args(args))
+    raw, preset, peak, warnings = config_from_args(args)
+    cfg, rule_warnings = ml.validate(raw)
+    warnings += rule_warnings
     if args.submit and not args.sbatch:
         raise AnalysisError("--submit needs --sbatch OUT.sbatch")
     nodes, gpn = ms.node_layout(cfg.gpus, args.nodes, args.gpus_per_node)
@@ -127,14 +165,14 @@ def cmd_megatron(args):
         run_dir = run_dir or str(Path(args.sbatch).parent)
         text = ms.sbatch_script(cfg, nodes, gpn, path, run_dir, args.time)
         atomic_write(args.sbatch, text, mode=0o755)
-        _write_record(cfg, warnings, run_dir, args.peak, args.preset)
+        _write_record(cfg, warnings, run_dir, peak, preset)
         print(f"# wrote {args.sbatch} and {Path(run_dir) / CONFIG_NAME}")
     if args.submit:
         if shutil.which("sbatch") is None:
             raise AnalysisError("sbatch not found: --submit needs Slurm on this machine")
         return subprocess.call(["sbatch", args.sbatch])
     if args.run:
-        return _run_local(cfg, path, run_dir or "megatron-run", warnings, args.peak, args.preset)
+        return _run_local(cfg, path, run_dir or "megatron-run", warnings, peak, preset)
     return 0
 
 

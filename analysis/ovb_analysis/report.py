@@ -6,6 +6,7 @@ stamps except the dates read from the result files. Plots that cannot be made an
 not be read are listed with the reason.
 """
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,7 +35,9 @@ def make_plots(rs, outdir, options, only=None):
             outputs.extend(module.make(rs, outdir, options))
         except (NoData, AnalysisError) as e:
             missing.append((name, module.TITLE, str(e)))
-        except (ValueError, KeyError, TypeError, ZeroDivisionError) as e:
+        except Exception as e:  # noqa: BLE001  one broken plot must not cost the whole report
+            if os.environ.get("OVB_ANALYSIS_DEBUG"):
+                raise
             missing.append((name, module.TITLE, f"unexpected data ({type(e).__name__}: {e})"))
     return outputs, missing
 

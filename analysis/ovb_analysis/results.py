@@ -190,7 +190,7 @@ def _skipped_benchmarks(rel, doc):
 def load_inputs(paths, exclude=()):
     """Load every result file under the given files/folders (sorted); unreadable ones go to
     `failed`, files that are no result of the suite to `ignored`."""
-    rs = ResultSet()
+    rs, seen_megatron = ResultSet(), {}
     exclude = [Path(e).resolve() for e in exclude]
     for given in paths:
         root = Path(given)
@@ -220,6 +220,12 @@ def load_inputs(paths, exclude=()):
                 rs.ignored.append((rel, "raw trace (analyse it with ovb-trace analyze)"))
                 continue
             if kind == "megatron":
+                # A log and its `megatron-log --json` output side by side are one run, not two.
+                key = tuple((r["iteration"], r["elapsed_ms"]) for r in doc["records"])
+                if key in seen_megatron:
+                    rs.ignored.append((rel, f"same Megatron-LM iterations as {seen_megatron[key]}"))
+                    continue
+                seen_megatron[key] = rel
                 rs.warnings.extend(doc["warnings"])
             if kind == "gbench":
                 rs.warnings.extend(_skipped_benchmarks(rel, doc))

@@ -4,6 +4,7 @@ Each table is (title, header, rows of strings, note); rows come out in a fixed o
 is byte-identical for the same input.
 """
 
+import os
 from dataclasses import dataclass, field
 
 from . import runs, stats
@@ -31,7 +32,7 @@ def fmt(value, spec="{:.1f}"):
     return str(value)
 
 
-def context_table(rs):
+def context_table(rs, options=None):
     keys = {}
     for f in rs.files:
         ctx = f.doc.get("context") if isinstance(f.doc, dict) else None
@@ -53,12 +54,12 @@ def context_table(rs):
                                  "CUDA", "NCCL", "MPI", "date", "files"], rows)
 
 
-def inputs_table(rs):
+def inputs_table(rs, options=None):
     rows = [[f.rel, f.kind] for f in rs.files] + [[rel, f"not read: {why}"] for rel, why in rs.ignored]
     return Table("Result files read", ["file", "kind"], sorted(rows))
 
 
-def collective_table(rs):
+def collective_table(rs, options=None):
     pts = collective.alone_points(rs)
     rows = []
     for (coll, grp), ps in sorted(_group(pts, lambda p: (p[0], p[1])).items()):
@@ -70,13 +71,13 @@ def collective_table(rs):
                                                       "largest bytes"], rows)
 
 
-def gemm_table(rs):
+def gemm_table(rs, options=None):
     rows = [[s, "x".join(map(str, shape)), fmt(tf), fmt(pct)]
             for s, shape, tf, pct in sorted(gemm.gemm_rows(rs), key=lambda r: (r[0], r[1]))]
     return Table("GEMM throughput", ["series", "M x N x K", "TFLOP/s", "% of peak"], rows)
 
 
-def overlap_table(rs):
+def overlap_table(rs, options=None):
     rows = []
     grouped = _group(overlap.overlap_rows(rs),
                      lambda r: overlap._setting(r) + (r["label_fields"].get("prio", "equal"),))
@@ -132,7 +133,7 @@ def runs_key(run):
     return tuple(run.model.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab"))
 
 
-def trace_table(rs):
+def trace_table(rs, options=None):
     rows = []
     for f in rs.of("trace"):
         s = f.doc.get("summary") or {}
@@ -145,7 +146,7 @@ def trace_table(rs):
                                                       "exposed comm ms", "overlap %"], rows)
 
 
-def model_table(rs):
+def model_table(rs, options=None):
     rows = []
     for f in rs.of("model_compare"):
         errs = [abs(float(c["error_pct"])) for c in f.doc["configs"] if c.get("error_pct") is not None]
@@ -157,15 +158,27 @@ def model_table(rs):
 
 
 def all_tables(rs, options):
-    out = [context_table(rs), inputs_table(rs)]
-    for make in (collective_table, gemm_table, overlap_table, trace_table, model_table):
-        out.append(make(rs))
-    for make in (training_table, megatron_table):
+    """Every table with rows; one that cannot be made says why instead of failing the report."""
+    out = []
+    for make in (context_table, inputs_table, collective_table, gemm_table, overlap_table,
+                 trace_table, model_table, training_table, megatron_table):
         try:
             out.append(make(rs, options))
         except AnalysisError as e:
-            out.append(Table(make.__name__, [], [], f"not made: {e}"))
+            out.append(Table(TITLES[make.__name__], [], [], f"not made: {e}"))
+        except Exception as e:  # noqa: BLE001  unforeseen data: listed, the rest goes on
+            if os.environ.get("OVB_ANALYSIS_DEBUG"):
+                raise
+            out.append(Table(TITLES[make.__name__], [], [],
+                             f"not made: unexpected data ({type(e).__name__}: {e})"))
     return [t for t in out if t.rows or t.note.startswith("not made")]
+
+
+TITLES = {"context_table": "Run context", "inputs_table": "Result files read",
+          "collective_table": "Collective bus bandwidth (alone)", "gemm_table": "GEMM throughput",
+          "overlap_table": "Overlap microbenchmark", "trace_table": "Trace analysis",
+          "model_table": "Model vs measurement", "training_table": "Training runs",
+          "megatron_table": "gpt4d vs Megatron-LM"}
 
 
 def _group(items, key):

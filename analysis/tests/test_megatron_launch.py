@@ -183,3 +183,26 @@ def test_cli_list_presets_and_missing_model(cli):
     assert rc == 0 and " 1.3B: --layers 24 --hidden 2048 --heads 16" in out
     rc, _, err = cli("megatron-cmd", "--gpus", 8, "--global-batch", 8)
     assert rc == 1 and "--layers, --hidden, --heads" in err
+
+
+def test_cli_matched_to_a_gpt4d_result(cli, tmp_path, monkeypatch):
+    from conftest import RESULTS
+    monkeypatch.delenv("MEGATRON_PATH", raising=False)
+    gpt4d = RESULTS / "gpt4d" / "gpt4d_1.3B_g8_all.json"
+    script = tmp_path / "job.sbatch"
+    rc, out, err = cli("megatron-cmd", "--gpt4d", gpt4d, "--tp", 2, "--micro-batch", 2,
+                       "--sbatch", script)
+    assert rc == 0 and "warning" not in err
+    assert out.splitlines()[0] == "# suite grid: Gx=1 Gy=2 Gz=1 Gdata=4 (Megatron TP=2 PP=1 DP=4)"
+    assert ("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+            "--max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 16") in out
+    assert "--nproc_per_node 8" in out and "--vocab-size 50304" in out
+    record = json.loads((tmp_path / "megatron_config.json").read_text())
+    assert record["peak_tflops"] == 989.0 and record["config"]["preset"] == "1.3B"
+    assert record["config"]["gpus"] == 8 and record["config"]["global_batch"] == 16
+    # an explicit option wins, with a warning that the runs are no longer matched
+    rc, out, err = cli("megatron-cmd", "--gpt4d", gpt4d, "--global-batch", 32)
+    assert rc == 0 and "--global-batch-size 32" in out
+    assert "warning: --global-batch 32 differs from the gpt4d run (16)" in err
+    rc, _, err = cli("megatron-cmd", "--gpt4d", RESULTS / "model" / "search.json")
+    assert rc == 1 and "not a gpt4d result (found model_search)" in err

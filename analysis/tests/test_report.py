@@ -68,3 +68,36 @@ def test_cli_report_default_outdir_and_errors(cli, tmp_path):
     assert rc == 0 and out2 == out
     rc, _, err = cli("report", tmp_path / "absent")
     assert rc == 1 and err.strip().endswith("not a folder")
+
+
+def test_one_broken_plot_or_table_does_not_cost_the_report(tmp_path, monkeypatch):
+    from ovb_analysis import tables
+    from ovb_analysis.plots import gemm
+
+    def broken(*_):
+        raise IndexError("list index out of range")
+    monkeypatch.setattr(gemm, "make", broken)
+    monkeypatch.setattr(tables.gemm, "gemm_rows", broken)
+    src = tmp_path / "micro"
+    shutil.copytree(RESULTS / "microbench", src / "microbench")
+    rep, files = build(tmp_path, "rep", src)
+    assert ("gemm", "GEMM throughput", "unexpected data (IndexError: list index out of range)") \
+        in rep.missing
+    assert [o.stem for o in rep.outputs][:1] == ["collective_busbw"]
+    md = files["report.md"].decode()
+    assert "## GEMM throughput\n\nnot made: unexpected data (IndexError" in md
+
+
+def test_report_bytes_do_not_depend_on_the_process(tmp_path):
+    """Two separate processes with different hash seeds write identical files."""
+    from conftest import run_executable
+    src = tmp_path / "res"
+    for sub in ("microbench", "model", "megatron"):
+        shutil.copytree(RESULTS / sub, src / sub)
+    outs = []
+    for seed in ("1", "2"):
+        out = tmp_path / f"out{seed}"
+        res = run_executable("report", src, "-o", out, env={"PYTHONHASHSEED": seed})
+        assert res.returncode == 0, res.stderr
+        outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
+    assert outs[0] == outs[1] and "report.html" in outs[0]

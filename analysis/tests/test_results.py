@@ -114,3 +114,16 @@ def test_gpt4d_without_model_is_rejected(tmp_path):
     (tmp_path / "g.json").write_text('{"config": {"batch": 4}, "iterations": [], "summary": {}}')
     rs = results.load_inputs([tmp_path])
     assert rs.files == [] and "config.model" in rs.failed[0][1]
+
+
+def test_log_and_its_parsed_json_count_once(tmp_path, cli):
+    run = tmp_path / "mlm"
+    shutil.copytree(RESULTS / "megatron" / "tp2_g8", run)
+    rc, out, _ = cli("megatron-log", run / "megatron-10008.log", "--json")
+    assert rc == 0
+    (run / "iters.json").write_text(out)
+    rs = results.load_inputs([tmp_path])
+    assert [f.rel for f in rs.files] == ["mlm/iters.json"]
+    assert rs.ignored == [("mlm/megatron-10008.log", "same Megatron-LM iterations as "
+                           "mlm/iters.json")]
+    assert rs.files[0].doc["config"]["tp"] == 2  # the run folder's config applies to both
