@@ -1,0 +1,255 @@
+"""Command line of ovb-suite: run, status, list. Documented in slurm/README.md.
+
+  ovb-suite run --out DIR [--preset quick|full] [--backend auto|cuda|host] [--ranks N] ...
+  ovb-suite status DIR [--json]
+  ovb-suite list [--preset ...] [--backend ...] [--ranks N]     (the steps and their commands)
+Exit status of run: 0 every step finished, 1 some failed, 2 bad usage, 128+N stopped by signal N.
+"""
+
+import argparse
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+
+from . import __version__
+from .launch import choose_launcher, default_build, default_ranks, resolve_backend
+from .plan import GROUPS, Target, build_plan
+from .presets import PRESETS
+from .runner import SignalWatch
+from .state import ResultsFolder
+from .step import load_steps_file
+from .suite import Suite
+from .util import SuiteError, iso, now, progress
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+# Options recorded in .suite/suite.json: a rerun into the same folder must not change them.
+RECORDED = ("preset", "backend", "ranks", "ranks_per_gpu", "steps_file")
+
+
+def _positive(v):
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{v}' is not a number") from None
+    if x <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {v}")
+    return x
+
+
+def _count(v):
+    if not v.isdigit() or int(v) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got '{v}'")
+    return int(v)
+
+
+def _target_options(p):
+    p.add_argument("--preset", choices=PRESETS, help="size of the suite (default quick)")
+    p.add_argument("--backend", choices=("auto", "cuda", "host"),
+                   help="auto: cuda when the build's GPU probe finds a GPU, else host (default)")
+    p.add_argument("--ranks", type=_count, help="ranks of the multi-rank steps (default: "
+                   "SLURM_NTASKS in a job; else GPUs x --ranks-per-gpu, or 4 on the host backend)")
+    p.add_argument("--ranks-per-gpu", type=_count, help="ranks sharing one GPU "
+                   "(sets OVB_RANKS_PER_GPU for the steps; default 1)")
+    p.add_argument("--build", metavar="DIR", help="build folder with the suite's executables "
+                   "(default $OVB_BUILD_DIR, else build/default, build/cuda or build/host)")
+    p.add_argument("--steps-file", metavar="FILE", help="run the steps of this JSON file instead "
+                   "of the built-in suite (format: slurm/README.md)")
+
+
+def make_parser():
+    ap = argparse.ArgumentParser(prog="ovb-suite", description="OverlapBench suite driver: runs "
+                                 "named steps into one results folder, resumably, with a watchdog; "
+                                 "under Slurm or on a workstation.")
+    ap.add_argument("--version", action="version", version=f"ovb-suite {__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run (or resume) the suite into a results folder")
+    r.add_argument("--out", metavar="DIR", help="results folder; a rerun with the same folder "
+                   "resumes (default in a Slurm job: ovb-results-$SLURM_JOB_ID)")
+    _target_options(r)
+    r.add_argument("--only", metavar="LIST", help=f"comma-separated groups ({', '.join(GROUPS)}) "
+                   "or step names to run")
+    r.add_argument("--redo", metavar="LIST", help="steps or groups to run again even if finished")
+    r.add_argument("--keep-failed", action="store_true",
+                   help="do not retry steps that failed before (default: retry them)")
+    r.add_argument("--timeout-scale", type=_positive, default=1.0, metavar="F",
+                   help="multiply every watchdog limit by F (default 1)")
+    r.add_argument("--grace", type=_positive, default=60.0, metavar="S", help="seconds between "
+                   "SIGTERM and SIGKILL when a step is stopped (default 60; keep it below the "
+                   "#SBATCH --signal lead time)")
+    r.add_argument("--heartbeat", type=_positive, default=300.0, metavar="S",
+                   help="progress line every S seconds while a step runs (default 300)")
+    r.add_argument("--requeue", choices=("auto", "no"), default="auto", help="auto: after "
+                   "SIGUSR1 (the #SBATCH --signal warning) inside a Slurm job, requeue the job "
+                   "with scontrol so the unfinished steps run in the next allocation")
+    r.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    s = sub.add_parser("status", help="the steps of a results folder and their state")
+    s.add_argument("dir", metavar="DIR")
+    s.add_argument("--json", action="store_true", help="print .suite/status.json")
+    ls = sub.add_parser("list", help="the suite's steps and commands for a target")
+    _target_options(ls)
+    return ap
+
+
+def _split(v):
+    return [x.strip() for x in (v or "").split(",") if x.strip()]
+
+
+def _settle_options(args, folder):
+    """Fills unset options from the folder's suite.json (a resumed run keeps its set-up) and
+    refuses explicit ones that differ from it."""
+    doc = folder.read_suite() if folder else None
+    if doc:
+        clash = [f"--{k.replace('_', '-')} {getattr(args, k)} (folder: {doc.get(k)})"
+                 for k in RECORDED if getattr(args, k) is not None and doc.get(k) is not None
+                 and k != "backend" and getattr(args, k) != doc.get(k)]
+        if args.backend not in (None, "auto") and args.backend != doc.get("backend"):
+            clash.append(f"--backend {args.backend} (folder: {doc.get('backend')})")
+        if clash:
+            raise SuiteError(f"{folder.root} was started with other options: {'; '.join(clash)}; "
+                             "resume with the same options or use a new --out")
+        for k in RECORDED:
+            if getattr(args, k) is None or k == "backend":
+                setattr(args, k, doc.get(k))
+    args.preset = args.preset or "quick"
+    args.ranks_per_gpu = args.ranks_per_gpu or 1
+    return doc
+
+
+def _resolve_target(args):
+    build = args.build or os.environ.get("OVB_BUILD_DIR") or default_build(REPO)
+    if args.steps_file is None and not build:
+        raise SuiteError("no build folder: build the suite (cmake --preset host && cmake --build "
+                         "--preset host) or pass --build DIR")
+    if build and not os.path.isdir(build):
+        raise SuiteError(f"--build {build}: no such folder")
+    build = os.path.abspath(build) if build else ""
+    backend = resolve_backend(args.backend or "auto", build)
+    ranks = args.ranks or default_ranks(backend, args.ranks_per_gpu)
+    return Target(REPO, build, backend, ranks, args.preset)
+
+
+def _steps(args, target):
+    if args.steps_file:
+        return load_steps_file(args.steps_file)
+    return build_plan(target)
+
+
+def _select(steps, only):
+    want = _split(only)
+    if not want:
+        return steps
+    known = set(GROUPS) | {s.name for s in steps} | {s.group for s in steps}
+    bad = [w for w in want if w not in known]
+    if bad:
+        raise SuiteError(f"--only: unknown group or step {', '.join(bad)} "
+                         f"(groups: {', '.join(GROUPS)}; `ovb-suite list` shows the steps)")
+    keep = [s for s in steps if s.name in want or s.group in want]
+    names = {s.name for s in keep}
+    for s in keep:
+        s.after = [d for d in s.after if d in names]
+    return keep
+
+
+def _print_plan(steps, target, launcher):
+    print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}, build "
+          f"{target.build or '-'}, launcher {launcher.describe()}")
+    for s in steps:
+        cmd = (launcher.prefix(s.ranks, target.backend) if s.ranks and launcher.kind != "none"
+               else []) + s.command
+        state = f"  [cannot run: {s.missing}]" if s.missing else ""
+        print(f"{s.name} ({s.group}){state}\n    {shlex.join(cmd)}")
+
+
+def _default_out():
+    job = os.environ.get("SLURM_JOB_ID")
+    if not job:
+        raise SuiteError("--out DIR is required outside a Slurm job")
+    root = os.environ.get("OVB_RESULTS_ROOT", ".")
+    return os.path.join(root, f"ovb-results-{job}")
+
+
+def _requeue(signals, args):
+    job = os.environ.get("SLURM_JOB_ID")
+    if signals.received != signal.SIGUSR1 or args.requeue == "no" or not job:
+        return
+    progress(f"requeueing job {job} (scontrol requeue): the next start resumes this folder")
+    try:
+        r = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True,
+                           timeout=60)
+        if r.returncode:
+            progress(f"scontrol requeue failed ({r.returncode}): {(r.stderr or r.stdout).strip()}")
+    except (OSError, subprocess.SubprocessError) as e:
+        progress(f"scontrol requeue failed: {e}")
+
+
+def cmd_run(args):
+    signals = SignalWatch()
+    signals.install()  # from the start: a signal during set-up must not lose the folder's state
+    folder = ResultsFolder(args.out or _default_out())
+    doc = _settle_options(args, folder)
+    target = _resolve_target(args)
+    launcher = choose_launcher()
+    steps = _select(_steps(args, target), args.only)
+    if args.dry_run:
+        _print_plan(steps, target, launcher)
+        return 0
+    t = now()
+    doc = doc or {"created_at": iso(t), "jobs": []}
+    doc.update(preset=args.preset if not args.steps_file else "custom", backend=target.backend,
+               ranks=target.ranks, ranks_per_gpu=args.ranks_per_gpu, build=target.build,
+               steps_file=os.path.abspath(args.steps_file) if args.steps_file else None)
+    doc["jobs"].append({"started_at": iso(t), "host": socket.gethostname(),
+                        "job_id": os.environ.get("SLURM_JOB_ID"),
+                        "restart_count": os.environ.get("SLURM_RESTART_COUNT"),
+                        "only": args.only, "pid": os.getpid()})
+    os.makedirs(folder.root, exist_ok=True)
+    folder.write_suite(doc)
+    env = {"OVB_RANKS_PER_GPU": str(args.ranks_per_gpu)} if args.ranks_per_gpu > 1 else {}
+    suite = Suite(folder, steps, launcher=launcher, backend=target.backend, signals=signals,
+                  grace_s=args.grace, heartbeat_s=args.heartbeat,
+                  timeout_scale=args.timeout_scale, extra_env=env, redo=_split(args.redo),
+                  keep_failed=args.keep_failed, suite_doc=doc)
+    rc = suite.run()
+    if signals.received:
+        _requeue(signals, args)
+    return rc
+
+
+def cmd_status(args):
+    folder = ResultsFolder(args.dir)
+    path = os.path.join(folder.meta, "status.json")
+    if not os.path.exists(path):
+        raise SuiteError(f"{args.dir}: not a results folder of ovb-suite ({path} missing)")
+    if args.json:
+        with open(path, encoding="utf-8") as f:
+            sys.stdout.write(f.read())
+        return 0
+    with open(os.path.join(folder.root, "suite-status.md"), encoding="utf-8") as f:
+        sys.stdout.write(f.read())
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    return 0 if all(r["status"] == "finished" for r in doc["steps"]) else 1
+
+
+def cmd_list(args):
+    args.preset = args.preset or "quick"
+    args.ranks_per_gpu = args.ranks_per_gpu or 1
+    target = _resolve_target(args)
+    _print_plan(_steps(args, target), target, choose_launcher())
+    return 0
+
+
+def main(argv=None):
+    args = make_parser().parse_args(argv)
+    try:
+        return {"run": cmd_run, "status": cmd_status, "list": cmd_list}[args.cmd](args)
+    except SuiteError as e:
+        print(f"ovb-suite: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ovb-suite: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,166 @@
+"""The suite's steps for a preset, a backend and a rank count, in the order they run.
+
+Groups (select with `ovb-suite run --only GROUP,...`):
+  microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep
+  gpt4d       gpt4d on every grid of the preset x every overlap flag set
+  trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
+  model       ovb-model calibrate (from this folder's microbench JSON), search, compare
+  report      analysis/ovb-analysis report
+A step whose executable is not in the build is still listed, with the reason ("gpt4d not built"),
+and is recorded as failed when its turn comes; the rest of the suite goes on.
+"""
+
+import os
+import sys
+from dataclasses import dataclass
+
+from . import presets
+from .launch import find_binary
+from .step import Step, check_steps
+
+GROUPS = ("microbench", "gpt4d", "trace", "model", "report")
+
+
+@dataclass
+class Target:
+    repo: str
+    build: str
+    backend: str
+    ranks: int
+    preset: str
+    python: str = ""
+
+
+def report_python(repo):
+    """The interpreter for analysis/ovb-analysis: $OVB_PYTHON, else the repository's .venv, else
+    this one."""
+    if os.environ.get("OVB_PYTHON"):
+        return os.environ["OVB_PYTHON"]
+    venv = os.path.join(repo, ".venv", "bin", "python")
+    return venv if os.path.exists(venv) else sys.executable
+
+
+class _Builder:
+    def __init__(self, t):
+        self.t = t
+        self.p = presets.preset(t.preset, t.backend)
+        self.steps = []
+
+    def binary(self, name):
+        """(path, "") when built, else (name, why not)."""
+        path = find_binary(self.t.build, name)
+        return (path, "") if path else (name, f"{name} not built (not found in {self.t.build})")
+
+    def add(self, name, group, exe, args, ranks, outputs, needs=(), after=(), stall=None,
+            description=""):
+        path, missing = self.binary(exe) if exe else ("", "")
+        self.steps.append(Step(
+            name=name, group=group, command=([path] if path else []) + list(args), ranks=ranks,
+            outputs=list(outputs), timeout_s=self.p.timeout_s,
+            stall_s=self.p.stall_s if stall is None else stall, needs=list(needs),
+            after=list(after), missing=missing, description=description))
+        return name
+
+    def names(self, group):
+        return [s.name for s in self.steps if s.group == group]
+
+
+def _grid_args(g):
+    return ["--gx", str(g[0]), "--gy", str(g[1]), "--gz", str(g[2]), "--gdata", str(g[3])]
+
+
+def _tag(g, overlap):
+    return "g{}x{}x{}x{}-{}".format(*g, overlap.replace(",", "-"))
+
+
+def _microbench(b):
+    t = b.t
+    for prog, ranks in (("gemm", 1), ("collective", t.ranks), ("overlap", t.ranks)):
+        out = f"microbench/{prog}.json"
+        b.add(f"microbench-{prog}", "microbench", f"ovb-{prog}",
+              ["--backend", t.backend, "--preset", t.preset, f"--benchmark_out={{tmp}}/{out}",
+               "--benchmark_out_format=json"], ranks, [out],
+              description=f"ovb-{prog}, {t.preset} sweep, {ranks} rank(s)")
+
+
+def _gpt4d_args(b, grid, overlap, result, trace=None):
+    m, t = b.p.model, b.t
+    args = ["--backend", t.backend, *_grid_args(grid), "--layers", str(m.layers),
+            "--hidden", str(m.hidden), "--heads", str(m.heads), "--seq", str(m.seq),
+            "--vocab", str(m.vocab), "--batch", str(presets.global_batch(m, t.ranks)),
+            "--iters", str(m.iters), "--seed", "1234", "--lr", "1e-3", "--data", "synthetic",
+            "--overlap", overlap, "--out", "{tmp}/" + result]
+    return args + (["--trace", "{tmp}/" + trace] if trace else [])
+
+
+def _gpt4d(b):
+    for g in presets.grids(b.p, b.t.ranks):
+        for ov in b.p.overlaps:
+            out = f"gpt4d/{_tag(g, ov)}.json"
+            b.add(f"gpt4d-{_tag(g, ov)}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out), b.t.ranks,
+                  [out], description=f"gpt4d on grid {g}, overlap {ov}")
+
+
+def _trace(b):
+    for pattern, ov in b.p.traced:
+        g = presets.grid_for(pattern, b.t.ranks)
+        if not presets.fits(b.p.model, g, presets.global_batch(b.p.model, b.t.ranks)):
+            continue
+        tag = _tag(g, ov) + "-traced"
+        result, traces = f"gpt4d/{tag}.json", f"traces/{tag}"
+        run = b.add(f"trace-{tag}", "trace", "gpt4d", _gpt4d_args(b, g, ov, result, traces),
+                    b.t.ranks, [result, traces], description=f"traced gpt4d, grid {g}, {ov}")
+        # The report pairs RUN.json with RUN.trace-analysis.json in the same folder.
+        analysis = f"gpt4d/{tag}.trace-analysis.json"
+        b.add(f"analyze-{tag}", "trace", "ovb-trace",
+              ["analyze", "{glob:{out}/" + traces + "/*.json}", "--json", "{tmp}/" + analysis], 0,
+              [analysis], needs=[run], stall=0, description="ovb-trace analyze of " + run)
+
+
+def _model(b):
+    m, t = b.p.model, b.t
+    mb = b.names("microbench")
+    cal = b.add("model-calibrate", "model", "ovb-model",
+                ["calibrate", "--gemm", "{out}/microbench/gemm.json",
+                 "--collective", "{out}/microbench/collective.json",
+                 "--overlap", "{out}/microbench/overlap.json", "--out", "{tmp}/model/machine.json"],
+                0, ["model/machine.json"], needs=mb, stall=0,
+                description="machine description fitted to this folder's microbenchmarks")
+    shape = ["--layers", str(m.layers), "--hidden", str(m.hidden), "--heads", str(m.heads),
+             "--seq", str(m.seq), "--vocab", str(m.vocab),
+             "--batch", str(presets.global_batch(m, t.ranks))]
+    b.add("model-search", "model", "ovb-model",
+          ["search", "--machine", "{out}/model/machine.json", *shape, "--gpus", str(t.ranks),
+           "--top-k", str(b.p.top_k), "--json", "{tmp}/model/search.json"], 0,
+          ["model/search.json"], needs=[cal], stall=0,
+          description="predicted ranking of every grid for this model and rank count")
+    b.add("model-compare", "model", "ovb-model",
+          ["compare", "--machine", "{out}/model/machine.json", "--top-k", str(b.p.top_k),
+           "{glob:{out}/gpt4d/*.json}", "--json", "{tmp}/model/compare.json"], 0,
+          ["model/compare.json"], needs=[cal], after=b.names("gpt4d") + b.names("trace"), stall=0,
+          description="model vs measurement over this folder's gpt4d runs")
+
+
+def _report(b):
+    script = os.path.join(b.t.repo, "analysis", "ovb-analysis")
+    py = b.t.python or report_python(b.t.repo)
+    step = b.add("report", "report", None, [py, script, "report", "{out}", "-o", "{tmp}/report"],
+                 0, ["report"], after=[s.name for s in b.steps], stall=0,
+                 description="HTML + Markdown report of the folder")
+    if not os.path.exists(script):
+        b.steps[-1].missing = f"{script} not found"
+    return step
+
+
+def build_plan(target, groups=GROUPS):
+    """The steps of the suite, only those of `groups`, in the fixed order. A step keeps its hard
+    dependencies on left-out steps (their records in the folder must say finished); soft ones go."""
+    b = _Builder(target)
+    for fn in (_microbench, _gpt4d, _trace, _model, _report):
+        fn(b)
+    check_steps(b.steps)
+    steps = [s for s in b.steps if s.group in groups]
+    keep = {s.name for s in steps}
+    for s in steps:
+        s.after = [d for d in s.after if d in keep]
+    return steps

@@ -1,0 +1,268 @@
+"""Runs a list of steps into a results folder: skips what is finished, redoes what is not, records
+every outcome, keeps going after a failure, stops at a signal.
+
+A finished step is skipped unless one of its outputs is gone, a step it reads (needs/after)
+finished after it started (its results are stale), or --redo names it. A failed step is redone
+(unless --keep-failed), an interrupted one always. A step whose hard dependency (needs) is not
+finished fails at once with that reason.
+"""
+
+import fcntl
+import json
+import os
+import shlex
+import shutil
+import socket
+
+from .runner import Limits, run_command
+from .state import FAILED, FINISHED, INTERRUPTED, RUNNING, ResultsFolder
+from .step import expand_command
+from .util import SuiteError, iso, now, progress, tail_lines
+
+
+def _remove(path):
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+
+
+def _check_output(path):
+    """'' when an output is usable: it exists, and a .json file parses."""
+    if not os.path.lexists(path):
+        return "was not written"
+    if path.endswith(".json") and os.path.isfile(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                json.load(f)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            return f"is not valid JSON ({e})"
+    return ""
+
+
+class Suite:
+    def __init__(self, folder, steps, *, launcher, backend, signals, grace_s=60.0,
+                 heartbeat_s=300.0, timeout_scale=1.0, extra_env=None, redo=(),
+                 keep_failed=False, suite_doc=None):
+        self.f = folder if isinstance(folder, ResultsFolder) else ResultsFolder(folder)
+        self.steps, self.launcher, self.backend, self.signals = steps, launcher, backend, signals
+        self.grace_s, self.heartbeat_s, self.timeout_scale = grace_s, heartbeat_s, timeout_scale
+        self.extra_env = dict(extra_env or {})
+        self.redo, self.keep_failed, self.suite_doc = set(redo), keep_failed, suite_doc or {}
+        self.counts = {"ran": 0, "skipped": 0}
+        self._lock = None
+
+    # ---- decisions ----
+
+    def _why_rerun(self, step, rec):
+        """'' to skip a finished step, else the reason to run it again."""
+        if step.name in self.redo or step.group in self.redo:
+            return "--redo"
+        for o in step.outputs:
+            if not os.path.lexists(os.path.join(self.f.root, o)):
+                return f"its output {o} is missing"
+        for d in step.inputs():
+            drec = self.f.read_state(d)
+            if drec and drec.get("status") == FINISHED and \
+                    drec.get("ended_epoch", 0) > rec.get("started_epoch", 0):
+                return f"{d} finished after it (stale)"
+        return ""
+
+    def _unmet_need(self, step):
+        for d in step.needs:
+            drec = self.f.read_state(d)
+            if not drec or drec.get("status") != FINISHED:
+                status = drec.get("status") if drec else "not run"
+                return f"needs {d}, which is {status}"
+        return ""
+
+    # ---- running one step ----
+
+    def _env(self, step, tmp):
+        env = dict(os.environ)
+        if step.ranks:
+            env.update(self.launcher.env())
+            if self.backend == "host" and step.ranks > 1:
+                # One BLAS thread per rank: ranks already fill the cores.
+                env.setdefault("OPENBLAS_NUM_THREADS", "1")
+                env.setdefault("OMP_NUM_THREADS", "1")
+        env.update(self.extra_env)
+        env.update(step.env)
+        env.update(OVB_SUITE_STEP=step.name, OVB_SUITE_TMP=tmp, OVB_SUITE_OUT=self.f.root)
+        return env
+
+    def _base_record(self, step, attempt):
+        return {"step": step.name, "group": step.group, "attempt": attempt,
+                "log": self.f.log_rel(step.name), "host": socket.gethostname(),
+                "job_id": os.environ.get("SLURM_JOB_ID"),
+                "restart_count": os.environ.get("SLURM_RESTART_COUNT")}
+
+    def _fail_now(self, step, rec, error, label):
+        attempt = (rec or {}).get("attempt", 0) + 1
+        t = now()
+        out = dict(self._base_record(step, attempt), status=FAILED, error=error, started_at=iso(t),
+                   started_epoch=t, ended_at=iso(t), ended_epoch=t, duration_s=0.0, exit_code=None)
+        os.makedirs(os.path.dirname(self.f.log_path(step.name)), exist_ok=True)
+        with open(self.f.log_path(step.name), "a", encoding="utf-8") as log:
+            log.write(f"==== ovb-suite: {step.name} attempt {attempt} at {iso(t)}: not run: "
+                      f"{error}\n")
+        self.f.write_state(step.name, out)
+        progress(f"{label}: FAILED: {error}")
+
+    def _move_outputs(self, step, tmp):
+        problems = [f"{o} {p}" for o in step.outputs
+                    if (p := _check_output(os.path.join(tmp, o)))]
+        if problems:
+            return "exit status 0 but output " + "; ".join(problems)
+        for o in step.outputs:
+            src, dst = os.path.join(tmp, o), os.path.join(self.f.root, o)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.isdir(src) and os.path.lexists(dst):
+                # A folder cannot replace a folder in one rename: move the old one aside first.
+                old = dst + ".old-" + str(os.getpid())
+                os.replace(dst, old)
+                os.replace(src, dst)
+                _remove(old)
+            else:
+                if os.path.isdir(dst):
+                    _remove(dst)
+                os.replace(src, dst)
+        return ""
+
+    def _keep_partial(self, step, tmp, attempt):
+        if os.path.isdir(tmp) and os.listdir(tmp):
+            dst = self.f.partial_dir(step.name, attempt)
+            _remove(dst)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            os.replace(tmp, dst)
+            return os.path.relpath(dst, self.f.root)
+        return None
+
+    def _run_step(self, step, rec, label):
+        attempt = (rec or {}).get("attempt", 0) + 1
+        tmp = self.f.tmp_dir(step.name)
+        _remove(tmp)
+        for o in step.outputs:
+            os.makedirs(os.path.dirname(os.path.join(tmp, o)) or tmp, exist_ok=True)
+        os.makedirs(tmp, exist_ok=True)
+        argv = expand_command(step.command, tmp, self.f.root)
+        if step.ranks:
+            argv = self.launcher.prefix(step.ranks, self.backend) + argv
+        log_path = self.f.log_path(step.name)
+        os.makedirs(os.path.dirname(log_path), exist_ok=True)
+        t0 = now()
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"==== ovb-suite: {step.name} attempt {attempt} at {iso(t0)} on "
+                      f"{socket.gethostname()}: {shlex.join(argv)}\n")
+        base = dict(self._base_record(step, attempt), command=argv, started_at=iso(t0),
+                    started_epoch=t0)
+        self.f.write_state(step.name, dict(base, status=RUNNING))
+        self.f.write_status(self.steps, self.suite_doc)
+        limits = Limits(timeout_s=step.timeout_s * self.timeout_scale,
+                        stall_s=step.stall_s * self.timeout_scale, grace_s=self.grace_s,
+                        heartbeat_s=self.heartbeat_s)
+        where = f"{step.ranks} rank(s) via {self.launcher.kind}" if step.ranks else "1 process"
+        progress(f"{label}: started ({where}, watchdog {limits.timeout_s:.0f} s"
+                 f"{f', stall {limits.stall_s:.0f} s' if limits.stall_s else ''}; "
+                 f"log {self.f.log_rel(step.name)})")
+        oc = run_command(argv, self._env(step, tmp), tmp, log_path, limits, self.signals, label)
+        t1 = now()
+        rec = dict(base, ended_at=iso(t1), ended_epoch=t1, duration_s=round(oc.duration_s, 3),
+                   exit_code=oc.exit_code, signal=oc.signal or None, watchdog=oc.watchdog or None)
+        error = ""
+        if oc.exit_code == 0 and not oc.watchdog:
+            error = self._move_outputs(step, tmp)
+            status = FINISHED if not error else FAILED
+        elif oc.signal:
+            status, error = INTERRUPTED, f"interrupted by {oc.signal}"
+        elif oc.watchdog:
+            status, error = FAILED, f"watchdog: {oc.watchdog}; killed"
+        else:
+            status = FAILED
+            error = (f"killed by signal {-oc.exit_code}" if oc.exit_code < 0
+                     else f"exit status {oc.exit_code}")
+        if status != FINISHED:
+            tail = tail_lines(log_path, 20)
+            last = next((line for line in reversed(tail) if line.strip()), "")
+            if last and status == FAILED and not oc.watchdog:
+                error += f": {last.strip()[:300]}"
+            rec.update(log_tail=tail, partial=self._keep_partial(step, tmp, attempt))
+        else:
+            _remove(tmp)
+        rec.update(status=status, error=error or None)
+        self.f.write_state(step.name, rec)
+        with open(log_path, "a", encoding="utf-8") as log:
+            log.write(f"==== ovb-suite: {step.name} attempt {attempt}: {status}"
+                      f"{': ' + error if error else ''} ({oc.duration_s:.1f} s)\n")
+        msg = f"{status} in {oc.duration_s:.1f} s"
+        progress(f"{label}: {msg if status == FINISHED else status.upper() + ': ' + error}")
+        self.counts["ran"] += 1
+        return status
+
+    # ---- the whole list ----
+
+    def _take_lock(self):
+        os.makedirs(self.f.meta, exist_ok=True)
+        self._lock = open(os.path.join(self.f.meta, "lock"), "a+", encoding="utf-8")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.seek(0)
+            holder = self._lock.read().strip() or "another process"
+            raise SuiteError(f"{self.f.root} is in use by {holder}: one driver per results "
+                             "folder") from None
+        self._lock.truncate(0)
+        self._lock.write(f"ovb-suite pid {os.getpid()} on {socket.gethostname()}\n")
+        self._lock.flush()
+
+    def run(self):
+        """Runs the steps; returns 0 (all finished), 1 (some not) or 128+signal (stopped)."""
+        self._take_lock()
+        n = len(self.steps)
+        progress(f"results folder {self.f.root}: {n} steps, backend {self.backend}, launcher "
+                 f"{self.launcher.describe()}")
+        stopped = None
+        for i, step in enumerate(self.steps, 1):
+            if self.signals.received:
+                stopped = self.signals.name()
+                break
+            label = f"({i}/{n}) {step.name}"
+            rec = self.f.read_state(step.name)
+            status = rec.get("status") if rec else None
+            if status == FINISHED:
+                why = self._why_rerun(step, rec)
+                if not why:
+                    progress(f"{label}: skipped, finished in attempt {rec.get('attempt')} "
+                             f"({rec.get('duration_s', 0):.1f} s)")
+                    self.counts["skipped"] += 1
+                    continue
+                progress(f"{label}: runs again: {why}")
+            elif status == FAILED and self.keep_failed and step.name not in self.redo:
+                progress(f"{label}: skipped, failed before (--keep-failed): {rec.get('error')}")
+                continue
+            elif status in (RUNNING, INTERRUPTED):
+                how = "was interrupted" if status == INTERRUPTED else "never ended (driver killed)"
+                progress(f"{label}: attempt {rec.get('attempt')} {how}: running it again")
+            if step.missing:
+                self._fail_now(step, rec, step.missing, label)
+                continue
+            unmet = self._unmet_need(step)
+            if unmet:
+                self._fail_now(step, rec, unmet, label)
+                continue
+            if self._run_step(step, rec, label) == INTERRUPTED:
+                stopped = self.signals.name()
+                break
+        doc = self.f.write_status(self.steps, self.suite_doc)
+        c = doc["counts"]
+        summary = ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
+        failed = [r["step"] for r in doc["steps"] if r["status"] == FAILED]
+        progress(f"{summary} ({self.counts['ran']} run now, {self.counts['skipped']} skipped as "
+                 f"finished); status: {os.path.join(self.f.root, 'suite-status.md')}")
+        if failed:
+            progress("failed: " + ", ".join(failed))
+        if stopped:
+            progress(f"stopped by {stopped}: unfinished steps run when the job is resubmitted or "
+                     "requeued with the same results folder")
+            return 128 + int(self.signals.received)
+        return 0 if c.get(FINISHED, 0) == n else 1

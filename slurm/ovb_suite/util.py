@@ -1,0 +1,82 @@
+"""Small shared pieces of the driver: its error type, atomic file writes, progress lines."""
+
+import json
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+
+
+class SuiteError(Exception):
+    """A problem the user must fix (bad option, unreadable file, wrong folder); main() prints it as
+    one line `ovb-suite: error: ...` and exits with status 2."""
+
+
+def now():
+    return time.time()
+
+
+def iso(t):
+    """UTC time stamp of an epoch time, as in the result files' context."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def atomic_write_text(path, text):
+    """Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
+    (or a job killed half-way) sees the old file or the new one, never a torn one."""
+    path = os.fspath(path)
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def atomic_write_json(path, doc):
+    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+def read_json(path):
+    """The parsed JSON of a file; SuiteError naming the file and the problem otherwise."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise SuiteError(f"{path}: cannot read: {e}") from None
+    except json.JSONDecodeError as e:
+        raise SuiteError(f"{path}: malformed JSON at line {e.lineno} column {e.colno}: {e.msg}") \
+            from None
+
+
+def progress(message):
+    """One progress line on stdout (the Slurm job's output), flushed at once."""
+    stamp = datetime.now().strftime("%H:%M:%S")
+    sys.stdout.write(f"[ovb-suite {stamp}] {message}\n")
+    sys.stdout.flush()
+
+
+def tail_lines(path, n=20, max_bytes=65536):
+    """The last `n` lines of a text file (reads at most `max_bytes` from its end)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - max_bytes))
+            data = f.read()
+    except OSError:
+        return []
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    return [line.rstrip() for line in lines[-n:]]

@@ -1,0 +1,373 @@
+"""Unit tests of the suite driver without Slurm: resume, failure recording, watchdog, signals,
+requeue, locking, option checks, the built-in plan. Fake steps are small shell commands.
+
+Run: python3 -m unittest discover -s slurm/tests -v      (ctest: slurm_driver_unit)
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+SLURM = os.path.dirname(HERE)
+DRIVER = os.path.join(SLURM, "ovb-suite")
+sys.path.insert(0, SLURM)
+
+from ovb_suite import presets  # noqa: E402
+from ovb_suite.plan import Target, build_plan  # noqa: E402
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def sh(script, **kw):
+    return dict(command=["sh", "-c", script], **kw)
+
+
+class DriverCase(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="ovb-suite-test-")
+        self.dir = self.tmp.name
+        self.out = os.path.join(self.dir, "results")
+        self.env = dict(os.environ)
+        for k in ("SLURM_JOB_ID", "SLURM_NTASKS", "SLURM_RESTART_COUNT", "OVB_LAUNCHER"):
+            self.env.pop(k, None)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def steps_file(self, steps, name="steps.json"):
+        path = os.path.join(self.dir, name)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump({"steps": steps}, f)
+        return path
+
+    def args(self, steps_file, *extra):
+        return [sys.executable, DRIVER, "run", "--out", self.out, "--steps-file", steps_file,
+                "--backend", "host", "--grace", "2", *extra]
+
+    def run_driver(self, steps_file, *extra, timeout=120):
+        return subprocess.run(self.args(steps_file, *extra), capture_output=True, text=True,
+                              env=self.env, timeout=timeout)
+
+    def start_driver(self, steps_file, *extra):
+        return subprocess.Popen(self.args(steps_file, *extra), stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, env=self.env)
+
+    def state(self, name):
+        path = os.path.join(self.out, ".suite", "state", name + ".json")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+    def wait_running(self, name, proc, limit=30):
+        path = os.path.join(self.out, ".suite", "state", name + ".json")
+        end = time.time() + limit
+        while time.time() < end:
+            if os.path.exists(path) and self.state(name)["status"] == "running":
+                return
+            if proc.poll() is not None:
+                self.fail(f"driver ended early: {proc.stdout.read()}")
+            time.sleep(0.05)
+        self.fail(f"{name} never started")
+
+    def flag(self, name):
+        return os.path.join(self.dir, name)
+
+
+class ResumeAndFailures(DriverCase):
+    def test_all_finish_outputs_moved_and_valid(self):
+        f = self.steps_file([
+            sh("mkdir -p {tmp}/sub && echo '{\"x\": 1}' > {tmp}/sub/a.json", name="a",
+               outputs=["sub/a.json"]),
+            sh("cat {out}/sub/a.json > {tmp}/b.json", name="b", outputs=["b.json"], needs=["a"]),
+        ])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        with open(os.path.join(self.out, "b.json"), encoding="utf-8") as fh:
+            self.assertEqual(json.load(fh), {"x": 1})
+        self.assertEqual(self.state("a")["status"], "finished")
+        self.assertFalse(os.path.exists(os.path.join(self.out, ".suite", "tmp", "a")))
+        with open(os.path.join(self.out, ".suite", "status.json"), encoding="utf-8") as fh:
+            status = json.load(fh)
+        self.assertEqual(status["counts"], {"finished": 2})
+        self.assertIn("| b | finished | 1 |", read(os.path.join(self.out, "suite-status.md")))
+        self.assertIn("(2/2) b: finished", r.stdout)
+
+    def test_failure_recorded_rest_continues_and_resume_skips_finished(self):
+        ok = self.flag("b-may-succeed")
+        f = self.steps_file([
+            sh("echo '{}' > {tmp}/a.json", name="a", outputs=["a.json"]),
+            sh(f"test -f {ok} || {{ echo first line; echo boom: disk on fire >&2; exit 3; }}; "
+               "echo '{}' > {tmp}/b.json", name="b", outputs=["b.json"]),
+            sh("echo '{}' > {tmp}/c.json", name="c", outputs=["c.json"]),
+            sh("echo '{}' > {tmp}/d.json", name="d", outputs=["d.json"], needs=["b"]),
+        ])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        b = self.state("b")
+        self.assertEqual(b["status"], "failed")
+        self.assertEqual(b["exit_code"], 3)
+        self.assertEqual(b["error"], "exit status 3: boom: disk on fire")
+        self.assertIn("first line", b["log_tail"])
+        self.assertEqual(self.state("c")["status"], "finished")  # the suite went on
+        self.assertEqual(self.state("d")["error"], "needs b, which is failed")
+        a_time = os.stat(os.path.join(self.out, "a.json")).st_mtime_ns
+        a_rec = self.state("a")
+
+        open(ok, "w").close()
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("(1/4) a: skipped, finished", r.stdout)
+        self.assertEqual(self.state("a"), a_rec)  # not rerun
+        self.assertEqual(os.stat(os.path.join(self.out, "a.json")).st_mtime_ns, a_time)
+        self.assertEqual(self.state("b")["attempt"], 2)
+        self.assertEqual(self.state("d")["status"], "finished")
+        log = read(os.path.join(self.out, "logs", "b.txt"))
+        self.assertIn("b attempt 1", log)
+        self.assertIn("b attempt 2", log)
+
+    def test_keep_failed_and_redo(self):
+        f = self.steps_file([
+            sh("echo '{}' > {tmp}/a.json", name="a", outputs=["a.json"]),
+            sh("exit 1", name="b"),
+            sh("echo '{}' > {tmp}/c.json", name="c", outputs=["c.json"], after=["a"]),
+        ])
+        self.run_driver(f)
+        r = self.run_driver(f, "--keep-failed")
+        self.assertIn("b: skipped, failed before", r.stdout)
+        self.assertEqual(self.state("b")["attempt"], 1)
+        c_started = self.state("c")["started_epoch"]
+        r = self.run_driver(f, "--redo", "a", "--keep-failed")
+        self.assertIn("a: runs again: --redo", r.stdout)
+        self.assertIn("c: runs again: a finished after it (stale)", r.stdout)
+        self.assertGreater(self.state("c")["started_epoch"], c_started)
+
+    def test_missing_output_and_bad_json_fail(self):
+        f = self.steps_file([
+            sh("true", name="nothing", outputs=["x.json"]),
+            sh("echo '{oops' > {tmp}/y.json", name="badjson", outputs=["y.json"]),
+        ])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("output x.json was not written", self.state("nothing")["error"])
+        self.assertIn("output y.json is not valid JSON", self.state("badjson")["error"])
+        self.assertFalse(os.path.exists(os.path.join(self.out, "y.json")))
+
+    def test_missing_output_of_finished_step_reruns_it(self):
+        f = self.steps_file([sh("echo '{}' > {tmp}/a.json", name="a", outputs=["a.json"])])
+        self.run_driver(f)
+        os.unlink(os.path.join(self.out, "a.json"))
+        r = self.run_driver(f)
+        self.assertIn("runs again: its output a.json is missing", r.stdout)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "a.json")))
+
+    def test_step_that_cannot_run_is_failed_with_its_reason(self):
+        f = self.steps_file([dict(name="g", command=[], missing="gpt4d not built"),
+                             sh("true", name="h")])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(self.state("g")["error"], "gpt4d not built")
+        self.assertEqual(self.state("h")["status"], "finished")
+
+    def test_directory_output_replaces_old_one(self):
+        f = self.steps_file([sh("mkdir -p {tmp}/tr && date +%s%N > {tmp}/tr/t1.json && "
+                                "echo 1 > {tmp}/tr/t1.json", name="t", outputs=["tr"])])
+        self.run_driver(f)
+        os.makedirs(os.path.join(self.out, "tr", "stale"))
+        r = self.run_driver(f, "--redo", "t")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(sorted(os.listdir(os.path.join(self.out, "tr"))), ["t1.json"])
+
+
+class Watchdog(DriverCase):
+    def test_timeout_kills_hanging_step_and_its_children(self):
+        pidfile = self.flag("child.pid")
+        f = self.steps_file([
+            dict(sh(f"sleep 1000 & echo $! > {pidfile}; wait", name="hang"), timeout_s=1),
+            sh("true", name="after"),
+        ])
+        t0 = time.time()
+        r = self.run_driver(f, timeout=60)
+        self.assertLess(time.time() - t0, 30)
+        self.assertEqual(r.returncode, 1)
+        rec = self.state("hang")
+        self.assertEqual(rec["status"], "failed")
+        self.assertIn("watchdog: no completion within 1 s (timeout); killed", rec["error"])
+        self.assertEqual(self.state("after")["status"], "finished")
+        with open(pidfile, encoding="utf-8") as fh:
+            child = int(fh.read())
+        self.assertFalse(os.path.exists(f"/proc/{child}"), "the step's sleep survived")
+
+    def test_stall_detects_silence(self):
+        f = self.steps_file([dict(sh("echo working; sleep 1000", name="quiet"), timeout_s=100,
+                                  stall_s=1)])
+        r = self.run_driver(f, timeout=60)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("no output for 1 s (stalled)", self.state("quiet")["error"])
+
+    def test_step_ignoring_sigterm_gets_sigkill_after_grace(self):
+        f = self.steps_file([dict(sh("trap '' TERM; while :; do sleep 0.1; done", name="stubborn"),
+                                  timeout_s=1)])
+        t0 = time.time()
+        r = self.run_driver(f, timeout=60)
+        self.assertLess(time.time() - t0, 30)
+        self.assertIn("SIGKILL", r.stdout)
+        self.assertEqual(self.state("stubborn")["status"], "failed")
+
+
+class Signals(DriverCase):
+    def _hanging_suite(self):
+        flag = self.flag("second-attempt")
+        return self.steps_file([
+            sh("echo '{}' > {tmp}/a.json", name="a", outputs=["a.json"]),
+            sh(f"if test -f {flag}; then echo '{{}}' > {{tmp}}/b.json; exit 0; fi; "
+               "trap 'echo flushed > {tmp}/partial.txt; exit 143' TERM; "
+               "echo started; sleep 1000 & wait", name="b", outputs=["b.json"]),
+            sh("echo '{}' > {tmp}/c.json", name="c", outputs=["c.json"]),
+        ]), flag
+
+    def test_sigterm_interrupts_step_then_rerun_resumes(self):
+        f, flag = self._hanging_suite()
+        p = self.start_driver(f)
+        self.wait_running("b", p)
+        time.sleep(0.5)  # the step's trap is set once it printed
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, out)
+        rec = self.state("b")
+        self.assertEqual(rec["status"], "interrupted")
+        self.assertEqual(rec["error"], "interrupted by SIGTERM")
+        # The step got the signal and flushed its partial result, kept for inspection.
+        partial = os.path.join(self.out, rec["partial"], "partial.txt")
+        self.assertEqual(read(partial).strip(), "flushed")
+        self.assertFalse(os.path.exists(os.path.join(self.out, ".suite", "state", "c.json")))
+        self.assertNotIn("requeueing", out)  # not a Slurm job
+        open(flag, "w").close()
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertIn("attempt 1 was interrupted: running it again", r.stdout)
+        self.assertEqual(self.state("a")["attempt"], 1)
+        self.assertEqual(self.state("b")["attempt"], 2)
+
+    def test_usr1_in_a_slurm_job_requeues_it(self):
+        bindir = os.path.join(self.dir, "bin")
+        os.makedirs(bindir)
+        calls = self.flag("scontrol.calls")
+        with open(os.path.join(bindir, "scontrol"), "w", encoding="utf-8") as fh:
+            fh.write(f"#!/bin/sh\necho \"$@\" >> {calls}\n")
+        os.chmod(os.path.join(bindir, "scontrol"), 0o755)
+        self.env.update(PATH=bindir + os.pathsep + self.env["PATH"], SLURM_JOB_ID="4242",
+                        OVB_LAUNCHER="mpirun")
+        f, _ = self._hanging_suite()
+        p = self.start_driver(f)
+        self.wait_running("b", p)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGUSR1)
+        out, _ = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGUSR1, out)
+        self.assertEqual(self.state("b")["status"], "interrupted")
+        self.assertEqual(read(calls).split(), ["requeue", "4242"])
+        self.assertEqual(self.state("b")["job_id"], "4242")
+
+    def test_second_driver_on_same_folder_is_refused(self):
+        f, _ = self._hanging_suite()
+        p = self.start_driver(f)
+        try:
+            self.wait_running("b", p)
+            r = self.run_driver(f)
+            self.assertEqual(r.returncode, 2)
+            self.assertRegex(r.stderr, r"^ovb-suite: error: .* is in use by ovb-suite pid \d+")
+        finally:
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=60)
+
+
+class Options(DriverCase):
+    def test_rerun_with_other_options_is_refused(self):
+        f = self.steps_file([sh("true", name="a")])
+        g = self.steps_file([sh("true", name="a")], name="other.json")
+        self.assertEqual(self.run_driver(f, "--ranks", "2").returncode, 0)
+        r = self.run_driver(g)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("was started with other options: --steps-file", r.stderr)
+        r = self.run_driver(f, "--ranks", "3")
+        self.assertIn("--ranks 3 (folder: 2)", r.stderr)
+
+    def test_bad_steps_files_give_one_line(self):
+        cases = {
+            "[1, 2]": "expected {\"steps\": [ ... ]}",
+            "{\"steps\": [{\"name\": \"a\"}]}": "missing 'command'",
+            "{\"steps\": [{\"name\": \"a\", \"command\": [\"x\"], \"colour\": 1}]}":
+                "unknown key(s) colour",
+            "{\"steps\": [{\"name\": \"a\", \"command\": [\"x\"], \"needs\": [\"b\"]}]}":
+                "depends on 'b', which is not an earlier step",
+            "{\"steps\": [{\"name\": \"a\", \"command\": [\"x\"], \"outputs\": [\"../x\"]}]}":
+                "must be a relative path",
+            "{\"steps\": [": "malformed JSON at line 1",
+        }
+        for text, msg in cases.items():
+            path = os.path.join(self.dir, "bad.json")
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            r = self.run_driver(path)
+            self.assertEqual(r.returncode, 2, text)
+            self.assertIn(msg, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_unknown_only_and_out_required(self):
+        f = self.steps_file([sh("true", name="a")])
+        r = self.run_driver(f, "--only", "nope")
+        self.assertIn("--only: unknown group or step nope", r.stderr)
+        r = subprocess.run([sys.executable, DRIVER, "run", "--steps-file", f], capture_output=True,
+                           text=True, env=self.env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--out DIR is required outside a Slurm job", r.stderr)
+
+    def test_multi_rank_step_through_mpirun(self):
+        self.env["OVB_LAUNCHER"] = "mpirun"
+        f = self.steps_file([dict(name="ranks", ranks=3, command=[
+            "sh", "-c", "echo rank=${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-?}} >> {tmp}/../../ranks"])])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 0, r.stdout + read(os.path.join(self.out, "logs", "ranks.txt")))
+        with open(os.path.join(self.out, ".suite", "ranks"), encoding="utf-8") as fh:
+            self.assertEqual(sorted(fh.read().split()), ["rank=0", "rank=1", "rank=2"])
+
+
+class Plan(unittest.TestCase):
+    def test_grids_from_patterns(self):
+        self.assertEqual(presets.grid_for("xy", 8), (4, 2, 1, 1))
+        self.assertEqual(presets.grid_for("xyzd", 8), (2, 2, 2, 1))
+        self.assertEqual(presets.grid_for("data", 4), (1, 1, 1, 4))
+        self.assertEqual(presets.grid_for("zd", 12), (1, 1, 6, 2))
+        p = presets.preset("quick", "host")
+        self.assertEqual(presets.grids(p, 4), [(1, 1, 1, 4), (2, 2, 1, 1), (1, 1, 2, 2)])
+        self.assertEqual(presets.grids(p, 1), [(1, 1, 1, 1)])
+        for g in presets.grids(presets.preset("full", "cuda"), 8):
+            self.assertEqual(g[0] * g[1] * g[2] * g[3], 8)
+
+    def test_builtin_plan_marks_missing_binaries_and_orders_dependencies(self):
+        with tempfile.TemporaryDirectory() as build:
+            steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick"))
+        names = [s.name for s in steps]
+        self.assertEqual(names[:3], ["microbench-gemm", "microbench-collective",
+                                     "microbench-overlap"])
+        self.assertEqual(names[-1], "report")
+        gpt = [s for s in steps if s.group == "gpt4d"]
+        self.assertEqual(len(gpt), 6)
+        self.assertEqual(gpt[0].missing.split(" (")[0], "gpt4d not built")
+        cal = next(s for s in steps if s.name == "model-calibrate")
+        self.assertEqual(cal.needs, names[:3])
+        self.assertEqual(set(steps[-1].after), set(names[:-1]))
+        for s in steps:  # every command writes only into its work folder
+            self.assertTrue(all("{tmp}/" + o in " ".join(s.command) for o in s.outputs), s.name)
+
+
+if __name__ == "__main__":
+    unittest.main()
