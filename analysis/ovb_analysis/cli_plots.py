@@ -65,6 +65,8 @@ def cmd_plot(args):
 
 def cmd_report(args):
     rep, written = report.build(args.results_dir, args.outdir, _options(args))
+    for step, _, status, error in rep.steps:
+        print(f"note: suite step {step} {status}" + (f": {error}" if error else ""), file=sys.stderr)
     for rel, reason in rep.failed:
         print(f"warning: could not read {rel}: {reason}", file=sys.stderr)
     for kind, _, reason in rep.missing:

@@ -12,6 +12,7 @@ table{border-collapse:collapse;margin:.5em 0 1.5em;font-size:.85em}
 th,td{border:1px solid #ccc;padding:.2em .5em;text-align:left}th{background:#f0f0f0}
 figure{margin:1em 0 2em}img{max-width:100%;border:1px solid #eee}
 figcaption{font-size:.9em;color:#444}.note{font-size:.85em;color:#555}"""
+STEP_HEADER = ["step", "group", "status", "error"]
 
 
 def _e(text):
@@ -30,8 +31,11 @@ def to_html(rep, outdir):
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
              f"<title>OverlapBench report: {_e(rep.name)}</title>", f"<style>{CSS}</style>",
              "</head><body>", f"<h1>OverlapBench report: {_e(rep.name)}</h1>"]
-    if rep.failed or rep.missing:
+    if rep.failed or rep.missing or rep.steps:
         parts.append("<h2>Problems</h2>")
+    if rep.steps:
+        parts.append("<h3>Suite steps that did not finish</h3>")
+        parts.append(_html_table(STEP_HEADER, rep.steps))
     if rep.failed:
         parts.append("<h3>Files that could not be read</h3>")
         parts.append(_html_table(["file", "reason"], rep.failed))
@@ -73,6 +77,8 @@ def _md_table(header, rows):
 
 def to_markdown(rep):
     parts = [f"# OverlapBench report: {rep.name}", ""]
+    if rep.steps:
+        parts += ["## Suite steps that did not finish", "", _md_table(STEP_HEADER, rep.steps), ""]
     if rep.failed:
         parts += ["## Files that could not be read", "", _md_table(["file", "reason"], rep.failed), ""]
     if rep.missing:

@@ -2,15 +2,16 @@
 results folder, as one self-contained HTML page (PNGs embedded) and a Markdown summary.
 
 Deterministic: files are read in sorted order, figures carry no dates, and the page has no time
-stamps except the dates read from the result files. Plots that cannot be made and files that could
-not be read are listed with the reason.
+stamps except the dates read from the result files. Plots that cannot be made, files that could
+not be read and suite steps that did not finish (slurm/ovb-suite's .suite/status.json) are listed
+with the reason.
 """
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import render, results, tables
+from . import render, results, suite_status, tables
 from .errors import AnalysisError
 from .plots import NoData, Options, kinds
 
@@ -21,6 +22,7 @@ class Report:
     outputs: list = field(default_factory=list)   # plots.Output
     missing: list = field(default_factory=list)   # (kind, title, reason)
     failed: list = field(default_factory=list)    # (file, reason)
+    steps: list = field(default_factory=list)     # (step, group, status, error) not finished
     warnings: list = field(default_factory=list)
     tables: list = field(default_factory=list)
 
@@ -50,7 +52,8 @@ def build(results_dir, outdir=None, options=None):
     outdir = Path(outdir) if outdir is not None else results_dir / "report"
     options = options or Options()
     rs = results.load_inputs([results_dir], exclude=[outdir])
-    rep = Report(results_dir.resolve().name, failed=list(rs.failed), warnings=list(rs.warnings))
+    rep = Report(results_dir.resolve().name, failed=list(rs.failed), warnings=list(rs.warnings),
+                 steps=suite_status.unfinished_steps(results_dir))
     rep.outputs, rep.missing = make_plots(rs, outdir, options)
     rep.tables = tables.all_tables(rs, options)
     written = [p for o in rep.outputs for p in o.files]

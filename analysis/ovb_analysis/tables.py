@@ -13,6 +13,9 @@ from .plots import collective, gemm, overlap
 from .plots.scaling import collect, size_label
 
 
+COLLAPSE_ABOVE = 3  # files not read for the same reason listed one by one up to this many
+
+
 @dataclass
 class Table:
     title: str
@@ -55,7 +58,15 @@ def context_table(rs, options=None):
 
 
 def inputs_table(rs, options=None):
-    rows = [[f.rel, f.kind] for f in rs.files] + [[rel, f"not read: {why}"] for rel, why in rs.ignored]
+    """Files read, and those not read with the reason; many files with one reason (e.g. a suite's
+    step logs) share one row."""
+    rows = [[f.rel, f.kind] for f in rs.files]
+    for why, rels in sorted(_group(rs.ignored, lambda r: r[1]).items()):
+        rels = sorted(rel for rel, _ in rels)
+        if len(rels) > COLLAPSE_ABOVE:
+            rows.append([f"{rels[0]} and {len(rels) - 1} more", f"not read: {why}"])
+        else:
+            rows += [[rel, f"not read: {why}"] for rel in rels]
     return Table("Result files read", ["file", "kind"], sorted(rows))
 
 

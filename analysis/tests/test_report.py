@@ -1,5 +1,6 @@
 """The report: builds from the fixtures, is self-contained, lists what is missing, is deterministic."""
 
+import json
 import re
 import shutil
 
@@ -101,3 +102,41 @@ def test_report_bytes_do_not_depend_on_the_process(tmp_path):
         assert res.returncode == 0, res.stderr
         outs.append({p.name: p.read_bytes() for p in sorted(out.iterdir())})
     assert outs[0] == outs[1] and "report.html" in outs[0]
+
+
+def test_suite_steps_that_did_not_finish_are_listed(tmp_path, cli):
+    src = tmp_path / "res"
+    shutil.copytree(RESULTS / "model", src / "model")
+    (src / ".suite").mkdir()
+    (src / ".suite" / "status.json").write_text(json.dumps({"steps": [
+        {"step": "microbench-gemm", "group": "microbench", "status": "finished"},
+        {"step": "gpt4d-g1x2x1x2-oar", "group": "gpt4d", "status": "failed",
+         "error": "exit status 1:\nerror: Gy=2 does not divide heads=3"},
+        {"step": "model-search", "group": "model", "status": "pending",
+         "error": "ovb-model not built"},
+        {"step": "report", "group": "report", "status": "running"}]}))
+    rep, files = build(tmp_path, "rep", src)
+    assert rep.steps == [("gpt4d-g1x2x1x2-oar", "gpt4d", "failed",
+                          "exit status 1: error: Gy=2 does not divide heads=3"),
+                         ("model-search", "model", "pending", "ovb-model not built")]
+    md = files["report.md"].decode()
+    assert ("## Suite steps that did not finish\n\n| step | group | status | error |\n|---|---|---|"
+            "---|\n| gpt4d-g1x2x1x2-oar | gpt4d | failed | exit status 1: error: Gy=2 does not "
+            "divide heads=3 |") in md
+    assert "Suite steps that did not finish" in files["report.html"].decode()
+    rc, _, err = cli("report", src, "-o", tmp_path / "cli")
+    assert rc == 0 and "note: suite step model-search pending: ovb-model not built" in err
+    (src / ".suite" / "status.json").write_text("{")
+    rep, _ = build(tmp_path, "rep2", src)
+    assert rep.steps[0][2] == "unreadable"
+
+
+def test_many_files_not_read_for_one_reason_share_a_row(tmp_path):
+    from ovb_analysis import results, tables
+    for i in range(5):
+        (tmp_path / f"step-{i}.txt").write_text("gpt4d: iteration 3 done\n")
+    (tmp_path / "state.json").write_text('{"hello": 1}')
+    rows = tables.inputs_table(results.load_inputs([tmp_path])).rows
+    assert rows == [["state.json", "not read: not a result file of a known shape (see "
+                                   "results/SCHEMA.md)"],
+                    ["step-0.txt and 4 more", "not read: log without Megatron-LM iteration lines"]]
