@@ -43,7 +43,7 @@ def compare(gpt4d_run, megatron_run, warmup=None):
                "gpus": run.gpus, "batch": run.batch}
         row.update(runs.run_stats(run, warmup))
         rows.append(row)
-    return {"rows": rows,
+    return {"schema_version": 1, "rows": rows,
             "speedup": rows[1]["median_ms"] / rows[0]["median_ms"],
             "model": {k: gpt4d_run.model.get(k) for k in ("layers", "hidden", "heads", "seq",
                                                             "vocab", "preset")},

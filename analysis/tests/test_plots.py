@@ -1,6 +1,7 @@
 """Every plot kind from the fixture result sets: files exist, are non-empty, PNG pixel size is the
 figure size x dpi at a two-column paper width, PDFs carry no dates, output is deterministic."""
 
+import json
 import shutil
 import struct
 
@@ -97,3 +98,30 @@ def test_cli_plot(cli, tmp_path):
     assert rc == 1 and "cannot make the model plot: no ovb-model" in err
     rc, out, err = cli("plot", "all", RESULTS / "model", "-o", tmp_path / "all")
     assert rc == 0 and len(out.splitlines()) == 4 and "note: scaling plot not made" in err
+
+
+def test_breakdown_segments_by_hand(tmp_path):
+    from ovb_analysis.plots import breakdown
+    src = tmp_path / "in"
+    (src / "g").mkdir(parents=True)
+    for name in ("gpt4d_1.3B_g8_all.json", "gpt4d_1.3B_g8_all.trace-analysis.json"):
+        shutil.copy(RESULTS / "gpt4d" / name, src / "g" / name)
+    doc = json.loads((src / "g" / "gpt4d_1.3B_g8_all.json").read_text())
+    doc["summary"]["collectives"] += [
+        {"kind": "all_gather", "group": "z-allgather", "count": 24, "bytes": 1, "time_ms": 2.0,
+         "exposed_ms": 0.5},
+        {"kind": "all_reduce", "group": "world", "count": 1, "bytes": 8, "time_ms": 0.1,
+         "exposed_ms": 0.1}]
+    (src / "g" / "other.json").write_text(json.dumps(doc))  # no trace: idle inside compute
+    bars, used = breakdown.gpt4d_bars(results.load_inputs([src]), Options())
+    assert used == {"g/gpt4d_1.3B_g8_all.trace-analysis.json"}
+    (label_a, a), (label_b, b) = bars
+    # median 133.43 ms; exposed x 6.3, y 5.6, data 3.15; idle = 133.43 * 5000 / 134000
+    idle = 133.43 * 5000.0 / 134000.0
+    assert a == pytest.approx({"exposed x": 6.3, "exposed y": 5.6, "exposed z": 0.0,
+                               "exposed data": 3.15, "exposed other": 0.0, "idle": idle,
+                               "compute": 133.43 - 15.05 - idle})
+    assert label_a == "2x2x1x2\noar,ors,oag" and label_b == "2x2x1x2\noar,ors,oag*"
+    assert b["exposed z"] == 0.5 and b["exposed other"] == 0.1 and b["idle"] == 0.0
+    assert b["compute"] == pytest.approx(133.43 - 15.05 - 0.6)
+    assert breakdown.dimension("Y") == "y" and breakdown.dimension("pipeline") == "other"

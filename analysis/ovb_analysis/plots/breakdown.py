@@ -1,6 +1,6 @@
 """Iteration-time breakdown bars. (a) gpt4d runs, per configuration and overlap-flag combination:
 median iteration time split into exposed communication per grid dimension (summary.collectives
-exposed_ms, per iteration), idle (the idle share of a matching ovb-trace analysis: same folder, file
+exposed_ms, per iteration; "z-allgather" counts as z, "world" as other), idle (the idle share of a matching ovb-trace analysis: same folder, file
 name starting with the gpt4d file's stem) and compute (the rest). (b) each ovb-trace analysis on its
 own: compute, exposed communication, memory/other and idle over the traced span (mean over ranks)."""
 
@@ -22,6 +22,13 @@ DIMS = ("x", "y", "z", "data")
 IDLE_COLOR = "#BBBBBB"
 
 
+def dimension(group):
+    """Grid dimension of a communicator name: "x", "y", "z", "data"; "z-allgather" (gpt4d's second
+    Z communicator) is z; "world" (the loss / grad-norm all-reduce) and unknown names are "other"."""
+    head = str(group).lower().split("-")[0]
+    return head if head in DIMS else "other"
+
+
 def _matching_trace(gpt4d_file, traces):
     stem = gpt4d_file.path.name.removesuffix(".json")
     for t in traces:
@@ -39,11 +46,9 @@ def gpt4d_bars(rs, options):
             total = runs.run_stats(run, options.warmup)["median_ms"]
         except AnalysisError:
             continue
-        seg = {f"exposed {d}": 0.0 for d in DIMS}
-        for c in (run.extra["summary"].get("collectives") or []):
-            g = str(c.get("group", "data"))
-            key = f"exposed {g}" if g in DIMS else "exposed data"
-            seg[key] += float(c.get("exposed_ms") or 0.0)
+        seg = {f"exposed {d}": 0.0 for d in DIMS + ("other",)}
+        for c in run.extra["summary"]["collectives"]:
+            seg[f"exposed {dimension(c['group'])}"] += float(c["exposed_ms"])
         exposed = sum(seg.values())
         trace = _matching_trace(f, traces)
         idle = 0.0
@@ -111,8 +116,8 @@ def make(rs, outdir, options):
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         for ax, (kind, bars) in zip(axes, panels):
             if kind == "gpt4d":
-                segs = [("compute", color(0))] + [(f"exposed {d}", color(i + 1))
-                                                  for i, d in enumerate(DIMS)] + [("idle", IDLE_COLOR)]
+                segs = [("compute", color(0))] + [(f"exposed {d}", color(i + 1)) for i, d in
+                                                  enumerate(DIMS + ("other",))] + [("idle", IDLE_COLOR)]
                 _stack(ax, bars, segs)
                 ax.set_ylabel("share of gpt4d median iteration (%)")
                 ax.set_xlabel("grid Gx x Gy x Gz x Gdata / overlap flags / iteration time")

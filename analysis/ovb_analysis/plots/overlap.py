@@ -16,7 +16,7 @@ TITLE = "Overlap heatmaps"
 DESCRIPTION = ("Overlap efficiency (serial - t_o) / min(t_c, t_m) (1 = shorter op fully hidden), "
                "compute slowdown t_c'/t_c - 1 and communication slowdown t_m'/t_m - 1 (in %), over "
                "GEMM size and message size, per stream-priority setting.")
-METRICS = (("overlap_efficiency", "overlap efficiency", 1.0),
+METRICS = (("overlap_efficiency", "overlap efficiency\n(1 = fully hidden)", 1.0),
            ("compute_slowdown", "compute slowdown (%)", 100.0),
            ("comm_slowdown", "comm. slowdown (%)", 100.0))
 PRIO_ORDER = ("equal", "comm_high", "compute_high")
