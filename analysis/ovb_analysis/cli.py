@@ -18,7 +18,9 @@ class Parser(argparse.ArgumentParser):
     """argparse that reports a usage error as one line instead of usage text + error."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        sub = self.prog.removeprefix(PROG).strip()
+        where = f"{sub}: " if sub else ""
+        self.exit(2, f"{PROG}: error: {where}{message} (see {self.prog} --help)\n")
 
 
 def build_parser():

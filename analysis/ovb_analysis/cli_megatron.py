@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from . import megatron_compare, megatron_log, results, runs, stats
+from .cli_types import non_negative_int, positive_float
 from .errors import AnalysisError
 from .io_util import atomic_write, dumps_json
 from .megatron_cmd import add_cmd_parser
@@ -22,7 +23,7 @@ def add_parsers(sub):
     p.add_argument("log", metavar="LOG", help="Megatron-LM log file")
     p.add_argument("--json", action="store_true",
                    help="print a JSON array, one object per iteration line")
-    p.add_argument("--warmup", type=int, default=None, metavar="N",
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
                    help="warm-up iterations left out of the summary (default: max(3, 10%%))")
     p.set_defaults(handler=cmd_log)
 
@@ -36,11 +37,11 @@ def add_parsers(sub):
     p.add_argument("--megatron", required=True, metavar="LOG",
                    help="Megatron-LM log, its parsed JSON, or a run folder "
                    "(megatron_config.json + log)")
-    p.add_argument("--warmup", type=int, default=None, metavar="N",
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
                    help="warm-up iterations dropped on both sides (default: max(3, 10%% of the "
                    "iterations), at least one iteration kept)")
     p.add_argument("--json", metavar="OUT", help="also write the comparison as JSON to OUT")
-    p.add_argument("--peak", type=float, default=None, metavar="TFLOPS",
+    p.add_argument("--peak", type=positive_float, default=None, metavar="TFLOPS",
                    help="dense peak TFLOP/s per GPU when the gpt4d context has none")
     p.set_defaults(handler=cmd_compare)
 
@@ -96,8 +97,6 @@ def cmd_compare(args):
         print("note: the Megatron-LM run has no megatron_config.json or arguments block; assuming "
               "the gpt4d run's model and GPU count", file=sys.stderr)
     mrun = runs.from_megatron(mfile, fallback=grun)
-    if args.warmup is not None and args.warmup < 0:
-        raise AnalysisError("--warmup must not be negative")
     result = megatron_compare.compare(grun, mrun, args.warmup)
     sys.stdout.write(megatron_compare.format_table(result))
     for m in result["mismatches"]:

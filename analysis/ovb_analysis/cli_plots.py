@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from . import report, results
+from .cli_types import non_negative_int, positive_float
 from .errors import AnalysisError
 from .plots import Options, kinds
 
@@ -32,15 +33,13 @@ def add_parsers(sub):
 
 
 def _common(p):
-    p.add_argument("--warmup", type=int, default=None, metavar="N",
+    p.add_argument("--warmup", type=non_negative_int, default=None, metavar="N",
                    help="warm-up iterations dropped from training runs (default: max(3, 10%%))")
-    p.add_argument("--peak", type=float, default=None, metavar="TFLOPS",
+    p.add_argument("--peak", type=positive_float, default=None, metavar="TFLOPS",
                    help="dense peak TFLOP/s per GPU for runs whose files carry none")
 
 
 def _options(args):
-    if args.warmup is not None and args.warmup < 0:
-        raise AnalysisError("--warmup must not be negative")
     return Options(warmup=args.warmup, peak=args.peak)
 
 
@@ -51,12 +50,14 @@ def cmd_plot(args):
         print(f"warning: {rel}: {reason}", file=sys.stderr)
     only = None if args.kind == "all" else {args.kind}
     outputs, missing = report.make_plots(rs, Path(args.outdir), options, only)
-    for kind, _, reason in missing:
-        if args.kind != "all":
-            raise AnalysisError(f"cannot make the {kind} plot: {reason}")
-        print(f"note: {kind} plot not made: {reason}", file=sys.stderr)
+    if args.kind != "all" and missing:
+        raise AnalysisError(f"cannot make the {args.kind} plot: {missing[0][2]}")
     if not outputs:
-        raise AnalysisError("no plot could be made from the inputs")
+        what = "no result file of the suite" if not rs.files else \
+            "; ".join(f"{kind}: {reason}" for kind, _, reason in missing)
+        raise AnalysisError(f"no plot could be made from the inputs ({what})")
+    for kind, _, reason in missing:
+        print(f"note: {kind} plot not made: {reason}", file=sys.stderr)
     for o in outputs:
         for f in o.files:
             print(f)

@@ -10,6 +10,7 @@ from pathlib import Path
 from . import megatron_launch as ml
 from . import megatron_script as ms
 from . import results, runs
+from .cli_types import positive_float
 from .errors import AnalysisError
 from .io_util import atomic_write, dumps_json
 
@@ -57,7 +58,7 @@ def add_cmd_parser(sub):
     r.add_argument("--run-dir", metavar="DIR", help="where megatron_config.json and the log go "
                    "(default: the sbatch script's folder; megatron-run for --run)")
     r.add_argument("--megatron-path", help="Megatron-LM checkout (default: $MEGATRON_PATH)")
-    r.add_argument("--peak", type=float, metavar="TFLOPS",
+    r.add_argument("--peak", type=positive_float, metavar="TFLOPS",
                    help="dense peak TFLOP/s per GPU, recorded for %% of peak in the plots "
                    "(default with --gpt4d: its context's peak)")
     r.add_argument("--run", action="store_true", help="run it now on this node with torchrun")

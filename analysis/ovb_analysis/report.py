@@ -51,6 +51,10 @@ def build(results_dir, outdir=None, options=None):
         raise AnalysisError(f"{results_dir}: not a folder")
     outdir = Path(outdir) if outdir is not None else results_dir / "report"
     options = options or Options()
+    try:  # fail before the work when the output folder cannot be made
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise AnalysisError(f"cannot write {outdir}: {e.strerror or e}") from None
     rs = results.load_inputs([results_dir], exclude=[outdir])
     rep = Report(results_dir.resolve().name, failed=list(rs.failed), warnings=list(rs.warnings),
                  steps=suite_status.unfinished_steps(results_dir))

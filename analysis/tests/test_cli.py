@@ -34,10 +34,21 @@ def test_help_on_every_subcommand():
     (("frobnicate",), 2, "invalid choice: 'frobnicate'"),
     ((), 2, "the following arguments are required: COMMAND"),
     (("megatron-cmd", "--gpus", "x"), 2, "invalid int value: 'x'"),
+    (("megatron-log", LOGS / "current.log", "--warmup", "-1"), 2,
+     "megatron-log: argument --warmup: must not be negative: '-1'"),
+    (("report", RESULTS, "--peak", "0"), 2, "argument --peak: must be a positive number: '0'"),
+    (("plot", "all", RESULTS / "broken", "-o", "/tmp/ovb-none"), 1,
+     "no plot could be made from the inputs (no result file of the suite)"),
+    (("megatron-cmd", "--preset", "1.3B", "--gpus", 8, "--global-batch", 8, "--tp", 3), 1,
+     "invalid Megatron-LM configuration: TP*PP = 3 does not divide the GPU count 8; attention "
+     "heads 16 not divisible by TP=3"),
+    (("report", RESULTS, "-o", "/proc/ovb-report"), 1, "cannot write /proc/ovb-report: "),
 ])
 def test_bad_input_is_one_line_without_traceback(args, code, text):
     res = run_executable(*args)
     assert res.returncode == code
     assert "Traceback" not in res.stderr
-    lines = [line for line in res.stderr.splitlines() if not line.startswith("warning:")]
+    lines = [line for line in res.stderr.splitlines()
+             if not line.startswith(("warning:", "note:"))]
     assert len(lines) == 1 and text in lines[0], res.stderr
+    assert lines[0].startswith("ovb-analysis: error: ")

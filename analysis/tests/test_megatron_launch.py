@@ -206,3 +206,19 @@ def test_cli_matched_to_a_gpt4d_result(cli, tmp_path, monkeypatch):
     assert "warning: --global-batch 32 differs from the gpt4d run (16)" in err
     rc, _, err = cli("megatron-cmd", "--gpt4d", RESULTS / "model" / "search.json")
     assert rc == 1 and "not a gpt4d result (found model_search)" in err
+
+
+def test_full_command_with_every_overlap_flag_in_the_spec_order():
+    cfg, _ = check(sequence_parallel=True, distributed_optimizer=True, overlap_grad_reduce=True,
+                   overlap_param_gather=True, tp_comm_overlap=True)
+    assert " ".join(ml.pretrain_args(cfg)) == (
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 16 "
+        "--train-iters 30 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
+        "--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce "
+        "--overlap-param-gather --tp-comm-overlap --log-interval 1 --log-throughput --mock-data "
+        "--tokenizer-type NullTokenizer --vocab-size 50304 --lr 1.0e-5 --lr-decay-style constant "
+        "--clip-grad 1.0 --eval-iters 0 --distributed-backend nccl")
+    rec = replace(cfg, recompute=True)
+    assert "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1" in \
+        " ".join(ml.pretrain_args(rec))
