@@ -37,20 +37,37 @@ def _peak_of_gpt4d(doc):
     peaks = ((doc.get("context") or {}).get("device") or {}).get("peak_tflops") or {}
     if isinstance(peaks, dict) and peaks.get(dtype):
         return float(peaks[dtype])
+    if (doc.get("summary") or {}).get("peak_tflops"):  # gpt4d writes the peak it used here too
+        return float(doc["summary"]["peak_tflops"])
     return None  # unknown GPU: the C++ side wrote no peak (metrics.py keeps no table of its own)
+
+
+def gpu_count(doc):
+    """GPUs of a gpt4d run, the n of TFLOP/s per GPU: config.devices when gpt4d wrote it (ranks
+    may share a GPU: --ranks-per-gpu), else the world size over context.ranks_per_gpu, else the
+    grid's product."""
+    cfg, ctx = doc["config"], doc.get("context") or {}
+    if cfg.get("devices"):
+        return int(cfg["devices"])
+    g = cfg["grid"]
+    world = cfg.get("world_size") or ctx.get("world_size") or \
+        int(g["gx"]) * int(g["gy"]) * int(g["gz"]) * int(g["gdata"])
+    per_gpu = ctx.get("ranks_per_gpu") or 1
+    return max(1, int(world) // int(per_gpu))
 
 
 def from_gpt4d(rf):
     doc = rf.doc
     cfg = doc["config"]
-    grid = cfg.get("grid") or {}
-    g = [int(grid.get(k, 1)) for k in ("gx", "gy", "gz", "gdata")]
-    gpus = cfg.get("world_size") or (doc.get("context") or {}).get("world_size") or \
-        g[0] * g[1] * g[2] * g[3]
+    grid = cfg["grid"]
+    g = [int(grid[k]) for k in ("gx", "gy", "gz", "gdata")]
+    layout = "x".join(map(str, g))
+    if grid.get("order", "x,y,z") != "x,y,z":
+        layout += f" ({grid['order']})"
     its = doc["iterations"]
     flags = ",".join(cfg.get("overlap") or []) or "none"
-    run = Run(GPT4D, rf.rel, dict(cfg["model"]), int(cfg["batch"]), int(gpus),
-              "x".join(map(str, g)), flags, list(range(1, len(its) + 1)),
+    run = Run(GPT4D, rf.rel, dict(cfg["model"]), int(cfg["batch"]), gpu_count(doc),
+              layout, flags, list(range(1, len(its) + 1)),
               [float(it["time_ms"]) for it in its],
               [it.get("tflops_per_gpu") for it in its],
               _peak_of_gpt4d(doc), doc.get("context") or {})

@@ -129,3 +129,19 @@ def test_cli_compare_accepts_parsed_json_of_megatron_log(cli, tmp_path):
     rc, out, err = cli("compare-megatron", "--gpt4d", GPT4D, "--megatron", parsed)
     assert rc == 0 and err == ""
     assert "speedup of gpt4d over Megatron-LM (median time ratio): 1.130x" in out
+
+
+def test_gpus_of_a_gpt4d_run_with_ranks_sharing_a_gpu(tmp_path):
+    doc = json.loads(GPT4D.read_text())
+    assert runs.gpu_count(doc) == 8
+    doc["context"]["ranks_per_gpu"] = 4  # 8 ranks on 2 GPUs (--ranks-per-gpu 4)
+    assert runs.gpu_count(doc) == 2
+    doc["config"]["devices"] = 2  # what gpt4d writes when it knows
+    doc["context"]["ranks_per_gpu"] = 1
+    assert runs.gpu_count(doc) == 2
+    doc["config"]["grid"]["order"] = "z,y,x"
+    (tmp_path / "g.json").write_text(json.dumps(doc))
+    run = runs.from_gpt4d(load(tmp_path / "g.json"))
+    assert run.gpus == 2 and run.layout == "2x2x1x2 (z,y,x)"
+    st = runs.run_stats(run)
+    assert st["tflops_per_gpu"] == pytest.approx(277.54078666752 / (0.13343 * 2), rel=1e-9)
