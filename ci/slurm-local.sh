@@ -9,11 +9,15 @@
 #   ci/slurm-local.sh status    exit 0 when the cluster answers and its node is usable
 #   ci/slurm-local.sh env       print `export SLURM_CONF=...` (eval "$(ci/slurm-local.sh env)")
 # Environment: OVB_SLURM_DIR (default /tmp/ovb-slurm), OVB_SLURM_PORT (slurmctld port, default 6817;
-# slurmd uses the next one), OVB_SLURM_CPUS (default: nproc), OVB_SLURM_TIMEOUT (seconds, default 60).
+# slurmd uses the next one), OVB_SLURM_CPUS (CPUs the node declares; default nproc, at least 8),
+# OVB_SLURM_TIMEOUT (seconds, default 60).
 set -euo pipefail
 dir=${OVB_SLURM_DIR:-/tmp/ovb-slurm}
 port=${OVB_SLURM_PORT:-6817}
-cpus=${OVB_SLURM_CPUS:-$(nproc)}
+# At least 8 CPUs are declared (config_overrides: slurmd does not check them against the hardware),
+# so that the job scripts' default of 4 tasks per node, and 8-rank tests, fit on a 2-core CI
+# machine; the ranks then share cores, as under mpirun --oversubscribe.
+cpus=${OVB_SLURM_CPUS:-$(( $(nproc) > 8 ? $(nproc) : 8 ))}
 timeout=${OVB_SLURM_TIMEOUT:-60}
 conf=$dir/etc/slurm.conf
 node=$(hostname -s)
@@ -60,6 +64,7 @@ SlurmdPidFile=$dir/run/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
 SlurmdLogFile=$dir/log/slurmd.log
 # No cgroups: processes are tracked through their parent ids, tasks are not bound.
+SlurmdParameters=config_overrides
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none

@@ -1,6 +1,7 @@
 """Command line of ovb-suite: run, status, list. Documented in slurm/README.md.
 
   ovb-suite run --out DIR [--preset quick|full] [--backend auto|cuda|host] [--ranks N] ...
+  ovb-suite exec --out DIR --name STEP [--ranks N] [--output PATH]... -- COMMAND ARGS...
   ovb-suite status DIR [--json]
   ovb-suite list [--preset ...] [--backend ...] [--ranks N]     (the steps and their commands)
 Exit status of run: 0 every step finished, 1 some failed, 2 bad usage, 128+N stopped by signal N.
@@ -16,12 +17,12 @@ import subprocess
 import sys
 
 from . import __version__
-from .launch import choose_launcher, default_build, default_ranks, resolve_backend
+from .launch import choose_launcher, default_build, default_ranks, find_binary, resolve_backend
 from .plan import GROUPS, Target, build_plan
 from .presets import PRESETS
 from .runner import SignalWatch
 from .state import ResultsFolder
-from .step import load_steps_file
+from .step import Step, check_steps, load_steps_file
 from .suite import Suite
 from .util import SuiteError, iso, now, progress
 
@@ -86,6 +87,31 @@ def make_parser():
                    "SIGUSR1 (the #SBATCH --signal warning) inside a Slurm job, requeue the job "
                    "with scontrol so the unfinished steps run in the next allocation")
     r.add_argument("--dry-run", action="store_true", help="print the plan and exit")
+    e = sub.add_parser("exec", help="run one command as a resumable, watchdogged step",
+                       description="Runs COMMAND as step STEP of a results folder: skipped when "
+                       "finished, under the watchdog, SIGTERM forwarded, outputs moved into place "
+                       "on success. Words {tmp} and {out} are replaced as in steps files; a "
+                       "COMMAND without '/' is looked up in the build folder first, then PATH.")
+    e.add_argument("--out", metavar="DIR", help="results folder (default in a Slurm job: "
+                   "ovb-results-$SLURM_JOB_ID)")
+    e.add_argument("--name", required=True, metavar="STEP", help="the step's name")
+    e.add_argument("--group", default="custom", help="its group (default custom)")
+    e.add_argument("--ranks", type=int, default=0, metavar="N",
+                   help="run it as N MPI ranks through srun/mpirun (default 0: one plain process)")
+    e.add_argument("--output", action="append", default=[], metavar="PATH",
+                   help="a file or folder it writes as {tmp}/PATH (repeatable)")
+    e.add_argument("--timeout", type=_positive, default=3600.0, metavar="S",
+                   help="watchdog wall-clock limit (default 3600)")
+    e.add_argument("--stall", type=float, default=0.0, metavar="S",
+                   help="watchdog limit without new output (default 0: off)")
+    e.add_argument("--backend", choices=("auto", "cuda", "host"), default="auto",
+                   help="for the launcher's GPU binding only (default auto)")
+    e.add_argument("--build", metavar="DIR", help="where COMMAND is looked up first")
+    e.add_argument("--grace", type=_positive, default=60.0, metavar="S")
+    e.add_argument("--redo", action="store_true", help="run it even if finished")
+    e.add_argument("--requeue", choices=("auto", "no"), default="auto",
+                   help="as for run: requeue the Slurm job after SIGUSR1")
+    e.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND ARGS...")
     s = sub.add_parser("status", help="the steps of a results folder and their state")
     s.add_argument("dir", metavar="DIR")
     s.add_argument("--json", action="store_true", help="print .suite/status.json")
@@ -219,6 +245,37 @@ def cmd_run(args):
     return rc
 
 
+def cmd_exec(args):
+    signals = SignalWatch()
+    signals.install()
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        raise SuiteError("exec: no command given (ovb-suite exec --name STEP ... -- COMMAND ...)")
+    if args.ranks < 0:
+        raise SuiteError(f"--ranks must be >= 0, got {args.ranks}")
+    build = args.build or os.environ.get("OVB_BUILD_DIR") or default_build(REPO) or ""
+    if "/" not in cmd[0] and build:
+        cmd[0] = find_binary(build, cmd[0]) or cmd[0]
+    step = check_steps([Step(name=args.name, command=cmd, group=args.group, ranks=args.ranks,
+                             outputs=args.output, timeout_s=args.timeout, stall_s=args.stall)])[0]
+    folder = ResultsFolder(args.out or _default_out())
+    doc = folder.read_suite() or {"created_at": iso(now()), "jobs": []}
+    backend = doc.get("backend") or resolve_backend(args.backend, build)
+    doc.setdefault("backend", backend)
+    doc["jobs"].append({"started_at": iso(now()), "host": socket.gethostname(),
+                        "job_id": os.environ.get("SLURM_JOB_ID"), "exec": args.name,
+                        "restart_count": os.environ.get("SLURM_RESTART_COUNT"), "pid": os.getpid()})
+    os.makedirs(folder.root, exist_ok=True)
+    folder.write_suite(doc)
+    suite = Suite(folder, [step], launcher=choose_launcher(), backend=backend, signals=signals,
+                  grace_s=args.grace, redo=[args.name] if args.redo else [], suite_doc=doc,
+                  shared=True)
+    rc = suite.run()
+    if signals.received:
+        _requeue(signals, args)
+    return rc
+
+
 def cmd_status(args):
     folder = ResultsFolder(args.dir)
     path = os.path.join(folder.meta, "status.json")
@@ -246,7 +303,8 @@ def cmd_list(args):
 def main(argv=None):
     args = make_parser().parse_args(argv)
     try:
-        return {"run": cmd_run, "status": cmd_status, "list": cmd_list}[args.cmd](args)
+        cmds = {"run": cmd_run, "exec": cmd_exec, "status": cmd_status, "list": cmd_list}
+        return cmds[args.cmd](args)
     except SuiteError as e:
         print(f"ovb-suite: error: {e}", file=sys.stderr)
         return 2

@@ -106,13 +106,15 @@ def _trace(b):
         g = presets.grid_for(pattern, b.t.ranks)
         if not presets.fits(b.p.model, g, presets.global_batch(b.p.model, b.t.ranks)):
             continue
-        tag = _tag(g, ov) + "-traced"
+        # "traced-" first: no untraced run's name is a prefix of this one's trace analysis, which
+        # ovb-model compare and the report pair with a run by that prefix.
+        tag = "traced-" + _tag(g, ov)
         result, traces = f"gpt4d/{tag}.json", f"traces/{tag}"
-        run = b.add(f"trace-{tag}", "trace", "gpt4d", _gpt4d_args(b, g, ov, result, traces),
+        run = b.add(tag, "trace", "gpt4d", _gpt4d_args(b, g, ov, result, traces),
                     b.t.ranks, [result, traces], description=f"traced gpt4d, grid {g}, {ov}")
         # The report pairs RUN.json with RUN.trace-analysis.json in the same folder.
         analysis = f"gpt4d/{tag}.trace-analysis.json"
-        b.add(f"analyze-{tag}", "trace", "ovb-trace",
+        b.add(f"analyze-{_tag(g, ov)}", "trace", "ovb-trace",
               ["analyze", "{glob:{out}/" + traces + "/*.json}", "--json", "{tmp}/" + analysis], 0,
               [analysis], needs=[run], stall=0, description="ovb-trace analyze of " + run)
 

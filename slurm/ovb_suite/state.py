@@ -68,14 +68,25 @@ class ResultsFolder:
     def write_suite(self, doc):
         atomic_write_json(self.suite_path(), doc)
 
+    def recorded_steps(self):
+        folder = os.path.join(self.meta, "state")
+        names = [n[:-5] for n in os.listdir(folder) if n.endswith(".json")] \
+            if os.path.isdir(folder) else []
+        return sorted(names)
+
     def write_status(self, steps, suite_doc):
-        """status.json and suite-status.md: every step of this suite with its current record."""
+        """status.json and suite-status.md: every step of this suite with its current record, then
+        those of other runs into the same folder (ovb-suite exec, --only, a steps file)."""
         rows = []
         for s in steps:
             rec = self.read_state(s.name) or {"status": "pending"}
             if s.missing and rec["status"] == "pending":
                 rec = {"status": "pending", "error": s.missing}
             rows.append(dict(rec, step=s.name, group=s.group))
+        listed = {s.name for s in steps}
+        others = [r for r in (self.read_state(n) for n in self.recorded_steps() if n not in listed)
+                  if r]
+        rows += sorted(others, key=lambda r: (r.get("started_epoch", 0), r.get("step", "")))
         counts = {}
         for r in rows:
             counts[r["status"]] = counts.get(r["status"], 0) + 1
@@ -87,9 +98,10 @@ class ResultsFolder:
 
 def status_markdown(doc):
     s = doc["suite"] or {}
+    setup = ", ".join(f"{k} `{s[k]}`" for k in ("preset", "backend", "ranks", "build")
+                      if s.get(k) is not None)
     lines = ["# OverlapBench suite status", "",
-             f"Preset `{s.get('preset')}`, backend `{s.get('backend')}`, {s.get('ranks')} ranks, "
-             f"build `{s.get('build')}`; updated {doc['updated_at']}.", "",
+             f"{setup + '; ' if setup else ''}updated {doc['updated_at']}.", "",
              "| step | status | attempts | time (s) | error |", "|---|---|---|---|---|"]
     for r in doc["steps"]:
         dur = r.get("duration_s")

@@ -43,14 +43,14 @@ def _check_output(path):
 class Suite:
     def __init__(self, folder, steps, *, launcher, backend, signals, grace_s=60.0,
                  heartbeat_s=300.0, timeout_scale=1.0, extra_env=None, redo=(),
-                 keep_failed=False, suite_doc=None):
+                 keep_failed=False, suite_doc=None, shared=False):
         self.f = folder if isinstance(folder, ResultsFolder) else ResultsFolder(folder)
         self.steps, self.launcher, self.backend, self.signals = steps, launcher, backend, signals
         self.grace_s, self.heartbeat_s, self.timeout_scale = grace_s, heartbeat_s, timeout_scale
         self.extra_env = dict(extra_env or {})
         self.redo, self.keep_failed, self.suite_doc = set(redo), keep_failed, suite_doc or {}
         self.counts = {"ran": 0, "skipped": 0}
-        self._lock = None
+        self.shared, self._locks = shared, []
 
     # ---- decisions ----
 
@@ -201,23 +201,35 @@ class Suite:
 
     # ---- the whole list ----
 
-    def _take_lock(self):
-        os.makedirs(self.f.meta, exist_ok=True)
-        self._lock = open(os.path.join(self.f.meta, "lock"), "a+", encoding="utf-8")
+    def _flock(self, name, mode):
+        f = open(os.path.join(self.f.meta, name), "a+", encoding="utf-8")  # noqa: SIM115
         try:
-            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, mode | fcntl.LOCK_NB)
         except OSError:
-            self._lock.seek(0)
-            holder = self._lock.read().strip() or "another process"
+            f.seek(0)
+            holder = f.read().strip() or "another ovb-suite"
+            f.close()
             raise SuiteError(f"{self.f.root} is in use by {holder}: one driver per results "
-                             "folder") from None
-        self._lock.truncate(0)
-        self._lock.write(f"ovb-suite pid {os.getpid()} on {socket.gethostname()}\n")
-        self._lock.flush()
+                             "folder (ovb-suite exec runs may share one, on different steps)") \
+                from None
+        if mode == fcntl.LOCK_EX:
+            f.truncate(0)
+            f.write(f"ovb-suite pid {os.getpid()} on {socket.gethostname()}\n")
+            f.flush()
+        self._locks.append(f)
+
+    def _take_locks(self):
+        """`run` holds the folder alone; `exec` runs (shared=True) share it, each holding its
+        step - e.g. the tasks of a job array writing into one folder."""
+        os.makedirs(self.f.meta, exist_ok=True)
+        self._flock("lock", fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX)
+        if self.shared:
+            for s in self.steps:
+                self._flock(f"lock.{s.name}", fcntl.LOCK_EX)
 
     def run(self):
         """Runs the steps; returns 0 (all finished), 1 (some not) or 128+signal (stopped)."""
-        self._take_lock()
+        self._take_locks()
         n = len(self.steps)
         progress(f"results folder {self.f.root}: {n} steps, backend {self.backend}, launcher "
                  f"{self.launcher.describe()}")
@@ -256,7 +268,7 @@ class Suite:
         doc = self.f.write_status(self.steps, self.suite_doc)
         c = doc["counts"]
         summary = ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
-        failed = [r["step"] for r in doc["steps"] if r["status"] == FAILED]
+        failed = [r["step"] for r in doc["steps"] if r["status"] == FAILED]  # the folder's
         progress(f"{summary} ({self.counts['ran']} run now, {self.counts['skipped']} skipped as "
                  f"finished); status: {os.path.join(self.f.root, 'suite-status.md')}")
         if failed:
@@ -265,4 +277,6 @@ class Suite:
             progress(f"stopped by {stopped}: unfinished steps run when the job is resubmitted or "
                      "requeued with the same results folder")
             return 128 + int(self.signals.received)
-        return 0 if c.get(FINISHED, 0) == n else 1
+        mine = {s.name for s in self.steps}
+        done = sum(1 for r in doc["steps"] if r["step"] in mine and r["status"] == FINISHED)
+        return 0 if done == n else 1
