@@ -296,16 +296,19 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   const double L = static_cast<double>(m.layers);
   const double h = static_cast<double>(m.hidden);
   const double hx = h / g.gx, hy = h / g.gy;
+  const double hl = static_cast<double>(m.heads) / g.gy;  // local heads
+  const double vy = static_cast<double>(m.vocab) / g.gy;
   std::vector<LinearGeom> geo;
   for (const LinearSpec& s : block_linears(m)) geo.push_back(linear_geom(s, g));
   const LinearGeom head = linear_geom(lm_head_linear(m), g);
 
-  double shards = head.shard, blocks = head.block, max_block = head.block;
+  double shards = head.shard, blocks = head.block, max_block_lin = 0;
   for (const LinearGeom& Lg : geo) {
     shards += L * Lg.shard;
     blocks += L * Lg.block;
-    max_block = std::max(max_block, static_cast<double>(Lg.block));
+    max_block_lin = std::max(max_block_lin, static_cast<double>(Lg.block));
   }
+  const double max_block = std::max(max_block_lin, static_cast<double>(head.block));
   const double small = L * block_small_params(m, g) + head_small_params(m, g);
   const double n_params = shards + small;
 
@@ -314,20 +317,21 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   mem.grads = n_params * 4;
   mem.optimizer = n_params * 8;
   if (g.gz > 1) {
-    mem.gathered = (o.cache_weights ? blocks : 2 * max_block) * a;
+    const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
+    mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;
     mem.grad_blocks = (o.ors ? blocks : max_block) * 4;
   }
-  // Saved per block: block input, LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy]; attention
-  // out [T, h/Gy]; MLP-up out and GELU out [T, 4h/Gy]; two LN (mean, rstd) and the attention
-  // log-sum-exp per local head, fp32.
-  const double heads_local = static_cast<double>(m.heads) / g.gy;
-  const double per_block = T * ((4 * hx + 3 * hy + hy + 8 * hy) * a + (4 + heads_local) * 4);
-  mem.activations = o.recompute ? L * T * hx * a + per_block : L * per_block;
-  // Final LN out, logits [T, V/Gy] and their gradient, CE stats; two activation-gradient buffers
-  // of the widest layer; the GEMM workspace (32 MiB).
-  const double vy = static_cast<double>(m.vocab) / g.gy;
-  mem.workspace = T * hx * a + 2 * T * vy * a + T * 3 * g.gy * 4 + 2 * T * 4 * hy * a +
-                  32.0 * 1024 * 1024;
+  // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy]; attention out
+  // [T, h/Gy]; MLP-up out and GELU out [T, 4h/Gy]; two LN (mean, rstd) and the attention
+  // log-sum-exp per local head, fp32. Block inputs are the residual stream res[0..L].
+  const double per_block = T * ((3 * hx + 3 * hy + hy + 8 * hy) * a + (4 + hl) * 4);
+  mem.activations = (L + 1) * T * hx * a + (o.recompute ? 1 : L) * per_block;
+  // Final LN out, logits [T, V/Gy] (their gradient in place), dres and dtmp [T, h/Gx], two
+  // [T, 4h/Gy] gradient buffers; fp32: LN_f (mean, rstd) 2T, CE local 3T, gathered 3T*Gy and
+  // log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy, tokens and targets 2T (int32);
+  // the two global scalars; the GEMM workspace.
+  mem.workspace = T * (3 * hx + vy + 8 * hy) * a + T * (10 + 3.0 * g.gy + hl) * 4 + 2 * 4 +
+                  o.gemm_workspace_bytes;
   return mem;
 }
 

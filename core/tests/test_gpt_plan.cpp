@@ -196,22 +196,36 @@ TEST(GptPlan, DataBucketsHoldEveryGradientShardOnce) {
 TEST(GptPlan, MemoryTermsByHand) {
   GptShape m = tiny();  // L=2, h=64, heads 4, seq 32, V 256
   GptPlanOptions o = opts("1x1x1x1", 2);
+  o.gemm_workspace_bytes = 0;
   const GptMemory mem = gpt_memory(m, o);
   const double params = m.parameter_count();  // one rank holds everything
   EXPECT_DOUBLE_EQ(mem.params, params * 4);
   EXPECT_DOUBLE_EQ(mem.grads, params * 4);
   EXPECT_DOUBLE_EQ(mem.optimizer, params * 8);
   EXPECT_DOUBLE_EQ(mem.gathered, 0);
+  EXPECT_DOUBLE_EQ(mem.grad_blocks, 0);
   const double T = 64;
-  const double per_block = T * ((4 * 64 + 3 * 64 + 64 + 8 * 64) * 4.0 + (4 + 4) * 4.0);
-  EXPECT_DOUBLE_EQ(mem.activations, 2 * per_block);
+  // Saved per block: 3 [T,h] + qkv [T,3h] + attention [T,h] + 2 [T,4h] (fp32), then (2+2) LN
+  // statistics and 4 log-sum-exp values per token.
+  const double per_block = T * ((3 * 64 + 3 * 64 + 64 + 8 * 64) * 4.0 + (4 + 4) * 4.0);
+  const double residual = 3 * T * 64 * 4.0;  // res[0..L]
+  EXPECT_DOUBLE_EQ(mem.activations, residual + 2 * per_block);
+  // LN_f out + logits + dres + dtmp + two [T,4h]; fp32 scratch 10T + 3T*Gy + T*heads; 2 scalars.
+  EXPECT_DOUBLE_EQ(mem.workspace,
+                   T * (3 * 64 + 256 + 8 * 64) * 4.0 + T * (10 + 3 + 4) * 4.0 + 8);
   o.recompute = true;
-  EXPECT_DOUBLE_EQ(gpt_memory(m, o).activations, 2 * T * 64 * 4 + per_block);
+  EXPECT_DOUBLE_EQ(gpt_memory(m, o).activations, residual + per_block);
   GptPlanOptions z = opts("1x1x2x1", 2);
   z.act_dtype = DType::bf16;
   const GptMemory mz = gpt_memory(m, z);
-  // Largest block: the LM head 64 x 256 (bf16); gathered = current + prefetched when cached off.
-  EXPECT_DOUBLE_EQ(mz.gathered, (12.0 * 64 * 64 * 2 + 64 * 256) * 2);  // cached: every block
-  z.cache_weights = false;
-  EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, 2.0 * 64 * 256 * 2);
+  // Cached: every block (12 h^2 per layer) and the LM head 64 x 256, bf16.
+  EXPECT_DOUBLE_EQ(mz.gathered, (2 * 12.0 * 64 * 64 + 64 * 256) * 2);
+  EXPECT_DOUBLE_EQ(mz.grad_blocks, 64.0 * 256 * 4);  // without ORS: the largest block, fp32
+  z.ors = true;
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).grad_blocks, (2 * 12.0 * 64 * 64 + 64 * 256) * 4);
+  z.cache_weights = false;  // head + 1 slot of the MLP block (4h x h)
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 4 * 64 * 64) * 2);
+  z.oag = true;
+  z.recompute = true;  // head + (4 + 1) slots
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 5 * 4 * 64 * 64) * 2);
 }

@@ -25,6 +25,7 @@
 // Collectives over a group of size 1 are not issued and not listed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -96,7 +97,11 @@ struct GptPlanOptions {
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
   bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
+  double gemm_workspace_bytes = 32.0 * 1024 * 1024;  // cuBLASLt workspace (0 on the host backend)
 };
+
+// The cuBLASLt workspace gpt4d allocates on the CUDA backend.
+inline constexpr std::size_t kCudaGemmWorkspace = 32u << 20;
 
 // Tokens per rank: (batch / (Gdata*Gz)) * seq.
 std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
@@ -108,15 +113,21 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
 // ---- Memory per rank ----
 
 // Bytes one rank holds at the peak of an iteration, by what they are for. gpt4d allocates exactly
-// these buffers (its peak is reported beside this estimate), so change both together.
+// these buffers, all before training (endtoend/src/train/state.hpp, gather.hpp; a test checks
+// that the two agree term by term), so change both together.
 struct GptMemory {
   double params = 0;       // fp32 master shards + working copy in act_dtype (when not fp32)
   double grads = 0;        // fp32 gradient shards
   double optimizer = 0;    // AdamW m and v, fp32
-  double gathered = 0;     // Z-gathered weight blocks (all when cached, else current + prefetched)
-  double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (all in flight with ORS)
-  double activations = 0;  // tensors saved for backward (one block's input each with recompute)
-  double workspace = 0;    // transient buffers: largest activation gradients, logits, GEMM workspace
+  double gathered = 0;     // Z-gathered weight blocks (Gz > 1): every layer's when cached; else
+                           // the LM head's + K slots of the largest block linear, K = 1 (4 with
+                           // recompute) + 1 with OAG
+  double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): every
+                           // layer's with ORS, else one of the largest
+  double activations = 0;  // residual stream [T, h/Gx] x (L+1) + the saved tensors of every
+                           // block (of one block with recompute)
+  double workspace = 0;    // final LN, logits, CE statistics, 2 gradient buffers [T, h/Gx] and 2
+                           // [T, 4h/Gy], LN/attention scratch, tokens, targets, GEMM workspace
   double total() const {
     return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
   }

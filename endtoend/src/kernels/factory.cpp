@@ -1,0 +1,44 @@
+// Picks the kernel implementation of a backend, and what memory a rank may use (kernels.hpp).
+#include <fstream>
+#include <sstream>
+
+#include "kernels/host/host_kernels.hpp"
+#include "ovb/error.hpp"
+
+namespace ovb::gpt {
+
+#ifdef OVB_HAVE_CUDA
+std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem);
+double cuda_free_memory();  // kernels/cuda/device.cpp
+#endif
+
+std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem) {
+  if (backend.name() == "host") {
+    if (act != DType::f32)
+      throw UsageError("the host backend computes in fp32 only, not " + std::string(name_of(act)));
+    return std::make_unique<HostKernels>(backend);
+  }
+#ifdef OVB_HAVE_CUDA
+  if (backend.name() == "cuda") return make_cuda_kernels(backend, act, mem);
+#endif
+  (void)mem;
+  throw Error("gpt4d has no kernels for backend '" + std::string(backend.name()) + "'");
+}
+
+double free_device_memory(Backend& backend, const LaunchContext& ctx) {
+#ifdef OVB_HAVE_CUDA
+  if (backend.name() == "cuda") return cuda_free_memory();
+#endif
+  std::ifstream in("/proc/meminfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      std::istringstream f(line.substr(13));
+      double kib = 0;
+      f >> kib;
+      return kib * 1024.0 / std::max(1, ctx.local_size);
+    }
+  return static_cast<double>(backend.device_info().memory_bytes) / std::max(1, ctx.local_size);
+}
+
+}  // namespace ovb::gpt

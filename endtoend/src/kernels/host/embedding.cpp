@@ -1,0 +1,35 @@
+// Host kernels: token + position embedding, forward and backward (see kernels.hpp).
+#include <cstring>
+
+#include "kernels/host/host_kernels.hpp"
+
+namespace ovb::gpt {
+
+void HostKernels::embedding_forward(Stream&, const std::int32_t* tok, const void* wte,
+                                    const void* wpe, void* out, std::int64_t T, std::int64_t S,
+                                    std::int64_t C) {
+  const auto* e = static_cast<const float*>(wte);
+  const auto* p = static_cast<const float*>(wpe);
+  auto* o = static_cast<float*>(out);
+  for (std::int64_t t = 0; t < T; ++t) {
+    const float* er = e + static_cast<std::int64_t>(tok[t]) * C;
+    const float* pr = p + (t % S) * C;
+    for (std::int64_t c = 0; c < C; ++c) o[t * C + c] = er[c] + pr[c];
+  }
+}
+
+void HostKernels::embedding_backward(Stream&, const std::int32_t* tok, const void* dout,
+                                     float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
+                                     std::int64_t C) {
+  const auto* d = static_cast<const float*>(dout);
+  for (std::int64_t t = 0; t < T; ++t) {
+    float* er = dwte + static_cast<std::int64_t>(tok[t]) * C;
+    float* pr = dwpe + (t % S) * C;
+    for (std::int64_t c = 0; c < C; ++c) {
+      er[c] += d[t * C + c];
+      pr[c] += d[t * C + c];
+    }
+  }
+}
+
+}  // namespace ovb::gpt

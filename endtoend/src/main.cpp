@@ -1,0 +1,69 @@
+// gpt4d: GPT training with the 4D hybrid-parallel algorithm (3D tensor parallelism X/Y/Z + data
+// parallelism) and its overlap optimisations, on the host (CPU, OpenBLAS, MPI) or CUDA backend.
+//
+//   mpirun -np 8 gpt4d --backend host --gx 2 --gy 2 --gz 2 --gdata 1 --preset tiny --seq 32
+//          --vocab 256 --batch 8 --iters 10 --overlap oar,ors,oag --out result.json
+//
+// See endtoend/README.md for every option and the JSON result.
+#include <iostream>
+
+#include "config.hpp"
+#include "io/report.hpp"
+#include "io/trace.hpp"
+#include "ovb/cli.hpp"
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/main.hpp"
+#include "ovb/process_grid.hpp"
+#include "train/trainer.hpp"
+
+int main(int argc, char** argv) {
+  return ovb::run_main("gpt4d", argc, argv, [&](const ovb::LaunchContext& ctx) {
+    using namespace ovb;
+    using namespace ovb::gpt;
+    Config cfg;
+    CLI::App app{"gpt4d: GPT training with the 4D hybrid-parallel algorithm (AxoNN) and its "
+                 "overlap optimisations (OAR, ORS, OAG), on the host or CUDA backend.",
+                 "gpt4d"};
+    add_options(app, cfg);
+    parse_cli(app, argc, argv, ctx);
+    check_trace_support(cfg);
+    auto backend = make_backend(cfg.backend, ctx);
+    finish_config(app, cfg, backend->name());
+    ProcessGrid grid(cfg.plan.grid);  // names the factor when the grid does not match the world
+    validate_gpt_plan(cfg.model, cfg.plan);
+    Trainer trainer(cfg, *backend, grid);
+    if (ctx.rank == 0 && !cfg.quiet)
+      std::cout << "gpt4d: " << cfg.model.layers << " layers, hidden " << cfg.model.hidden
+                << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
+                << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
+                << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << ", overlap "
+                << overlap_string(cfg.plan) << (cfg.plan.recompute ? ", recompute" : "")
+                << (cfg.plan.cache_weights ? "" : ", no weight cache") << ", "
+                << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
+                << "\n  kernels: " << trainer.kernels_description() << std::endl;
+    Reporter reporter(cfg, ctx, *backend, trainer, grid.world());
+    TraceRun trace(cfg, ctx, *backend);
+    for (int i = 0; i < cfg.iters; ++i) {
+      IterStats st = trainer.run_iteration(i);
+      if (i == 0 && ctx.rank == 0 && !cfg.dump_collectives.empty())
+        atomic_write(cfg.dump_collectives, Reporter::collectives_jsonl(trainer.collective_log()));
+      reporter.add(std::move(st));
+    }
+    trace.finish();
+    const nlohmann::json result = reporter.finish();
+    if (ctx.rank == 0) {
+      if (!cfg.out.empty()) write_json(cfg.out, result);
+      const auto& s = result["summary"];
+      if (!cfg.quiet)
+        std::cout << "summary: median " << s["median_time_ms"].get<double>() << " ms/iteration, "
+                  << s["tokens_per_s"].get<double>() << " tokens/s, "
+                  << s["tflops_per_gpu"].get<double>() << " TFLOP/s per GPU, memory "
+                  << s["peak_memory_bytes"].get<double>() / (1 << 20) << " MiB per rank (estimate "
+                  << s["memory_estimate_bytes"].get<double>() / (1 << 20) << " MiB), exposed comm "
+                  << s["exposed_comm_ms"].get<double>() << " of " << s["comm_time_ms"].get<double>()
+                  << " ms" << (cfg.out.empty() ? "" : ", result in " + cfg.out) << std::endl;
+    }
+    return 0;
+  });
+}

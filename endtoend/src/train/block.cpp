@@ -1,0 +1,101 @@
+// A transformer block on one rank: pre-LN, QKV (normal), causal attention over the local heads,
+// attention-out (transposed), residual, LN, MLP-up (normal) + GELU, MLP-down (transposed),
+// residual. Layer norms reduce their statistics over X (forward: sum and sum of squares;
+// backward: the two row sums of the gradient). Buffer use is listed in state.hpp.
+#include "ovb/annotate.hpp"
+#include "train/model.hpp"
+
+namespace ovb::gpt {
+
+Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
+             CommEngine& comm, WeightGatherer& gather)
+    : cfg_(cfg),
+      m_(cfg.model),
+      o_(cfg.plan),
+      layout_(layout),
+      st_(st),
+      k_(k),
+      comm_(comm),
+      gather_(gather) {
+  const GridShape& g = o_.grid;
+  T_ = tokens_per_rank(m_, o_);
+  B_local_ = T_ / m_.seq;
+  hx_ = m_.hidden / g.gx;
+  hy_ = m_.hidden / g.gy;
+  heads_local_ = m_.heads / g.gy;
+  vy_ = m_.vocab / g.gy;
+  a_ = size_of(o_.act_dtype);
+}
+
+const void* Model::wptr(int tensor) const {
+  return static_cast<const char*>(st_.work()) + static_cast<std::size_t>(layout_[tensor].offset) * a_;
+}
+
+float* Model::gptr(int tensor) const { return st_.grads() + layout_[tensor].offset; }
+
+CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
+                 std::int64_t count, DType dt, bool rc) const {
+  return CollOp{ph, layer, std::move(name), role, kind, g, 0, count, dt, rc};
+}
+
+void Model::layer_norm(int layer, const char* name, const void* x, int g, int b, void* out,
+                       float* mr, Phase ph, bool rc) {
+  Stream& s = comm_.compute();
+  k_.ln_partial(s, x, st_.ln_scratch, T_, hx_);
+  comm_.wait(comm_.issue(op(ph, layer, name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
+                            2 * T_, DType::f32, rc),
+                         st_.ln_scratch, st_.ln_scratch));
+  k_.ln_forward(s, x, st_.ln_scratch, wptr(g), wptr(b), out, mr, T_, hx_, m_.hidden);
+}
+
+void Model::layer_norm_backward(int layer, const char* name, const void* dy, const void* x,
+                                const float* mr, int g, int b, void* dx) {
+  Stream& s = comm_.compute();
+  k_.ln_backward_partial(s, dy, x, mr, wptr(g), st_.ln_scratch, T_, hx_);
+  comm_.wait(comm_.issue(op(Phase::backward, layer, name, CollRole::ln_grad_stats,
+                            CollKind::all_reduce, Group::x, 2 * T_, DType::f32),
+                         st_.ln_scratch, st_.ln_scratch));
+  k_.ln_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), gptr(b), T_, hx_,
+                 m_.hidden);
+}
+
+void Model::block_forward(int l, Phase ph, bool rc) {
+  ScopedRange range("layer" + std::to_string(l) + (rc ? " recompute" : ""), "layer");
+  Stream& s = comm_.compute();
+  const BlockParams& bp = layout_.blocks[static_cast<std::size_t>(l)];
+  const ActSet& a = st_.set(l);
+  const void* x = st_.res(l);
+  const std::int64_t D = m_.head_dim();
+  layer_norm(l, "ln1", x, bp.ln1_g, bp.ln1_b, a.ln1, a.mr1, ph, rc);
+  linear_forward(bp.qkv, a.ln1, a.qkv, nullptr, ph, rc);
+  k_.attention_forward(s, a.qkv, a.att, a.lse, B_local_, m_.seq, heads_local_, D);
+  linear_forward(bp.attn_out, a.att, st_.dtmp, nullptr, ph, rc);
+  k_.add(s, x, st_.dtmp, a.xmid, T_ * hx_);
+  layer_norm(l, "ln2", a.xmid, bp.ln2_g, bp.ln2_b, a.ln2, a.mr2, ph, rc);
+  linear_forward(bp.mlp_up, a.ln2, a.pre, a.gelu, ph, rc);
+  linear_forward(bp.mlp_down, a.gelu, st_.dtmp, nullptr, ph, rc);
+  // The recomputed forward only rebuilds the saved tensors; the block output is still in res.
+  if (!rc) k_.add(s, a.xmid, st_.dtmp, st_.res(l + 1), T_ * hx_);
+}
+
+void Model::block_backward(int l) {
+  if (o_.recompute) block_forward(l, Phase::backward, true);
+  ScopedRange range("layer" + std::to_string(l) + " backward", "layer");
+  Stream& s = comm_.compute();
+  const BlockParams& bp = layout_.blocks[static_cast<std::size_t>(l)];
+  const ActSet& a = st_.set(l);
+  bucket_deps_.clear();
+  // st_.dres holds the gradient of the block output.
+  linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig1);
+  k_.gelu_backward(s, a.pre, st_.gbig1, st_.gbig1, T_ * 4 * hy_);
+  linear_backward(bp.mlp_up, st_.gbig1, a.ln2, st_.dtmp);
+  layer_norm_backward(l, "ln2", st_.dtmp, a.xmid, a.mr2, bp.ln2_g, bp.ln2_b, st_.dres);
+  linear_backward(bp.attn_out, st_.dres, a.att, st_.gbig2);
+  k_.attention_backward(s, a.qkv, a.att, st_.gbig2, a.lse, st_.gbig1, st_.att_scratch, B_local_,
+                        m_.seq, heads_local_, m_.head_dim());
+  linear_backward(bp.qkv, st_.gbig1, a.ln1, st_.dtmp);
+  layer_norm_backward(l, "ln1", st_.dtmp, st_.res(l), a.mr1, bp.ln1_g, bp.ln1_b, st_.dres);
+  bucket_reduce(l, l, "block");
+}
+
+}  // namespace ovb::gpt

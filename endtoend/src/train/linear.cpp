@@ -1,0 +1,80 @@
+// One fully connected layer under the 4D algorithm (4d-algorithm.md), forward and backward, with
+// the OAR and ORS overlap orders.
+//
+// Forward: y = x W_blk^T is a partial sum over the `in` dimension's group: all-reduce it there.
+// The bias is added by the group's rank 0 only, inside the GEMM epilogue, so the all-reduce adds
+// it exactly once. GELU is fused into the GEMM only where no all-reduce follows (group of 1).
+// Backward: dx = dy W_blk is partial over the `out` dimension's group (all-reduce there);
+// dW = dy^T x goes to the Z reduce-scatter (Gz > 1) or straight into the gradient shard.
+//   none: dX GEMM, all-reduce dX and wait, dW GEMM, reduce-scatter dW and wait.
+//   OAR:  dX GEMM, start the all-reduce, dW GEMM meanwhile, wait before returning dX.
+//   ORS:  the reduce-scatter is waited for only before the optimizer; when dX needs no
+//         all-reduce (its group has size 1), dW first, so the reduce-scatter starts earlier.
+#include "ovb/annotate.hpp"
+#include "train/model.hpp"
+
+namespace ovb::gpt {
+
+void Model::linear_forward(const LinearParams& lp, const void* x, void* y, void* gelu_out,
+                           Phase ph, bool rc) {
+  const LinearGeom& g = lp.geom;
+  Stream& s = comm_.compute();
+  const void* w = gather_.acquire(lp, ph, rc);
+  const bool first_in_group = comm_.coord(g.in_dim) == 0;
+  const void* bias = (lp.bias >= 0 && first_in_group) ? wptr(lp.bias) : nullptr;
+  const bool fuse_gelu = gelu_out && o_.grid.size(g.in_dim) == 1;
+  {
+    ScopedRange r(std::string(name_of(g.spec.id)) + (rc ? " recompute" : " forward"), "compute");
+    k_.linear_forward(s, x, w, bias, y, fuse_gelu ? gelu_out : nullptr, T_, g.out_local,
+                      g.in_local);
+  }
+  gather_.release(lp, rc);
+  const CollHandle h =
+      comm_.issue(op(ph, lp.layer, std::string(name_of(g.spec.id)), CollRole::output_reduce,
+                     CollKind::all_reduce, group_of(g.in_dim), T_ * g.out_local, o_.act_dtype, rc),
+                  y, y);
+  comm_.wait(h);
+  if (gelu_out && !fuse_gelu) k_.gelu_forward(s, y, gelu_out, T_ * g.out_local);
+}
+
+void Model::linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx) {
+  const LinearGeom& g = lp.geom;
+  Stream& s = comm_.compute();
+  const std::string name(name_of(g.spec.id));
+  ScopedRange range(name + " backward", "compute");
+  const void* w = gather_.acquire(lp, Phase::backward, false);
+  if (lp.bias >= 0) k_.bias_grad(s, dy, gptr(lp.bias), T_, g.out_local);
+  const bool z_sharded = o_.grid.gz > 1;
+  float* dw = z_sharded ? st_.dw_block(lp) : gptr(lp.weight);
+  CollHandle ar = -1, rs = -1;
+  auto weight_grad = [&] {
+    k_.linear_backward_weight(s, dy, x, dw, T_, g.out_local, g.in_local);
+    if (z_sharded)
+      rs = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::weight_grad_scatter,
+                          CollKind::reduce_scatter, Group::z, g.shard, o_.grad_dtype),
+                       dw, gptr(lp.weight));
+  };
+  auto input_grad = [&] {
+    k_.linear_backward_input(s, dy, w, dx, T_, g.out_local, g.in_local);
+    ar = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::input_grad_reduce,
+                        CollKind::all_reduce, group_of(g.out_dim), T_ * g.in_local,
+                        o_.act_dtype),
+                     dx, dx);
+  };
+  if (o_.ors && o_.grid.size(g.out_dim) == 1) {
+    weight_grad();
+    input_grad();
+  } else {
+    input_grad();
+    if (!o_.oar) comm_.wait(ar);
+    weight_grad();
+  }
+  gather_.release(lp, false);
+  comm_.wait(ar);
+  if (rs >= 0) {
+    bucket_deps_.push_back(rs);
+    if (!o_.ors) comm_.wait(rs);
+  }
+}
+
+}  // namespace ovb::gpt

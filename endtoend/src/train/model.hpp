@@ -1,0 +1,66 @@
+// The GPT forward and backward of one rank under the 4D algorithm: every kernel on the compute
+// stream, every collective through the CommEngine, in the order of gpt_collectives() (overlap
+// flags reorder issue and wait, never the set). Files: linear.cpp (a 4D linear layer with OAR and
+// ORS), block.cpp (layer norms, attention, blocks), head.cpp (embedding, final LN, LM head,
+// vocab-parallel cross-entropy, data-parallel buckets).
+#pragma once
+
+#include <vector>
+
+#include "config.hpp"
+#include "kernels/kernels.hpp"
+#include "model/layout.hpp"
+#include "train/comm.hpp"
+#include "train/gather.hpp"
+#include "train/state.hpp"
+
+namespace ovb::gpt {
+
+class Model {
+ public:
+  Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
+        CommEngine& comm, WeightGatherer& gather);
+
+  // Forward of this rank's tokens (st.tokens, st.targets on the device); adds the rank's share
+  // of the loss sum to st.scalars[0] (only ranks with x = y = 0 count, each token once).
+  void forward();
+  // Backward into st.grads (zeroed by the caller). Collectives deferred by ORS stay in flight:
+  // CommEngine::wait_all() before using the gradients.
+  void backward();
+
+ private:
+  // linear.cpp
+  void linear_forward(const LinearParams& lp, const void* x, void* y, void* gelu_out, Phase ph,
+                      bool rc);
+  void linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx);
+  // block.cpp
+  void layer_norm(int layer, const char* name, const void* x, int g, int b, void* out, float* mr,
+                  Phase ph, bool rc);
+  void layer_norm_backward(int layer, const char* name, const void* dy, const void* x,
+                           const float* mr, int g, int b, void* dx);
+  void block_forward(int l, Phase ph, bool rc);
+  void block_backward(int l);
+  // head.cpp
+  void head_forward();
+  void head_backward();
+  void bucket_reduce(int bucket_index, int layer, const char* name);
+
+  const void* wptr(int tensor) const;  // working copy of a (small) tensor
+  float* gptr(int tensor) const;       // its gradient
+  CollOp op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
+            std::int64_t count, DType dt, bool rc = false) const;
+
+  const Config& cfg_;
+  const GptShape& m_;
+  const GptPlanOptions& o_;
+  const ParamLayout& layout_;
+  ModelState& st_;
+  Kernels& k_;
+  CommEngine& comm_;
+  WeightGatherer& gather_;
+  std::int64_t T_, B_local_, hx_, hy_, heads_local_, vy_;
+  std::size_t a_;
+  std::vector<CollHandle> bucket_deps_;  // collectives the current data bucket waits for
+};
+
+}  // namespace ovb::gpt

@@ -1,0 +1,98 @@
+// Allocation of every buffer of a rank (see state.hpp; sizes mirror gpt_memory()).
+#include "train/state.hpp"
+
+#include <algorithm>
+
+namespace ovb::gpt {
+
+void* ModelState::act(std::int64_t elems, MemKind kind) {
+  owned_.push_back(mem_.allocate(static_cast<std::size_t>(elems) * a_, kind));
+  return owned_.back().data();
+}
+
+float* ModelState::f32(std::int64_t elems, MemKind kind) {
+  owned_.push_back(mem_.allocate(static_cast<std::size_t>(elems) * sizeof(float), kind));
+  return owned_.back().as<float>();
+}
+
+ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLayout& layout,
+                       TrackedMemory& mem)
+    : mem_(mem),
+      a_(size_of(o.act_dtype)),
+      recompute_(o.recompute),
+      layers_(static_cast<int>(m.layers)) {
+  const GridShape& g = o.grid;
+  const std::size_t n = static_cast<std::size_t>(layout.total);
+  params_ = mem.allocate(n * 4, MemKind::params);
+  if (o.act_dtype != DType::f32) work_ = mem.allocate(n * a_, MemKind::params);
+  grads_ = mem.allocate(n * 4, MemKind::grads);
+  m_ = mem.allocate(n * 4, MemKind::optimizer);
+  v_ = mem.allocate(n * 4, MemKind::optimizer);
+
+  const std::int64_t T = tokens_per_rank(m, o);
+  const std::int64_t hx = m.hidden / g.gx, hy = m.hidden / g.gy, hl = m.heads / g.gy;
+  for (int l = 0; l <= layers_; ++l) res_.push_back(mem.allocate(static_cast<std::size_t>(T * hx) * a_, MemKind::activations));
+  const int n_sets = o.recompute ? 1 : layers_;
+  for (int s = 0; s < n_sets; ++s) {
+    ActSet a;
+    a.ln1 = act(T * hx, MemKind::activations);
+    a.xmid = act(T * hx, MemKind::activations);
+    a.ln2 = act(T * hx, MemKind::activations);
+    a.qkv = act(T * 3 * hy, MemKind::activations);
+    a.att = act(T * hy, MemKind::activations);
+    a.pre = act(T * 4 * hy, MemKind::activations);
+    a.gelu = act(T * 4 * hy, MemKind::activations);
+    a.mr1 = f32(2 * T, MemKind::activations);
+    a.mr2 = f32(2 * T, MemKind::activations);
+    a.lse = f32(T * hl, MemKind::activations);
+    sets_.push_back(a);
+  }
+
+  const std::int64_t vy = m.vocab / g.gy;
+  lnf_out = act(T * hx, MemKind::workspace);
+  lnf_mr = f32(2 * T, MemKind::workspace);
+  logits = act(T * vy, MemKind::workspace);
+  ce_local = f32(3 * T, MemKind::workspace);
+  ce_all = f32(3 * T * g.gy, MemKind::workspace);
+  ce_lse = f32(T, MemKind::workspace);
+  dres = act(T * hx, MemKind::workspace);
+  dtmp = act(T * hx, MemKind::workspace);
+  gbig1 = act(T * 4 * hy, MemKind::workspace);
+  gbig2 = act(T * 4 * hy, MemKind::workspace);
+  ln_scratch = f32(2 * T, MemKind::workspace);
+  att_scratch = f32(T * hl, MemKind::workspace);
+  tokens_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
+  targets_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
+  scalars_buf = mem.allocate(2 * sizeof(float), MemKind::workspace);
+  tokens = tokens_buf.as<std::int32_t>();
+  targets = targets_buf.as<std::int32_t>();
+  scalars = scalars_buf.as<float>();
+
+  if (g.gz > 1) {
+    if (o.ors) {
+      for (const BlockParams& b : layout.blocks)
+        for (int i = 0; i < 4; ++i) dw_.push_back(f32(b.linear(i).geom.block, MemKind::grad_blocks));
+      dw_.push_back(f32(layout.head.lm_head.geom.block, MemKind::grad_blocks));
+    } else {
+      std::int64_t mx = layout.head.lm_head.geom.block;
+      for (const BlockParams& b : layout.blocks)
+        for (int i = 0; i < 4; ++i) mx = std::max(mx, b.linear(i).geom.block);
+      dw_.push_back(f32(mx, MemKind::grad_blocks));
+    }
+  }
+}
+
+float* ModelState::dw_block(const LinearParams& lp) const {
+  if (dw_.size() == 1) return dw_[0];
+  if (lp.layer < 0) return dw_.back();
+  int i = 0;
+  switch (lp.geom.spec.id) {
+    case LinearId::qkv: i = 0; break;
+    case LinearId::attn_out: i = 1; break;
+    case LinearId::mlp_up: i = 2; break;
+    default: i = 3; break;
+  }
+  return dw_[static_cast<std::size_t>(4 * lp.layer + i)];
+}
+
+}  // namespace ovb::gpt

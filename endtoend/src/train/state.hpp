@@ -1,0 +1,79 @@
+// Every buffer of a gpt4d rank, allocated once before training through TrackedMemory (nothing is
+// allocated on the hot path). The categories and sizes are those of ovb::gpt_memory():
+//   params      fp32 master weights (flat, layout.hpp) + a working copy in the activation dtype
+//               (none in fp32: the master is the working copy)
+//   grads       fp32 gradients, same offsets;   optimizer   AdamW m and v, fp32
+//   gathered    Z-gathered weight blocks (owned by WeightGatherer)
+//   grad_blocks fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): one per layer with ORS,
+//               else one of the largest size
+//   activations residual stream res[0..L] [T, h/Gx] and the saved tensors of each block (of one
+//               block with --recompute)
+//   workspace   final LN, logits (their gradient in place), cross-entropy statistics, gradient
+//               buffers, LN/attention scratch, tokens, targets, the two global scalars, GEMM
+//               workspace (CUDA)
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/layout.hpp"
+#include "train/memory.hpp"
+
+namespace ovb::gpt {
+
+// The tensors a block saves for its backward. [T, n] in the activation dtype unless noted.
+struct ActSet {
+  void* ln1 = nullptr;   // LN1 output [T, h/Gx]
+  void* xmid = nullptr;  // residual after attention, LN2 input [T, h/Gx]
+  void* ln2 = nullptr;   // LN2 output [T, h/Gx]
+  void* qkv = nullptr;   // [T, 3h/Gy]
+  void* att = nullptr;   // attention output [T, h/Gy]
+  void* pre = nullptr;   // MLP-up output before GELU [T, 4h/Gy]
+  void* gelu = nullptr;  // [T, 4h/Gy]
+  float* mr1 = nullptr;  // LN1 (mean, rstd) [T, 2]
+  float* mr2 = nullptr;  // LN2 (mean, rstd) [T, 2]
+  float* lse = nullptr;  // attention log-sum-exp [B_local, heads/Gy, seq]
+};
+
+class ModelState {
+ public:
+  ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLayout& layout,
+             TrackedMemory& mem);
+
+  float* params() const { return params_.as<float>(); }
+  float* grads() const { return grads_.as<float>(); }
+  float* adam_m() const { return m_.as<float>(); }
+  float* adam_v() const { return v_.as<float>(); }
+  void* work() const { return work_.data() ? work_.data() : params_.data(); }
+  bool separate_work() const { return work_.data() != nullptr; }
+
+  void* res(int l) const { return res_[static_cast<std::size_t>(l)].data(); }
+  const ActSet& set(int block) const { return sets_[recompute_ ? 0 : static_cast<std::size_t>(block)]; }
+  // Where dW of a linear goes before its Z reduce-scatter (Gz > 1 only).
+  float* dw_block(const LinearParams& lp) const;
+
+  const Buffer& params_buffer() const { return params_; }
+  const Buffer& grads_buffer() const { return grads_; }
+
+  // Workspace.
+  void *lnf_out, *logits, *dres, *dtmp, *gbig1, *gbig2;
+  float *lnf_mr, *ce_local, *ce_all, *ce_lse, *ln_scratch, *att_scratch, *scalars;
+  std::int32_t *tokens, *targets;
+  Buffer tokens_buf, targets_buf, scalars_buf;  // filled from the host every iteration / read back
+
+ private:
+  void* act(std::int64_t elems, MemKind kind);
+  float* f32(std::int64_t elems, MemKind kind);
+
+  TrackedMemory& mem_;
+  std::size_t a_;
+  bool recompute_;
+  int layers_;
+  std::vector<Buffer> owned_;
+  Buffer params_, grads_, m_, v_, work_;
+  std::vector<Buffer> res_;
+  std::vector<ActSet> sets_;
+  std::vector<float*> dw_;  // per linear (4 per block, then the head), or one shared
+};
+
+}  // namespace ovb::gpt

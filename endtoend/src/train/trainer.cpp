@@ -1,0 +1,150 @@
+// One gpt4d rank (see trainer.hpp).
+#include "train/trainer.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "data/loader.hpp"
+#include "kernels/kernels.hpp"
+#include "model/layout.hpp"
+#include "ovb/annotate.hpp"
+#include "ovb/error.hpp"
+#include "train/gather.hpp"
+#include "train/model.hpp"
+#include "train/optimizer.hpp"
+#include "train/schedule.hpp"
+#include "train/state.hpp"
+
+namespace ovb::gpt {
+
+namespace {
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
+  return buf;
+}
+
+// UsageError when the plan's memory does not fit what this rank can use.
+void check_memory(const Config& cfg, Backend& backend) {
+  const GptMemory need = gpt_memory(cfg.model, cfg.plan);
+  const double free = free_device_memory(backend, query_launch_context());
+  if (need.total() <= free) return;
+  throw UsageError(
+      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
+      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
+      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
+      " is free for it on " + std::string(backend.name()) +
+      "; use more ranks (Gx, Gy, Gz), --recompute or a smaller --batch");
+}
+}  // namespace
+
+Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
+    : cfg_(cfg), backend_(backend), grid_(grid), mem_(backend) {
+  validate_gpt_plan(cfg.model, cfg.plan);
+  if (grid.grid().shape().str() != cfg.plan.grid.str())
+    throw Error("gpt4d internal error: process grid " + grid.grid().shape().str() +
+                " differs from the configured " + cfg.plan.grid.str());
+  check_memory(cfg, backend);
+  layout_ = std::make_unique<ParamLayout>(make_layout(cfg.model, cfg.plan, grid.coords()));
+  data_ = std::make_unique<DataSource>(cfg.data, cfg.model, cfg.plan.batch, cfg.seed);
+  kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_);
+  comm_ = std::make_unique<CommEngine>(backend, grid, cfg);
+  state_ = std::make_unique<ModelState>(cfg.model, cfg.plan, *layout_, mem_);
+  gather_ = std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_,
+                                             state_->work());
+  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_);
+  optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
+
+  // Weights by global index; moments zero; the working copy cast from the master.
+  Stream& s = comm_->compute();
+  for (const TensorDesc& t : layout_->tensors) kernels_->init_tensor(s, state_->params(), t, cfg.seed);
+  const std::size_t n = static_cast<std::size_t>(layout_->total);
+  kernels_->zero(s, state_->adam_m(), n * 4);
+  kernels_->zero(s, state_->adam_v(), n * 4);
+  if (state_->separate_work()) kernels_->to_act(s, state_->params(), state_->work(), layout_->total);
+  s.synchronize();
+  const std::int64_t T = tokens_per_rank(cfg.model, cfg.plan);
+  host_tokens_.resize(static_cast<std::size_t>(T));
+  host_targets_.resize(static_cast<std::size_t>(T));
+}
+
+Trainer::~Trainer() = default;
+
+std::string Trainer::kernels_description() const { return kernels_->description(); }
+std::string Trainer::data_description() const { return data_->describe(); }
+const std::vector<CollOp>& Trainer::collective_log() const { return comm_->log(); }
+
+void Trainer::load_batch(int iter) {
+  // This rank's sequences: (d*Gz + z) * B_local onwards (loader.hpp).
+  const GridShape& g = cfg_.plan.grid;
+  const std::int64_t b_local = cfg_.plan.batch / (static_cast<std::int64_t>(g.gdata) * g.gz);
+  const Coords c = grid_.coords();
+  const std::int64_t first = (static_cast<std::int64_t>(c[Dim::data]) * g.gz + c[Dim::z]) * b_local;
+  data_->batch(iter, first, b_local, host_tokens_.data(), host_targets_.data());
+  const std::size_t bytes = host_tokens_.size() * sizeof(std::int32_t);
+  backend_.upload(state_->tokens_buf, host_tokens_.data(), bytes);
+  backend_.upload(state_->targets_buf, host_targets_.data(), bytes);
+}
+
+void Trainer::forward_backward(int iter) {
+  load_batch(iter);
+  comm_->begin_iteration();
+  gather_->begin_iteration();
+  Stream& s = comm_->compute();
+  kernels_->zero(s, state_->grads(), static_cast<std::size_t>(layout_->total) * 4);
+  kernels_->zero(s, state_->scalars, 2 * sizeof(float));
+  model_->forward();
+  model_->backward();
+  comm_->wait_all();
+}
+
+IterStats Trainer::run_iteration(int iter) {
+  const double t0 = MPI_Wtime();
+  forward_backward(iter);
+  optimizer_->step(iter);
+  comm_->compute().synchronize();
+  float scalars[2];
+  backend_.download(scalars, state_->scalars_buf, sizeof scalars);
+  IterStats st;
+  st.time_s = MPI_Wtime() - t0;
+  st.iter = iter;
+  st.loss = scalars[0] / static_cast<double>(cfg_.plan.batch * cfg_.model.seq);
+  st.grad_norm = std::sqrt(static_cast<double>(scalars[1]));
+  st.lr = learning_rate(cfg_.optim, iter);
+  st.collectives = comm_->end_iteration();
+  return st;
+}
+
+double Trainer::compute_gradients(int iter) {
+  forward_backward(iter);
+  comm_->compute().synchronize();
+  comm_->end_iteration();
+  float loss = 0;
+  backend_.download(&loss, state_->scalars_buf, sizeof loss);
+  float total = 0;
+  OVB_CHECK_MPI(MPI_Allreduce(&loss, &total, 1, MPI_FLOAT, MPI_SUM, grid_.world()));
+  return total / static_cast<double>(cfg_.plan.batch * cfg_.model.seq);
+}
+
+std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient) {
+  const TensorDesc* t = nullptr;
+  for (const TensorDesc& d : layout_->tensors)
+    if (d.name == name) t = &d;
+  if (!t) throw Error("no tensor named '" + name + "'");
+  std::vector<float> global(static_cast<std::size_t>(t->rows * t->cols), 0.0f);
+  if (t->owner) {
+    std::vector<float> local(static_cast<std::size_t>(t->count));
+    backend_.download(local.data(), gradient ? state_->grads_buffer() : state_->params_buffer(),
+                      local.size() * 4, static_cast<std::size_t>(t->offset) * 4);
+    for (std::int64_t e = 0; e < t->count; ++e)
+      global[static_cast<std::size_t>(t->global_index(e))] = local[static_cast<std::size_t>(e)];
+  }
+  OVB_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()),
+                              MPI_FLOAT, MPI_SUM, grid_.world()));
+  return global;
+}
+
+}  // namespace ovb::gpt
