@@ -73,13 +73,20 @@ def _tag(g, overlap):
     return "g{}x{}x{}x{}-{}".format(*g, overlap.replace(",", "-"))
 
 
+def _collective_grid(ranks):
+    """The grid ovb-collective runs its x/y/z/data groups on (the preset's own assumes 4 ranks);
+    calibration needs it to know each group's size and stride."""
+    return presets.grid_for("xy", ranks)
+
+
 def _microbench(b):
     t = b.t
     for prog, ranks in (("gemm", 1), ("collective", t.ranks), ("overlap", t.ranks)):
         out = f"microbench/{prog}.json"
+        grid = _grid_args(_collective_grid(t.ranks)) if prog == "collective" else []
         b.add(f"microbench-{prog}", "microbench", f"ovb-{prog}",
-              ["--backend", t.backend, "--preset", t.preset, f"--benchmark_out={{tmp}}/{out}",
-               "--benchmark_out_format=json"], ranks, [out],
+              ["--backend", t.backend, "--preset", t.preset, *grid,
+               f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
               description=f"ovb-{prog}, {t.preset} sweep, {ranks} rank(s)")
 
 
@@ -119,26 +126,35 @@ def _trace(b):
               [analysis], needs=[run], stall=0, description="ovb-trace analyze of " + run)
 
 
+def model_base(backend):
+    """The machine file that supplies what no microbenchmark measures (memory, efficiencies):
+    $OVB_MODEL_BASE, else analysis/machines/host-cpu or generic-h100-8nic."""
+    return os.environ.get("OVB_MODEL_BASE") or ("host-cpu" if backend == "host"
+                                                 else "generic-h100-8nic")
+
+
 def _model(b):
     m, t = b.p.model, b.t
-    mb = b.names("microbench")
+    machine = "{out}/model/machine.json"
     cal = b.add("model-calibrate", "model", "ovb-model",
-                ["calibrate", "--gemm", "{out}/microbench/gemm.json",
-                 "--collective", "{out}/microbench/collective.json",
+                ["calibrate", "--base", model_base(t.backend), "--gemm",
+                 "{out}/microbench/gemm.json", "--collective",
+                 "{out}/microbench/collective.json@" + "x".join(
+                     str(d) for d in _collective_grid(t.ranks)),
                  "--overlap", "{out}/microbench/overlap.json", "--out", "{tmp}/model/machine.json"],
-                0, ["model/machine.json"], needs=mb, stall=0,
+                0, ["model/machine.json"], needs=b.names("microbench"), stall=0,
                 description="machine description fitted to this folder's microbenchmarks")
     shape = ["--layers", str(m.layers), "--hidden", str(m.hidden), "--heads", str(m.heads),
              "--seq", str(m.seq), "--vocab", str(m.vocab),
              "--batch", str(presets.global_batch(m, t.ranks))]
     b.add("model-search", "model", "ovb-model",
-          ["search", "--machine", "{out}/model/machine.json", *shape, "--gpus", str(t.ranks),
-           "--top-k", str(b.p.top_k), "--json", "{tmp}/model/search.json"], 0,
+          ["search", "--machine", machine, *shape, "--overlap", "oar,ors,oag",
+           "--gpus", str(t.ranks), "--top", "0", "--json", "{tmp}/model/search.json"], 0,
           ["model/search.json"], needs=[cal], stall=0,
           description="predicted ranking of every grid for this model and rank count")
     b.add("model-compare", "model", "ovb-model",
-          ["compare", "--machine", "{out}/model/machine.json", "--top-k", str(b.p.top_k),
-           "{glob:{out}/gpt4d/*.json}", "--json", "{tmp}/model/compare.json"], 0,
+          ["compare", "{out}/gpt4d", "--machine", machine, "--top-k", str(b.p.top_k),
+           "--json", "{tmp}/model/compare.json"], 0,
           ["model/compare.json"], needs=[cal], after=b.names("gpt4d") + b.names("trace"), stall=0,
           description="model vs measurement over this folder's gpt4d runs")
 

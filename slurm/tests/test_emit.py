@@ -1,0 +1,102 @@
+"""Unit tests of slurm/emit-sbatch (jobs from an `ovb-model search` JSON): which configurations get
+jobs, what each job runs, the job array, and one-line errors for bad input.
+
+Run: python3 -m unittest discover -s slurm/tests -v      (ctest: slurm_driver_unit)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.realpath(__file__))
+EMIT = os.path.join(os.path.dirname(HERE), "emit-sbatch")
+FIXTURE = os.path.join(HERE, "fixtures", "search.json")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+class EmitSbatch(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="emit-test-")
+        self.out = os.path.join(self.tmp.name, "jobs")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def emit(self, *args, search=FIXTURE):
+        return subprocess.run([sys.executable, EMIT, "--search", search, "--out-dir", self.out,
+                               *args], capture_output=True, text=True, timeout=60)
+
+    def test_one_job_per_fitting_top_k_configuration(self):
+        r = self.emit("--top-k", "3", "--gpt4d-args", "--iters 5", "--gpus-per-node", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = sorted(os.listdir(self.out))
+        # rank 3 (4x1x1x1) does not fit in memory: the third job is rank 4.
+        self.assertEqual(names, ["logs", "submit-all.sh", "top1-g2x2x1x1.sbatch",
+                                 "top2-g1x2x2x1-yxz.sbatch", "top4-g1x1x1x4.sbatch"])
+        job = read(os.path.join(self.out, "top2-g1x2x2x1-yxz.sbatch"))
+        for want in ("#SBATCH --nodes=2", "#SBATCH --ntasks=4", "#SBATCH --ntasks-per-node=2",
+                     "#SBATCH --gpus-per-node=2", "#SBATCH --requeue", "#SBATCH --signal=B:USR1@",
+                     "--name gpt4d-top2-g1x2x2x1-yxz", "--output gpt4d/top2-g1x2x2x1-yxz.json",
+                     "--gx 1 --gy 2 --gz 2 --gdata 1 --grid-order y,x,z",
+                     "--layers 2 --hidden 64 --heads 4 --seq 32 --vocab 256 --batch 8",
+                     "--overlap oar,ors,oag", "--iters 5",
+                     f"--out {os.path.join(self.out, 'results')} "):
+            self.assertIn(want, job)
+        self.assertNotIn("--grid-order", read(os.path.join(self.out, "top1-g2x2x1x1.sbatch")))
+        self.assertEqual(subprocess.run(["bash", "-n", os.path.join(self.out,
+                                                                    "top1-g2x2x1x1.sbatch")]
+                                        ).returncode, 0)
+        submit = read(os.path.join(self.out, "submit-all.sh"))
+        self.assertEqual(submit.count("slurm/submit"), 3)
+
+    def test_array(self):
+        r = self.emit("--array", "--top-k", "2", "--backend", "host", "--results",
+                      os.path.join(self.tmp.name, "res"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        job = read(os.path.join(self.out, "search-array.sbatch"))
+        self.assertIn("#SBATCH --array=0-1", job)
+        self.assertIn("  0)\n", job)
+        self.assertIn("  1)\n", job)
+        self.assertNotIn("  2)\n", job)
+        self.assertIn("--backend host", job)
+        self.assertIn(f"--out {os.path.join(self.tmp.name, 'res')} ", job)
+        self.assertEqual(subprocess.run(["bash", "-n", os.path.join(self.out,
+                                                                    "search-array.sbatch")]
+                                        ).returncode, 0)
+
+    def bad(self, doc, message):
+        path = os.path.join(self.tmp.name, "bad.json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        r = self.emit(search=path)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn(message, r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_bad_input_gives_one_line(self):
+        good = json.loads(read(FIXTURE))
+        doc = json.loads(read(FIXTURE))
+        del doc["inputs"]["batch"]
+        self.bad(doc, "missing 'batch'")
+        doc = json.loads(read(FIXTURE))
+        doc["configs"][0]["gx"] = 3
+        self.bad(doc, "grid (3, 2, 1, 1) does not multiply to 4 GPUs")
+        doc = json.loads(read(FIXTURE))
+        for c in doc["configs"]:
+            c["fits"] = False
+        self.bad(doc, "no configuration that fits in memory")
+        self.bad({"configs": good["configs"]}, "missing 'inputs'")
+        r = self.emit(search=os.path.join(self.tmp.name, "none.json"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no such file", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
