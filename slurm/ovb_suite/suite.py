@@ -258,6 +258,10 @@ class Suite:
             if step.missing:
                 self._fail_now(step, rec, step.missing, label)
                 continue
+            if step.ranks and self.launcher.kind == "none":
+                self._fail_now(step, rec, f"{step.ranks}-rank step: neither srun nor mpirun found",
+                               label)
+                continue
             unmet = self._unmet_need(step)
             if unmet:
                 self._fail_now(step, rec, unmet, label)
