@@ -77,7 +77,7 @@ def collective_table(rs, options=None):
         largest = max(ps, key=lambda p: p[2])
         rows.append([coll, grp, str(len({p[2] for p in ps})), fmt(max(p[3] for p in ps)),
                      fmt(largest[3]), f"{int(largest[2])}"])
-    return Table("Collective bus bandwidth (alone)", ["collective", "group", "sizes",
+    return Table("Collective bus bandwidth (alone)", ["collective", "group / setting", "sizes",
                                                       "peak busbw GB/s", "busbw at largest GB/s",
                                                       "largest bytes"], rows)
 
@@ -90,17 +90,17 @@ def gemm_table(rs, options=None):
 
 def overlap_table(rs, options=None):
     rows = []
-    grouped = _group(overlap.overlap_rows(rs),
-                     lambda r: overlap._setting(r) + (r["label_fields"].get("prio", "equal"),))
+    members_all = overlap.overlap_rows(rs)
+    keys = overlap.setting_keys(members_all) + ["prio"]
+    grouped = _group(members_all, lambda r: overlap.setting(r, keys))
     for key, members in sorted(grouped.items()):
         med = [fmt(_median(members, k), "{:.2f}") for k in
                ("overlap_efficiency", "speedup_vs_serial", "fraction_of_ideal",
                 "compute_slowdown", "comm_slowdown")]
         rows.append(list(key) + [str(len(members))] + med)
     return Table("Overlap microbenchmark (medians over GEMM and message sizes)",
-                 list(overlap.SETTINGS) + ["prio", "points", "overlap eff.", "speedup vs serial",
-                                           "fraction of ideal", "compute slowdown",
-                                           "comm slowdown"], rows)
+                 keys + ["points", "overlap eff.", "speedup vs serial", "fraction of ideal",
+                         "compute slowdown", "comm slowdown"], rows)
 
 
 def training_table(rs, options):

@@ -14,7 +14,7 @@ from ovb_analysis.style import DOUBLE_COLUMN_IN, PNG_DPI, SINGLE_COLUMN_IN
 
 EXPECTED = {  # stem -> PNG pixels (width, height) at 200 dpi
     "collective_busbw": (1432, 520), "gemm_throughput": (1432, 560),
-    "overlap_heatmap_coll-all_reduce_order-comm_first_max_ctas-8_cdmc-1": (1432, 1200),
+    "overlap_heatmap_all_reduce": (1432, 1200),
     "iteration_breakdown": (1432, 600), "model_vs_measured": (1432, 560),
     "model_search": (700, 332), "scaling": (1432, 880)}
 
@@ -125,3 +125,24 @@ def test_breakdown_segments_by_hand(tmp_path):
     assert b["exposed z"] == 0.5 and b["exposed other"] == 0.1 and b["idle"] == 0.0
     assert b["compute"] == pytest.approx(133.43 - 15.05 - 0.6)
     assert breakdown.dimension("Y") == "y" and breakdown.dimension("pipeline") == "other"
+
+
+@pytest.mark.parametrize("lo_exp, hi_exp", [(10, 28), (16, 20), (3, 33), (20, 20)])
+def test_byte_axis_labels_never_crowd(lo_exp, hi_exp):
+    from ovb_analysis.plots.common import MAX_BYTE_TICKS, bytes_axis
+    from ovb_analysis.style import new_figure
+    ax = new_figure(2.3, 2.0).subplots()
+    lo, hi = 2.0 ** lo_exp, 2.0 ** hi_exp
+    bytes_axis(ax, [lo, hi])
+    ticks = [t for t in ax.xaxis.get_major_locator().tick_values(lo, hi) if lo <= t <= hi]
+    assert 1 <= len(ticks) <= MAX_BYTE_TICKS or lo == hi
+
+
+def test_overlap_efficiency_colours_clipped_to_meaningful_range():
+    import numpy as np
+    from ovb_analysis.plots.overlap import _color_range
+    grids = [np.array([[-83.5, 0.4], [np.nan, 0.9]]), np.array([[0.2, 1.2]])]
+    assert _color_range(grids, "overlap_efficiency") == (-1.0, 1.0, "both")
+    assert _color_range([np.array([[0.2, 0.7]])], "overlap_efficiency") == (0.2, 0.7, "neither")
+    assert _color_range(grids, "comm_slowdown") == (-83.5, 1.2, "neither")
+    assert _color_range([np.array([[np.nan]])], "compute_slowdown") == (0.0, 1.0, "neither")

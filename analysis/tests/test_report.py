@@ -25,7 +25,7 @@ def test_report_from_fixtures(first_build):
     assert rep.missing == []
     assert [o.stem for o in rep.outputs] == [
         "collective_busbw", "gemm_throughput",
-        "overlap_heatmap_coll-all_reduce_order-comm_first_max_ctas-8_cdmc-1",
+        "overlap_heatmap_all_reduce",
         "iteration_breakdown", "model_vs_measured", "model_search", "scaling"]
     assert len(files) == 2 * 7 + 2
     html = files["report.html"].decode()

@@ -1,12 +1,13 @@
 """Collective bandwidth: bus bandwidth vs message size, one panel per collective; solid lines per
-group alone (ovb-collective), dashed lines under overlap with a GEMM (ovb-overlap, per priority
-setting: busbw from the collective's own duration under overlap, median over GEMM shapes)."""
+group (and any other setting that varies) alone (ovb-collective), dashed lines under overlap with a
+GEMM (ovb-overlap, per priority setting: busbw from the collective's own duration under overlap,
+median over GEMM shapes and the other overlap settings)."""
 
 from .. import metrics, results
 from ..style import (DOUBLE_COLUMN_IN, SINGLE_COLUMN_IN, color, marker, new_figure, paper_style,
                      save_figure)
 from . import NoData, Output
-from .common import bytes_axis, figure_legend, group, median_by
+from .common import bytes_axis, figure_legend, group, median_by, varying_keys
 
 TITLE = "Collective bandwidth"
 DESCRIPTION = ("Bus bandwidth (nccl-tests convention) against message size for each collective, "
@@ -18,14 +19,20 @@ PRIO_COLORS = (3, 4, 6)          # palette indices: under overlap
 
 
 def alone_points(rs):
-    """[(coll, group, bytes, busbw)] from ovb-collective results."""
-    out = []
+    """[(coll, series, bytes, busbw)] from ovb-collective results. The series is the group, plus
+    every other label field (dtype, inplace, CTA settings) that differs between the collective's
+    entries, so that different settings never share a line."""
+    rows = {coll: [] for coll in ORDER}
     for f in rs.of("gbench"):
         for coll in ORDER:
-            for row in results.benchmark_rows(f.doc, coll):
-                if "busbw" in row and "bytes" in row:
-                    grp = row["label_fields"].get("group", "world")
-                    out.append((coll, grp, float(row["bytes"]), float(row["busbw"])))
+            rows[coll] += results.benchmark_rows(f.doc, coll)
+    out = []
+    for coll, members in rows.items():
+        keys = varying_keys([r["label_fields"] for r in members], exclude=("group",))
+        for r in members:
+            lf = r["label_fields"]
+            series = " ".join([lf.get("group", "world")] + [f"{k}={lf.get(k, '-')}" for k in keys])
+            out.append((coll, series, float(r["bytes"]), float(r["busbw"])))
     return out
 
 
@@ -46,8 +53,9 @@ def overlap_points(rs):
     return out
 
 
-def _group_key(g):
-    return (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), g)
+def _group_key(series):
+    g = series.split()[0]
+    return (GROUP_ORDER.index(g) if g in GROUP_ORDER else len(GROUP_ORDER), series)
 
 
 def make(rs, outdir, options):
@@ -75,7 +83,7 @@ def make(rs, outdir, options):
                         marker=marker(len(GROUP_ORDER) + j),
                         color=color(PRIO_COLORS[j % len(PRIO_COLORS)]),
                         label=f"under overlap, prio={prio}")
-            bytes_axis(ax)
+            bytes_axis(ax, [p[2] for p in alone + under if p[0] == coll])
             ax.set_title(coll.replace("_", "-"))
             ax.set_xlabel("message size S (bytes)")
             ax.set_ylabel("bus bandwidth (GB/s)")

@@ -1,17 +1,34 @@
 """Helpers shared by the plot modules: log2 byte axes, grouping, medians."""
 
+import math
+
 from matplotlib.ticker import FuncFormatter, LogLocator
 
 from .. import stats
 from ..style import format_bytes
 
 
-def bytes_axis(ax, axis="x"):
-    """A log2 axis labelled in binary units (message sizes are powers of two)."""
-    target = ax.xaxis if axis == "x" else ax.yaxis
-    (ax.set_xscale if axis == "x" else ax.set_yscale)("log", base=2)
-    target.set_major_locator(LogLocator(base=4))
-    target.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v)))
+MAX_BYTE_TICKS = 5  # labels like "256 KiB" collide beyond this on a panel a third of a page wide
+
+
+def bytes_axis(ax, sizes):
+    """A log2 x axis labelled in binary units (message sizes are powers of two), with ticks every
+    4^k bytes, k chosen so that at most MAX_BYTE_TICKS labels cover `sizes`."""
+    ax.set_xscale("log", base=2)
+    lo, hi = min(sizes), max(sizes)
+    span = math.log2(hi / lo) if lo > 0 and hi > lo else 0.0
+    step = 2
+    while span / step >= MAX_BYTE_TICKS:
+        step += 2
+    ax.xaxis.set_major_locator(LogLocator(base=2.0 ** step))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: format_bytes(v)))
+
+
+def varying_keys(label_fields, exclude=()):
+    """Sorted keys of `key=value` label dicts whose value is not the same in all of them (a key
+    missing from one counts as the value "-")."""
+    keys = sorted({k for lf in label_fields for k in lf} - set(exclude))
+    return [k for k in keys if len({lf.get(k, "-") for lf in label_fields}) > 1]
 
 
 def median_by(points):

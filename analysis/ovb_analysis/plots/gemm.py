@@ -1,13 +1,31 @@
 """GEMM throughput: TFLOP/s per shape (M x N x K) and percent of the device's dense peak, one bar
-per benchmark series (the name before the first '/', e.g. gemm_bf16) and shape (ovb-gemm)."""
+per benchmark series (the name without shape and run options, e.g. gemm/bf16/nn) and shape
+(ovb-gemm; the median when a series has the shape more than once)."""
 
-from .. import results
+import re
+
+from .. import results, stats
 from ..style import DOUBLE_COLUMN_IN, color, new_figure, paper_style, save_figure
 from . import NoData, Output
 
 TITLE = "GEMM throughput"
 DESCRIPTION = ("Achieved TFLOP/s (FLOP = 2MNK) per GEMM shape, and the same as a percentage of "
                "the device's dense peak (absent where the peak is unknown).")
+
+
+# Parts of a Google Benchmark name that are not the series: the shape (in the m, n, k counters)
+# and Google Benchmark's own run options.
+SHAPE_PART = re.compile(r"^\d+x\d+x\d+$")
+RUN_OPTION_PART = re.compile(r"^(?:min_time|min_warmup_time|repeats|iterations|threads):|"
+                             r"^(?:manual_time|real_time|process_time)$")
+
+
+def series_of(row):
+    """The benchmark name without the shape and the run options: "gemm/fp32/256x256x256/nn/
+    min_time:0.050/manual_time" -> "gemm/fp32/nn" (precision and transposes stay apart)."""
+    parts = str(row.get("run", row.get("name"))).split("/")
+    kept = [p for p in parts if not SHAPE_PART.match(p) and not RUN_OPTION_PART.match(p)]
+    return "/".join(kept) or "gemm"
 
 
 def gemm_rows(rs):
@@ -20,7 +38,7 @@ def gemm_rows(rs):
                 tf = float(row["tflops"])
             except (KeyError, TypeError, ValueError):
                 continue
-            series = str(row.get("run", row.get("name"))).split("/")[0]
+            series = series_of(row)
             pct = row.get("pct_peak")
             out.append((series, shape, tf, float(pct) if pct is not None else None))
     return out
@@ -31,10 +49,10 @@ def _bars(ax, rows, shapes, series, value):
     for i, s in enumerate(series):
         xs, ys = [], []
         for j, shape in enumerate(shapes):
-            vals = [value(r) for r in rows if r[0] == s and r[1] == shape and value(r) is not None]
+            vals = stats.finite(value(r) for r in rows if r[0] == s and r[1] == shape)
             if vals:
                 xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(vals[-1])
+                ys.append(stats.median(vals))
         ax.bar(xs, ys, width=width * 0.9, color=color(i), label=s)
     ax.set_xticks(range(len(shapes)))
     ax.set_xticklabels(["x".join(map(str, s)) for s in shapes], rotation=40, ha="right")

@@ -1,7 +1,7 @@
 """Overlap heatmaps (ovb-overlap): overlap efficiency, compute slowdown and communication slowdown
 over GEMM size x message size, one column of panels per stream-priority setting; one figure per
-combination of the other settings (collective, launch order, CTA limit,
-CUDA_DEVICE_MAX_CONNECTIONS)."""
+collective and combination of the other label settings that vary (launch order, CTA limits,
+CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...)."""
 
 import re
 
@@ -11,6 +11,7 @@ from .. import results, stats
 from ..style import (DOUBLE_COLUMN_IN, SEQUENTIAL_CMAP, format_bytes, new_figure, paper_style,
                      save_figure)
 from . import NoData, Output
+from .common import varying_keys
 
 TITLE = "Overlap heatmaps"
 DESCRIPTION = ("Overlap efficiency (serial - t_o) / min(t_c, t_m) (1 = shorter op fully hidden), "
@@ -20,7 +21,6 @@ METRICS = (("overlap_efficiency", "overlap efficiency\n(1 = fully hidden)", 1.0)
            ("compute_slowdown", "compute slowdown (%)", 100.0),
            ("comm_slowdown", "comm. slowdown (%)", 100.0))
 PRIO_ORDER = ("equal", "comm_high", "compute_high")
-SETTINGS = ("coll", "order", "max_ctas", "cdmc")
 
 
 def overlap_rows(rs):
@@ -32,14 +32,38 @@ def overlap_rows(rs):
     return out
 
 
-def _setting(row):
+def setting_keys(rows):
+    """The label fields that make one figure: the collective, and every other field (launch order,
+    CTA limits, CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...) whose value differs between the
+    rows; the priority is the column inside a figure."""
+    return ["coll"] + varying_keys([r["label_fields"] for r in rows], exclude=("coll", "prio"))
+
+
+def setting(row, keys):
     lf = row["label_fields"]
-    return tuple(lf.get(k, "-") for k in SETTINGS)
+    defaults = {"coll": "all_reduce", "prio": "equal"}
+    return tuple(lf.get(k, defaults.get(k, "-")) for k in keys)
 
 
-def _stem(setting):
-    text = "_".join(f"{k}-{v}" for k, v in zip(SETTINGS, setting))
+def _stem(keys, values):
+    text = "_".join([values[0]] + [f"{k}-{v}" for k, v in zip(keys[1:], values[1:])])
     return "overlap_heatmap_" + re.sub(r"[^A-Za-z0-9_.-]", "", text)
+
+
+def _color_range(grids, key):
+    """Colour limits over all panels of a row. Overlap efficiency is clipped to [-1, 1] (1: fully
+    hidden, 0: serial, -1: as slow as running the shorter op twice) so that one pathological cell
+    does not wash out the rest; the cells keep their true values as text."""
+    finite = np.concatenate([g[~np.isnan(g)] for g in grids])
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    extend = "neither"
+    if key == "overlap_efficiency":
+        extend = {(False, False): "neither", (True, False): "min", (False, True): "max",
+                  (True, True): "both"}[(lo < -1.0, hi > 1.0)]
+        lo, hi = max(lo, -1.0), min(hi, 1.0)
+    if hi - lo < 1e-12:
+        lo, hi = lo - 0.5, hi + 0.5
+    return lo, hi, extend
 
 
 def _grid(rows, gemms, sizes, key, scale):
@@ -75,7 +99,7 @@ def _panel(ax, grid, norm_range, annotate, scale):
     return im
 
 
-def _figure(rows, setting, outdir):
+def _figure(rows, title):
     prios = sorted({r["label_fields"].get("prio", "equal") for r in rows},
                    key=lambda p: (PRIO_ORDER.index(p) if p in PRIO_ORDER else 9, p))
     gemms = sorted({(int(r["m"]), int(r["n"]), int(r["k"])) for r in rows},
@@ -87,10 +111,7 @@ def _figure(rows, setting, outdir):
     for mi, (key, label, scale) in enumerate(METRICS):
         grids = [_grid([r for r in rows if r["label_fields"].get("prio", "equal") == p],
                        gemms, sizes, key, scale) for p in prios]
-        finite = np.concatenate([g[~np.isnan(g)] for g in grids])
-        lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-        if hi - lo < 1e-12:
-            lo, hi = lo - 0.5, hi + 0.5
+        lo, hi, extend = _color_range(grids, key)
         for pi, prio in enumerate(prios):
             ax = axes[mi][pi]
             im = _panel(ax, grids[pi], (lo, hi), annotate, scale)
@@ -104,8 +125,8 @@ def _figure(rows, setting, outdir):
                 ax.set_xlabel("message size (bytes)")
             if pi == 0:
                 ax.set_ylabel("GEMM M x N x K")
-        fig.colorbar(im, ax=list(axes[mi]), label=label, shrink=0.9)
-    fig.suptitle(", ".join(f"{k}={v}" for k, v in zip(SETTINGS, setting)))
+        fig.colorbar(im, ax=list(axes[mi]), label=label, shrink=0.9, extend=extend)
+    fig.suptitle(title)
     return fig
 
 
@@ -115,14 +136,23 @@ def make(rs, outdir, options):
         raise NoData("no ovb-overlap results (Google Benchmark JSON with overlap* entries and "
                      "m, n, k, bytes counters)")
     outputs = []
+    keys = setting_keys(rows)
     by_setting = {}
     for r in rows:
-        by_setting.setdefault(_setting(r), []).append(r)
-    for setting in sorted(by_setting):
+        by_setting.setdefault(setting(r, keys), []).append(r)
+    for values in sorted(by_setting):
+        members = by_setting[values]
+        which = ", ".join(f"{k}={v}" for k, v in zip(keys, values))
+        # fields equal in all rows of the figure (dtype, group, ...) go into the caption
+        fixed = {k: v for k, v in members[0]["label_fields"].items()
+                 if k not in keys and k != "prio"
+                 and all(r["label_fields"].get(k) == v for r in members)}
+        caption = DESCRIPTION + (" Same in every cell: " + ", ".join(
+            f"{k}={v}" for k, v in sorted(fixed.items())) + "." if fixed else "")
         with paper_style():
-            fig = _figure(by_setting[setting], setting, outdir)
-            stem = _stem(setting)
+            fig = _figure(members, which)
+            stem = _stem(keys, values)
             files = save_figure(fig, outdir, stem)
-        title = f"{TITLE} ({', '.join(f'{k}={v}' for k, v in zip(SETTINGS, setting))})"
-        outputs.append(Output(stem, title, DESCRIPTION, files, tuple(fig.get_size_inches())))
+        outputs.append(Output(stem, f"{TITLE} ({which})", caption, files,
+                              tuple(fig.get_size_inches())))
     return outputs
