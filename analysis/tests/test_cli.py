@@ -14,13 +14,13 @@ def test_executable_file():
     assert EXECUTABLE.read_text().startswith("#!/usr/bin/env python3\n")
 
 
-def test_help_on_every_subcommand():
+def test_help_on_every_subcommand(cli):
     top = run_executable("--help")
     assert top.returncode == 0
     for sub in SUBCOMMANDS:
         assert sub in top.stdout
-        res = run_executable(sub, "--help")
-        assert res.returncode == 0 and res.stdout.startswith(f"usage: ovb-analysis {sub}")
+        rc, out, _ = cli(sub, "--help")
+        assert rc == 0 and out.startswith(f"usage: ovb-analysis {sub}")
 
 
 @pytest.mark.parametrize("args, code, text", [
