@@ -74,7 +74,9 @@ int main() {
   std::string fn;
   while (std::cin >> fn) {
     double r = 0, a, b, c, d, e; std::string k; int n; int f;
-    if (fn == "gpt_model_flop") { std::cin >> a >> b >> c >> d >> e; r = gpt_model_flop(a, b, c, d, e); }
+    if (fn == "gpt_model_flop") {
+      std::cin >> a >> b >> c >> d >> e; r = gpt_model_flop(a, b, c, d, e);
+    }
     else if (fn == "gpt_hardware_flop") { std::cin >> a >> f; r = gpt_hardware_flop(a, f != 0); }
     else if (fn == "tflops_per_gpu") { std::cin >> a >> b >> n; r = tflops_per_gpu(a, b, n); }
     else if (fn == "mfu") { std::cin >> a >> b; r = mfu(a, b); }

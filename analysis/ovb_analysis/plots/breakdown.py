@@ -1,8 +1,9 @@
 """Iteration-time breakdown bars. (a) gpt4d runs, per configuration and overlap-flag combination:
 median iteration time split into exposed communication per grid dimension (summary.collectives
-exposed_ms, per iteration; "z-allgather" counts as z, "world" as other), idle (the idle share of a matching ovb-trace analysis: same folder, file
-name starting with the gpt4d file's stem) and compute (the rest). (b) each ovb-trace analysis on its
-own: compute, exposed communication, memory/other and idle over the traced span (mean over ranks)."""
+exposed_ms, per iteration; "z-allgather" counts as z, "world" as other), idle (the idle share of a
+matching ovb-trace analysis: same folder, file name starting with the gpt4d file's stem) and
+compute (the rest). (b) each ovb-trace analysis on its own: compute, exposed communication,
+memory/other and idle over the traced span (mean over ranks)."""
 
 from pathlib import Path
 
@@ -116,8 +117,8 @@ def make(rs, outdir, options):
         axes = fig.subplots(1, len(panels), squeeze=False)[0]
         for ax, (kind, bars) in zip(axes, panels):
             if kind == "gpt4d":
-                segs = [("compute", color(0))] + [(f"exposed {d}", color(i + 1)) for i, d in
-                                                  enumerate(DIMS + ("other",))] + [("idle", IDLE_COLOR)]
+                exposed = [(f"exposed {d}", color(i + 1)) for i, d in enumerate(DIMS + ("other",))]
+                segs = [("compute", color(0))] + exposed + [("idle", IDLE_COLOR)]
                 _stack(ax, bars, segs)
                 ax.set_ylabel("share of gpt4d median iteration (%)")
                 ax.set_xlabel("grid Gx x Gy x Gz x Gdata / overlap flags / iteration time")
