@@ -1,0 +1,58 @@
+// The overlap analysis of per-rank traces: the metrics of ../shared/spec/metrics.md ("Overlap in a
+// trace", via ovb::trace_overlap) per rank and as a mean across ranks, per collective kind and
+// group, and per range (NVTX / ScopedRange name). JSON as results/SCHEMA.md "Trace analysis".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "ovb/intervals.hpp"
+#include "rank_trace.hpp"
+
+namespace ovb::trace {
+
+struct CollectiveStats {
+  std::string kind, group;
+  std::int64_t count = 0;
+  double total_us = 0;          // sum of the events' durations
+  std::optional<double> bytes;  // sum of S over the events, when every event states it
+  double mean_us() const { return count ? total_us / count : 0; }
+  std::optional<double> algbw() const;  // GB/s = bytes / total time (metrics::algbw_gbps)
+};
+
+struct RangeStats {
+  std::string name, category;
+  std::int64_t count = 0;
+  double total_us = 0;         // sum of the instances' durations
+  double comm_us = 0;          // |U(comm) ∩ U(instances)|
+  double exposed_comm_us = 0;  // |(U(comm) \ U(compute)) ∩ U(instances)|
+};
+
+struct RankReport {
+  std::string path;
+  int rank = 0;
+  TraceOverlap overlap;     // in microseconds
+  bool gpu_ranges = false;  // ranges are gpu_user_annotation spans (else CPU-side annotations)
+  std::vector<CollectiveStats> collectives;  // sorted by kind, group
+  std::vector<RangeStats> ranges;            // sorted by total_us, descending
+  SkipCounts skipped;
+};
+
+RankReport analyze_rank(const RankTrace& t);
+
+// Ranks from distributedInfo; traces without one take their position among the inputs. Two
+// traces of one rank: UsageError naming both files.
+std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths);
+
+// { "inputs", "ranks": [...], "summary": {...}, "skipped": {...} } (the caller adds "context").
+nlohmann::json report_json(const std::vector<RankReport>& reports,
+                           const std::vector<std::string>& inputs);
+
+// Per-rank table, mean row, collectives and the top `top_ranges` ranges summed over ranks.
+void print_report(std::ostream& os, const std::vector<RankReport>& reports, int top_ranges);
+
+}  // namespace ovb::trace

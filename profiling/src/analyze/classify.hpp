@@ -1,0 +1,29 @@
+// What an event of a trace is, for the overlap analysis (../shared/spec/metrics.md, "Overlap in a
+// trace"): GPU kernels are communication when their name starts with "nccl" (NCCL's kernels) or -
+// in this suite's host traces - when they carry a "collective" argument, else compute; memcpy and
+// memset activity is memory; user_annotation / gpu_user_annotation are ranges (NVTX and the
+// suite's ScopedRanges). Everything else is either a known kind the analysis does not use
+// (ignored: metadata, flows, CPU ops, runtime calls, ...) or an unknown kind (counted).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace ovb::trace {
+
+enum class EventClass { compute, comm, memory, cpu_range, gpu_range, ignored, unknown };
+
+// ph and cat as written in the event (cat compared case-insensitively: older PyTorch wrote
+// "Kernel", "Memcpy"); has_collective_arg: args has a "collective" key.
+EventClass classify_event(std::string_view ph, std::string_view cat, std::string_view name,
+                          bool has_collective_arg);
+
+// The collective of an NCCL kernel from its name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
+// "all_reduce"; reduce_scatter, all_gather, broadcast, reduce, send_recv); "unknown" otherwise.
+std::string collective_from_kernel_name(std::string_view name);
+
+// A collective name as PyTorch writes it ("allreduce", "_allgather_base", "reduce_scatter_tensor",
+// "all_gather_into_tensor") in this suite's spelling ("all_reduce", ...); other names unchanged.
+std::string normalize_collective(std::string_view name);
+
+}  // namespace ovb::trace

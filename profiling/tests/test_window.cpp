@@ -1,0 +1,157 @@
+// Capture windows (which records the tracer keeps), their configuration from the environment, and
+// the rank taken from the launcher's environment.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "capture_window.hpp"
+#include "ovb/error.hpp"
+#include "rank_env.hpp"
+
+using namespace ovb::trace;
+
+namespace {
+
+// A fake environment for the *_from_env functions.
+struct Env {
+  std::map<std::string, std::string> vars;
+  std::function<const char*(const char*)> fn() const {
+    return [this](const char* n) {
+      const auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
+  }
+};
+
+}  // namespace
+
+TEST(CaptureWindow, TimeWindowFromInitialisation) {
+  WindowConfig c;
+  c.start_s = 1e-6;  // 1000 ns
+  c.duration_s = 2e-6;
+  const CaptureWindow w(c, 10'000);
+  EXPECT_FALSE(w.keeps(0, 10'999));
+  EXPECT_TRUE(w.keeps(10'500, 11'000));  // touching the start counts
+  EXPECT_TRUE(w.keeps(12'000, 12'500));
+  EXPECT_TRUE(w.keeps(0, 100'000));  // spans the window
+  EXPECT_FALSE(w.keeps(13'001, 14'000));
+  WindowConfig open;
+  const CaptureWindow to_exit(open, 5);
+  EXPECT_TRUE(to_exit.keeps(5, 6));
+  EXPECT_TRUE(to_exit.keeps(1'000'000'000'000, 1'000'000'000'001));
+  EXPECT_FALSE(to_exit.keeps(0, 4));
+}
+
+TEST(CaptureWindow, ExplicitStartStop) {
+  WindowConfig c;
+  c.mode = WindowConfig::Mode::explicit_calls;
+  CaptureWindow w(c, 0);
+  EXPECT_FALSE(w.keeps(0, 100));  // nothing before start()
+  w.open(100);
+  EXPECT_TRUE(w.keeps(150, 160));
+  EXPECT_TRUE(w.keeps(50, 150));  // a kernel running across the start
+  w.close(200);
+  EXPECT_FALSE(w.keeps(201, 300));
+  w.profiler_start(300);  // other triggers do nothing in this mode
+  EXPECT_FALSE(w.keeps(301, 400));
+  ASSERT_EQ(w.windows().size(), 1u);
+  EXPECT_EQ(w.windows()[0], std::make_pair(std::int64_t{100}, std::int64_t{200}));
+}
+
+TEST(CaptureWindow, ProfilerApiWindows) {
+  WindowConfig c;
+  c.mode = WindowConfig::Mode::profiler_api;
+  CaptureWindow w(c, 0);
+  w.profiler_start(10);
+  w.profiler_stop(20);
+  w.profiler_start(30);
+  EXPECT_TRUE(w.keeps(12, 13));
+  EXPECT_FALSE(w.keeps(21, 29));
+  EXPECT_TRUE(w.keeps(1000, 2000));  // the second window is still open
+  EXPECT_EQ(w.windows().size(), 2u);
+}
+
+TEST(CaptureWindow, IterationsOfAnNvtxRange) {
+  WindowConfig c;
+  c.mode = WindowConfig::Mode::range;
+  c.range = "step";
+  c.start_iter = 1;
+  c.iters = 2;
+  CaptureWindow w(c, 0);
+  // Iterations at [0,10], [10,20], [20,30], [30,40]; other ranges nested inside do not count.
+  for (int i = 0; i < 4; ++i) {
+    w.range_push("step", i * 10);
+    w.range_push("layer", i * 10 + 1);
+    w.range_pop("layer", i * 10 + 2);
+    w.range_pop("step", i * 10 + 10);
+  }
+  EXPECT_FALSE(w.keeps(5, 6));
+  EXPECT_TRUE(w.keeps(12, 13));
+  EXPECT_TRUE(w.keeps(25, 26));
+  EXPECT_FALSE(w.keeps(31, 39));
+  ASSERT_EQ(w.windows().size(), 1u);
+  EXPECT_EQ(w.windows()[0], std::make_pair(std::int64_t{10}, std::int64_t{30}));
+}
+
+TEST(WindowConfig, FromEnvironment) {
+  Env e;
+  EXPECT_EQ(WindowConfig::from_env(e.fn()).mode, WindowConfig::Mode::time);
+  e.vars = {{"OVB_TRACE_START_S", "2.5"}, {"OVB_TRACE_DURATION_S", "10"}};
+  auto c = WindowConfig::from_env(e.fn());
+  EXPECT_DOUBLE_EQ(c.start_s, 2.5);
+  EXPECT_DOUBLE_EQ(c.duration_s, 10);
+  e.vars = {
+      {"OVB_TRACE_RANGE", "ProfilerStep"}, {"OVB_TRACE_START_ITER", "3"}, {"OVB_TRACE_ITERS", "2"}};
+  c = WindowConfig::from_env(e.fn());
+  EXPECT_EQ(c.mode, WindowConfig::Mode::range);
+  EXPECT_EQ(c.start_iter, 3);
+  EXPECT_EQ(c.iters, 2);
+  e.vars = {{"OVB_TRACE_CAPTURE", "profiler_api"}};
+  EXPECT_EQ(WindowConfig::from_env(e.fn()).mode, WindowConfig::Mode::profiler_api);
+
+  auto message = [&](std::map<std::string, std::string> vars) {
+    e.vars = std::move(vars);
+    try {
+      WindowConfig::from_env(e.fn());
+    } catch (const ovb::Error& err) {
+      return std::string(err.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message({{"OVB_TRACE_START_S", "soon"}}).find("OVB_TRACE_START_S='soon'"),
+            std::string::npos);
+  EXPECT_NE(message({{"OVB_TRACE_DURATION_S", "-1"}}).find("non-negative"), std::string::npos);
+  EXPECT_NE(message({{"OVB_TRACE_ITERS", "2x"}}).find("OVB_TRACE_ITERS"), std::string::npos);
+  EXPECT_NE(message({{"OVB_TRACE_CAPTURE", "always"}}).find("not one of"), std::string::npos);
+  EXPECT_NE(message({{"OVB_TRACE_CAPTURE", "range"}}).find("needs OVB_TRACE_RANGE"),
+            std::string::npos);
+}
+
+TEST(LauncherRank, FirstLauncherVariableWins) {
+  Env e;
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 0);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 1);
+  EXPECT_EQ(launcher_rank(e.fn()).source, "");
+  e.vars = {{"RANK", "3"}, {"WORLD_SIZE", "8"}};
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 3);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 8);
+  e.vars["SLURM_PROCID"] = "5";
+  e.vars["SLURM_NTASKS"] = "16";
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 5);
+  EXPECT_EQ(launcher_rank(e.fn()).source, "SLURM_PROCID");
+  e.vars["PMI_RANK"] = "6";
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 7);  // no PMI_SIZE: at least rank + 1
+  e.vars["OMPI_COMM_WORLD_RANK"] = "bad";     // not a number: skipped
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
+  e.vars["OMPI_COMM_WORLD_RANK"] = "1";
+  e.vars["OMPI_COMM_WORLD_SIZE"] = "2";
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 1);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 2);
+}
+
+TEST(LauncherRank, OneFileNamePerRank) {
+  EXPECT_EQ(rank_trace_path("out", 3), "out/rank-00003.trace.json");
+  EXPECT_EQ(rank_trace_path("", 12), "./rank-00012.trace.json");
+}

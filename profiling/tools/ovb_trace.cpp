@@ -1,0 +1,64 @@
+// ovb-trace: overlap analysis and merging of per-rank traces (this suite's, Kineto's, PyTorch
+// profiler's). See profiling/README.md.
+//
+//   ovb-trace analyze traces/ [--json analysis.json] [--top 20]   # table (+ JSON, SCHEMA.md)
+//   ovb-trace analyze rank-00000.trace.json rank-00001.trace.json
+//   ovb-trace merge traces/ -o merged.json                         # one file for Perfetto
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "analyze/analysis.hpp"
+#include "analyze/merge.hpp"
+#include "analyze/trace_reader.hpp"
+#include "ovb/cli.hpp"
+#include "ovb/context.hpp"
+#include "ovb/io.hpp"
+#include "ovb/main.hpp"
+
+int main(int argc, char** argv) {
+  return ovb::run_main("ovb-trace", argc, argv, [&](const ovb::LaunchContext& ctx) {
+    if (ctx.rank != 0) return 0;  // a serial tool: extra ranks of an mpirun have nothing to do
+
+    CLI::App app{"Overlap analysis of per-rank Chrome/Kineto traces, and merging them for Perfetto",
+                 "ovb-trace"};
+    app.require_subcommand(1);
+    std::vector<std::string> inputs;
+    std::string json_out, merge_out;
+    int top = 20;
+    auto* analyze = app.add_subcommand(
+        "analyze",
+        "Span, busy, idle, compute, communication, overlapped and exposed "
+        "communication per rank and across ranks, per collective kind and group, and "
+        "per range (NVTX / ScopedRange)");
+    analyze->add_option("traces", inputs, "Trace files, or folders of them (*trace.json[.gz])")
+        ->required();
+    analyze->add_option("--json", json_out, "Also write the analysis as JSON (results/SCHEMA.md)");
+    analyze->add_option("--top", top, "Ranges listed in the table (all go to the JSON)")
+        ->check(CLI::NonNegativeNumber);
+    auto* merge = app.add_subcommand(
+        "merge", "Combine per-rank traces into one file, ranks as processes, for Perfetto");
+    merge->add_option("traces", inputs, "Trace files, or folders of them")->required();
+    merge->add_option("-o,--out", merge_out, "Merged trace to write")->required();
+    ovb::parse_cli(app, argc, argv, ctx);
+
+    const std::vector<std::string> paths = ovb::trace::expand_trace_paths(inputs);
+    if (merge->parsed()) {
+      const auto s = ovb::trace::merge_traces(paths, merge_out);
+      std::cout << "ovb-trace: merged " << s.ranks << " ranks (" << s.events << " events) into "
+                << merge_out << "\n";
+      return 0;
+    }
+    const auto reports = ovb::trace::analyze_traces(paths);
+    std::cout << "ovb-trace: " << paths.size() << " trace" << (paths.size() == 1 ? "" : "s")
+              << ", times in microseconds\n\n";
+    ovb::trace::print_report(std::cout, reports, top);
+    if (!json_out.empty()) {
+      nlohmann::json j = {{"context", ovb::run_context(nullptr, ctx)}};
+      j.update(ovb::trace::report_json(reports, paths));
+      ovb::write_json(json_out, j);
+      std::cout << "\nwrote " << json_out << "\n";
+    }
+    return 0;
+  });
+}
