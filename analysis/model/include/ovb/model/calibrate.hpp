@@ -1,0 +1,72 @@
+// Calibration: a machine description fitted to the suite's microbenchmark results.
+//  - ovb-collective: per (kind, group size p, stride ip) series, least squares of
+//      time_max_us = alpha + moved_bytes / bw,  moved = S * F(kind, p)   (comm_cost.hpp),
+//    a group inside a node (ip * p <= ranks per node) gives an "intra" entry (bw), one across
+//    nodes an "inter" entry with node_gbps = bw * min(ip, ranks per node);
+//  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype);
+//  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown.
+// What no microbenchmark measures (memory size and bandwidth, efficiencies) comes from a base
+// machine file. Fit quality (R^2, max relative error; for the GEMM table the leave-one-out
+// interpolation error) is returned and stored in the machine's "calibration" object.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ovb/grid.hpp"
+#include "ovb/model/comm_cost.hpp"
+#include "ovb/model/machine.hpp"
+
+namespace ovb::model {
+
+struct CollectiveFile {
+  std::string path;
+  std::optional<GridShape> grid;  // the grid of the run when its groups are grid dimensions
+};
+
+struct CalibrateOptions {
+  std::vector<CollectiveFile> collective;
+  std::vector<std::string> gemm, overlap;
+  Machine base;                         // supplies what is not measured
+  std::string name;                     // of the new machine (default: base name + "-calibrated")
+  std::optional<int> gpus_per_node;     // default: context.local_size / ranks_per_gpu
+  std::optional<int> ranks_per_device;  // default: context.ranks_per_gpu of the collective runs
+  std::string overlap_filter;           // keep ovb-overlap rows whose label contains it
+};
+
+struct SeriesFit {
+  CollKind kind = CollKind::all_reduce;
+  int p = 0, ip = 0;
+  Placement placement = Placement::intra;
+  int points = 0;
+  double alpha_us = 0, bw_gbps = 0;
+  double node_gbps = 0;  // inter only: bw * min(ip, ranks per node)
+  std::optional<double> r2;
+  double max_rel_err = 0;
+};
+
+struct CollectivePoint {
+  CollKind kind;
+  int p, ip;
+  double bytes;    // S
+  double time_us;  // time_max_us
+};
+
+// The points of the collective files (kind, p, ip, S, time); throws UsageError for a row without
+// the needed counters, a group whose stride cannot be known, or inconsistent busbw/algbw.
+std::vector<CollectivePoint> read_collective_points(const CollectiveFile& f);
+// Fits every (kind, p, ip) series; ranks_per_node decides intra/inter.
+std::vector<SeriesFit> fit_collectives(const std::vector<CollectivePoint>& pts, int ranks_per_node);
+
+struct Calibration {
+  Machine machine;
+  std::vector<SeriesFit> series;
+  nlohmann::json report;  // also stored as machine.calibration
+};
+
+Calibration calibrate(const CalibrateOptions& opt);
+
+}  // namespace ovb::model

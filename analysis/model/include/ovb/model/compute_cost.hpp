@@ -1,0 +1,88 @@
+// Compute term of the model, per rank, from the plan's layer geometry (linear_geom +
+// tokens_per_rank) and the machine:
+//  - GEMMs: for each layer, forward Y = X W^T (m=T, n=out_local, k=in_local), dX = dY W
+//    (m=T, n=in_local, k=out_local), dW = dY^T X (m=out_local, n=in_local, k=T);
+//    time = 2mnk / throughput(m, n, k) * ranks_per_device + kernel_overhead, the throughput from
+//    the machine's GEMM table (exact shape, else interpolated), else peak * gemm_efficiency;
+//  - attention: causal QK^T and AV per local head and sequence, at the GEMM throughput of those
+//    shapes times attention_efficiency; backward twice the forward;
+//  - memory-bound kernels (layer norm, bias, GELU, residual, attention I/O, embedding, softmax
+//    cross-entropy, AdamW): bytes / (memory bandwidth * memory_efficiency); backward moves twice
+//    the forward bytes;
+//  - optimizer: every parameter shard read and written by AdamW (fp32 master, grad, m, v).
+// Formulas for the byte counts: analysis/MODEL.md, "Compute".
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/machine.hpp"
+
+namespace ovb::model {
+
+enum class GemmSource { table_exact, table_interpolated, peak_efficiency };
+std::string_view name_of(GemmSource s);  // "table", "interpolated", "peak x efficiency"
+
+// Throughput of one device for a GEMM shape (see the header comment), TFLOP/s.
+struct GemmRate {
+  double tflops;
+  GemmSource source;
+};
+GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::string_view dtype);
+
+struct GemmTerm {
+  std::int64_t m = 0, n = 0, k = 0;
+  double flop = 0, tflops = 0, time_us = 0;
+  GemmSource source = GemmSource::peak_efficiency;
+};
+GemmTerm gemm_term(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::string_view dtype);
+
+// A memory-bound piece of work (forward bytes; its backward moves twice as much).
+struct MemTerm {
+  double bytes = 0;
+  double time_us = 0;  // forward
+  double bwd_us = 0;   // backward
+};
+MemTerm mem_term(const Machine& mc, double fwd_bytes);
+
+struct LinearCompute {
+  LinearId id = LinearId::qkv;
+  GemmTerm fwd, dx, dw;
+  MemTerm epilogue;  // what follows the layer's GEMM (bias, GELU, residual)
+};
+
+struct BlockCompute {
+  std::array<LinearCompute, 4> lin;  // qkv, attn_out, mlp_up, mlp_down
+  MemTerm ln1, ln2, attn_io;         // layer norms; attention reads q, k, v and writes o
+  double attn_flop = 0;              // forward attention FLOP (causal half counted)
+  double attn_fwd_us = 0, attn_bwd_us = 0;
+  double fwd_us = 0, bwd_us = 0;  // everything above, forward and backward
+};
+
+struct HeadCompute {
+  LinearCompute lm_head;
+  MemTerm embed, ln_f, ce;  // embeddings (+position), final LN, vocab-parallel cross-entropy
+  double fwd_us = 0, bwd_us = 0;
+};
+
+struct OptimizerCompute {
+  double params = 0;  // parameter elements on this rank
+  double bytes = 0;   // AdamW + gradient norm traffic
+  double time_us = 0;
+};
+
+struct ComputeTerms {
+  std::int64_t tokens = 0;  // T
+  BlockCompute block;
+  HeadCompute head;
+  OptimizerCompute optimizer;
+  double total_us(std::int64_t layers, bool recompute) const;
+};
+
+ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
+
+}  // namespace ovb::model

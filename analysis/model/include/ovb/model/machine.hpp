@@ -1,0 +1,98 @@
+// The machine description of the performance model: node shape, device compute and memory, GEMM
+// efficiency data, communication parameters per collective kind and placement, and the
+// interference of overlapped compute and communication. Read from / written to the JSON format of
+// analysis/MODEL.md ("Machine file"); presets live in analysis/machines/.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ovb/backend.hpp"
+
+namespace ovb::model {
+
+// Bandwidth of a group that fits in one node, for a group size p (and a stride ip, 0 = any).
+struct IntraEntry {
+  int p = 0;
+  int ip = 0;
+  double gbps = 0;       // "bus" bandwidth: bytes moved by the ring per rank / time
+  double alpha_us = -1;  // latency of one collective of this group; < 0: alpha_us_per_gpu * p
+};
+
+// Node bandwidth shared by the groups that cross the node boundary, for a group size p (and a
+// stride ip, 0 = any): a crossing group gets node_gbps / min(ip, ranks_per_node).
+struct InterEntry {
+  int p = 0;
+  int ip = 0;
+  double node_gbps = 0;
+  double alpha_us = -1;
+};
+
+// Communication parameters of one collective kind (or the defaults every kind falls back to).
+struct CommParams {
+  std::optional<double> alpha_us_per_gpu;
+  std::vector<IntraEntry> intra;
+  std::optional<double> inter_node_gbps;
+  std::vector<InterEntry> inter;
+};
+
+// One measured GEMM: C[m,n] += A[m,k] B[k,n] at `tflops`.
+struct GemmPoint {
+  std::int64_t m = 0, n = 0, k = 0;
+  double tflops = 0;
+  std::string dtype;  // "bf16", "fp32", ...; empty = any
+};
+
+struct Machine {
+  std::string name, description;
+  std::string origin;  // the file it was read from (for messages)
+
+  int gpus_per_node = 0;
+  int ranks_per_device = 1;  // ranks sharing one device's compute and memory bandwidth
+
+  // Device.
+  std::string gpu_name;
+  std::optional<double> peak_tflops;  // when absent: ovb::metrics::peak_tflops(gpu_name, precision)
+  std::string precision = "bf16";
+  double memory_bytes = 0;
+  double memory_usable_fraction = 0.9;  // of memory_bytes, for the fit check
+  double memory_bandwidth_gbps = 0;
+  double memory_efficiency = 0.8;     // achieved fraction of memory_bandwidth_gbps
+  double gemm_efficiency = 0;         // fraction of peak when the GEMM table has no data
+  double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
+  double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
+  bool flash_attention = true;        // false: the s x s scores go through memory
+
+  std::vector<GemmPoint> gemm_table;
+
+  CommParams comm_default;
+  std::array<std::optional<CommParams>, 3> comm_kind;  // indexed by CollKind
+
+  double compute_slowdown = 0;  // t_c'/t_c - 1 under overlap (metrics.md)
+  double comm_slowdown = 0;     // t_m'/t_m - 1 under overlap
+
+  nlohmann::json sources;      // where each number comes from (kept as written)
+  nlohmann::json calibration;  // fit report of ovb-model calibrate (kept as written)
+
+  int ranks_per_node() const { return gpus_per_node * ranks_per_device; }
+  // Peak TFLOP/s of one device; throws UsageError "peak unknown" when neither given nor in the
+  // table.
+  double peak() const;
+};
+
+// Parses a machine description; throws UsageError naming `origin` and the missing/bad field.
+Machine machine_from_json(const nlohmann::json& j, const std::string& origin);
+nlohmann::json machine_to_json(const Machine& m);
+
+// Loads a machine file. `name_or_path` is a file path, or the name of a preset in the machines
+// folder (OVB_MACHINES_DIR in the environment, else analysis/machines/ of the source tree).
+Machine load_machine(const std::string& name_or_path);
+std::string machines_dir();
+std::vector<std::string> preset_machine_names();
+
+}  // namespace ovb::model

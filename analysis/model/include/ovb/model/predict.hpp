@@ -1,0 +1,57 @@
+// The performance model's entry point: predicted iteration time of one GPT configuration on one
+// machine, with its breakdown (compute, communication per dimension, exposed communication,
+// interference, memory per GPU). Used by ovb-model (search, explain, compare) and linkable by
+// gpt4d to print the prediction beside its measurement:
+//
+//   const ovb::model::Machine mc = ovb::model::load_machine("perlmutter-a100");
+//   const ovb::model::Prediction p = ovb::model::predict(shape, plan_options, mc);
+//   std::cout << ovb::model::format_breakdown(p);
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/compute_cost.hpp"
+#include "ovb/model/machine.hpp"
+#include "ovb/model/plan_comm.hpp"
+#include "ovb/model/timeline.hpp"
+
+namespace ovb::model {
+
+struct Prediction {
+  GptShape shape;
+  GptPlanOptions options;
+  std::string machine;
+  ComputeTerms compute;
+  PlanComm comm;
+  Timeline timeline;
+  GptMemory memory;
+  double memory_limit_bytes = 0;  // memory_bytes * usable fraction / ranks per device
+  bool fits = false;
+
+  double iteration_ms() const { return timeline.iteration_us / 1e3; }
+};
+
+// Memory one rank may use on mc.
+double memory_limit_bytes(const Machine& mc);
+
+// Throws UsageError when the plan is invalid for this grid (validate_gpt_plan's message).
+Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
+
+// Summary JSON of a configuration (the keys of a search "configs" entry, results/SCHEMA.md
+// "Model").
+nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
+                           double memory_limit_bytes, bool fits);
+nlohmann::json summary_json(const Prediction& p);
+
+// Overlap flags: "none", "all", or a comma list of oar, ors, oag (throws UsageError), and back.
+void parse_overlap(const std::string& s, GptPlanOptions& o);
+std::string overlap_string(const GptPlanOptions& o);
+
+// A few lines: iteration, compute, interference, exposed and total communication per group,
+// memory per GPU.
+std::string format_breakdown(const Prediction& p);
+
+}  // namespace ovb::model

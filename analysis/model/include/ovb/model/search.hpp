@@ -1,0 +1,49 @@
+// Configuration search: every (Gx, Gy, Gz, Gdata) with product = GPUs (all divisors, or powers of
+// two only as AxoNN does) and every distinct X/Y/Z placement order, the invalid ones (the plan's
+// divisibility rules) and those that do not fit in memory set aside, the rest ranked by predicted
+// iteration time. Compute terms and the collective list are built once per grid size and only
+// re-costed per order, so 65,536 GPUs x GPT-175B takes well under a second.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/machine.hpp"
+#include "ovb/model/timeline.hpp"
+
+namespace ovb::model {
+
+struct SearchOptions {
+  int gpus = 0;
+  bool pow2_only = false;  // AxoNN's enumeration: powers of two only
+  bool all_orders = true;  // every distinct X/Y/Z order, else x,y,z only
+  GptPlanOptions base;     // batch, recompute, caching, dtypes, overlap flags (grid ignored)
+};
+
+struct Candidate {
+  GridShape grid;
+  Timeline timeline;
+  double memory_bytes = 0;
+  bool fits = false;
+};
+
+struct SearchResult {
+  std::int64_t grids = 0;       // (Gx, Gy, Gz, Gdata) tuples enumerated
+  std::int64_t invalid = 0;     // of those, rejected by validate_gpt_plan
+  std::string invalid_example;  // one of the reasons
+  std::int64_t configs = 0;     // valid grids x distinct orders, costed
+  std::int64_t unfit = 0;       // of those, not fitting in memory
+  double memory_limit_bytes = 0;
+  std::vector<Candidate> ranked;  // fitting first, then by predicted time
+};
+
+// All (gx, gy, gz, gdata) with gx*gy*gz*gdata == gpus, in lexicographic order.
+std::vector<GridShape> enumerate_grids(int gpus, bool pow2_only);
+// The X/Y/Z orders of a grid that give distinct strides (x,y,z first).
+std::vector<GridShape> distinct_orders(const GridShape& g);
+
+SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& mc);
+
+}  // namespace ovb::model

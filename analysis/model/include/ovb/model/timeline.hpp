@@ -1,0 +1,42 @@
+// Overlap term of the model: one iteration replayed on a compute stream and three communication
+// streams (tensor-parallel all-reduces, Z all-gathers, gradient reductions), in the order gpt4d
+// runs it (../shared/spec/4d-algorithm.md, "Overlap optimisations"):
+//  - without flags every collective blocks the compute stream;
+//  - OAR: the backward dX all-reduce runs while the dW GEMM computes;
+//  - ORS: Z reduce-scatters, block/head small-parameter and data-parallel bucket all-reduces are
+//    queued on the gradient stream and waited for once, before the step (with Gy == 1 the dW GEMM
+//    and its reduce-scatter come before the dX GEMM);
+//  - OAG: each Z all-gather is issued when the previous one of its phase was consumed (one layer
+//    ahead), so it hides behind the previous layer's work.
+// A collective running asynchronously is stretched by (1 + comm_slowdown); the compute stream is
+// stretched by compute_slowdown times the time the collective ran under it (interference).
+// iteration = compute + interference + exposed communication, exactly.
+#pragma once
+
+#include <array>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/compute_cost.hpp"
+#include "ovb/model/plan_comm.hpp"
+
+namespace ovb::model {
+
+struct Timeline {
+  double iteration_us = 0;
+  double compute_us = 0;
+  double interference_us = 0;
+  // Indexed [Group][CollKind]: time of the collectives alone, and the part of it the compute
+  // stream waited for.
+  std::array<std::array<double, 3>, 5> comm_us{};
+  std::array<std::array<double, 3>, 5> exposed_us{};
+  std::array<std::array<double, 3>, 5> count{};
+
+  double exposed_total_us() const;
+  double comm_group_us(Group g) const;
+  double exposed_group_us(Group g) const;
+};
+
+Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
+                  const Machine& mc);
+
+}  // namespace ovb::model

@@ -1,0 +1,218 @@
+// Calibration: a machine description from ovb-collective, ovb-gemm and ovb-overlap results
+// (see calibrate.hpp).
+#include "ovb/model/calibrate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "ovb/context.hpp"
+#include "ovb/error.hpp"
+#include "ovb/model/compute_cost.hpp"
+#include "ovb/model/gbench.hpp"
+
+namespace ovb::model {
+
+using nlohmann::json;
+
+namespace {
+
+int context_int(const json& doc, const char* key, int dflt) {
+  if (!doc.contains("context") || !doc["context"].contains(key)) return dflt;
+  const json& v = doc["context"][key];
+  return v.is_number_integer() ? v.get<int>() : dflt;
+}
+
+// GEMM table: device TFLOP/s per shape. Ranks that shared the device each saw a share of it.
+std::vector<GemmPoint> read_gemm(const std::string& path) {
+  const json doc = read_gbench(path);
+  const int sharing =
+      context_int(doc, "world_size", 1) > 1 ? context_int(doc, "ranks_per_gpu", 1) : 1;
+  std::vector<GemmPoint> out;
+  for (const BenchRow& r : benchmark_rows(doc, "gemm", path)) {
+    GemmPoint g{static_cast<std::int64_t>(r.number("m")), static_cast<std::int64_t>(r.number("n")),
+                static_cast<std::int64_t>(r.number("k")), r.number("tflops") * sharing,
+                r.tag("dtype")};
+    if (g.m > 0 && g.n > 0 && g.k > 0 && g.tflops > 0) out.push_back(g);
+  }
+  return out;
+}
+
+// Leave-one-out relative error of the table's interpolation: how well the table predicts a
+// shape it has not measured.
+json gemm_quality(const Machine& mc) {
+  double max_err = 0, sum = 0;
+  int n = 0;
+  for (std::size_t i = 0; i < mc.gemm_table.size() && mc.gemm_table.size() > 1; ++i) {
+    Machine rest = mc;
+    rest.gemm_table.erase(rest.gemm_table.begin() + static_cast<std::ptrdiff_t>(i));
+    const GemmPoint& g = mc.gemm_table[i];
+    if (std::none_of(rest.gemm_table.begin(), rest.gemm_table.end(),
+                     [&](const GemmPoint& o) { return o.dtype == g.dtype; }))
+      continue;
+    const double pred = gemm_rate(rest, g.m, g.n, g.k, g.dtype).tflops;
+    const double err = std::abs(pred - g.tflops) / g.tflops;
+    max_err = std::max(max_err, err);
+    sum += err;
+    ++n;
+  }
+  json j = {{"points", mc.gemm_table.size()}};
+  j["loo_max_rel_err"] = n ? json(max_err) : json(nullptr);
+  j["loo_mean_rel_err"] = n ? json(sum / n) : json(nullptr);
+  return j;
+}
+
+struct Spread {
+  int n = 0;
+  double sum = 0, lo = 0, hi = 0;
+  void add(double v) {
+    if (!std::isfinite(v)) return;
+    lo = n ? std::min(lo, v) : v;
+    hi = n ? std::max(hi, v) : v;
+    sum += v;
+    ++n;
+  }
+  double mean() const { return n ? sum / n : 0; }
+  json to_json() const { return {{"mean", mean()}, {"min", lo}, {"max", hi}}; }
+};
+
+json series_json(const SeriesFit& f) {
+  json j = {{"kind", name_of(f.kind)},
+            {"p", f.p},
+            {"ip", f.ip},
+            {"placement", name_of(f.placement)},
+            {"points", f.points},
+            {"alpha_us", f.alpha_us},
+            {"bw_gbps", f.bw_gbps},
+            {"max_rel_err", f.max_rel_err}};
+  j["r2"] = f.r2 ? json(*f.r2) : json(nullptr);
+  if (f.placement == Placement::inter) j["node_gbps"] = f.node_gbps;
+  return j;
+}
+
+void apply_comm(Machine& mc, const std::vector<SeriesFit>& fits) {
+  std::map<int, CommParams> by_kind;
+  for (const SeriesFit& f : fits) {
+    CommParams& c = by_kind[static_cast<int>(f.kind)];
+    if (f.placement == Placement::intra)
+      c.intra.push_back({f.p, f.ip, f.bw_gbps, f.alpha_us});
+    else
+      c.inter.push_back({f.p, f.ip, f.node_gbps, f.alpha_us});
+  }
+  std::vector<double> per_gpu;
+  for (const SeriesFit& f : fits) per_gpu.push_back(f.alpha_us / f.p);
+  for (auto& [k, c] : by_kind) mc.comm_kind[k] = c;
+  // Defaults for kinds and placements that were not measured: the all-reduce's (else the first
+  // measured kind's) tables, and the median latency per GPU.
+  for (int k : {0, 1, 2}) {
+    auto it = by_kind.find(k);
+    if (it == by_kind.end()) continue;
+    if (!it->second.intra.empty()) mc.comm_default.intra = it->second.intra;
+    if (!it->second.inter.empty()) mc.comm_default.inter = it->second.inter;
+    break;
+  }
+  if (!per_gpu.empty()) {
+    std::sort(per_gpu.begin(), per_gpu.end());
+    mc.comm_default.alpha_us_per_gpu = per_gpu[per_gpu.size() / 2];
+  }
+}
+
+}  // namespace
+
+Calibration calibrate(const CalibrateOptions& opt) {
+  if (opt.collective.empty() && opt.gemm.empty() && opt.overlap.empty())
+    throw UsageError("calibrate needs at least one --collective, --gemm or --overlap result file");
+  Calibration cal;
+  Machine& mc = cal.machine;
+  mc = opt.base;
+  mc.name = opt.name.empty() ? opt.base.name + "-calibrated" : opt.name;
+  mc.description =
+      "Calibrated by ovb-model calibrate from microbenchmark results; base: " + opt.base.name +
+      " (" + opt.base.origin + ").";
+  mc.calibration = nullptr;
+  json inputs = json::array();
+
+  // Node shape from the collective runs' context.
+  if (!opt.collective.empty()) {
+    const json doc = read_gbench(opt.collective.front().path);
+    const int rpg = std::max(1, context_int(doc, "ranks_per_gpu", 1));
+    const int local = context_int(doc, "local_size", 0);
+    mc.ranks_per_device = opt.ranks_per_device.value_or(rpg);
+    if (opt.gpus_per_node)
+      mc.gpus_per_node = *opt.gpus_per_node;
+    else if (local > 0)
+      mc.gpus_per_node = std::max(1, local / mc.ranks_per_device);
+  } else {
+    if (opt.ranks_per_device) mc.ranks_per_device = *opt.ranks_per_device;
+    if (opt.gpus_per_node) mc.gpus_per_node = *opt.gpus_per_node;
+  }
+
+  std::vector<CollectivePoint> pts;
+  for (const CollectiveFile& f : opt.collective) {
+    const auto p = read_collective_points(f);
+    pts.insert(pts.end(), p.begin(), p.end());
+    inputs.push_back(f.path);
+  }
+  cal.series = fit_collectives(pts, mc.ranks_per_node());
+  if (!opt.collective.empty() && cal.series.empty())
+    throw UsageError(
+        "calibrate: the collective results hold no usable measurement (groups of "
+        "2 ranks or more, times growing with the size)");
+  apply_comm(mc, cal.series);
+
+  if (!opt.gemm.empty()) mc.gemm_table.clear();
+  std::map<std::string, int> dtypes;
+  for (const std::string& f : opt.gemm) {
+    for (const GemmPoint& g : read_gemm(f)) {
+      mc.gemm_table.push_back(g);
+      ++dtypes[g.dtype];
+    }
+    inputs.push_back(f);
+  }
+  if (!opt.gemm.empty() && mc.gemm_table.empty())
+    throw UsageError("calibrate: the GEMM results hold no usable measurement");
+  if (!dtypes.empty()) {
+    const auto most =
+        std::max_element(dtypes.begin(), dtypes.end(),
+                         [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (!most->first.empty()) mc.precision = most->first;
+  }
+
+  Spread comp, comm;
+  for (const std::string& f : opt.overlap) {
+    const json doc = read_gbench(f);
+    for (const BenchRow& r : benchmark_rows(doc, "overlap", f)) {
+      if (!opt.overlap_filter.empty() &&
+          r.entry->value("label", "").find(opt.overlap_filter) == std::string::npos)
+        continue;
+      comp.add(r.number("compute_slowdown"));
+      comm.add(r.number("comm_slowdown"));
+    }
+    inputs.push_back(f);
+  }
+  if (!opt.overlap.empty()) {
+    if (comp.n == 0)
+      throw UsageError("calibrate: no ovb-overlap measurement" +
+                       (opt.overlap_filter.empty()
+                            ? std::string()
+                            : " with '" + opt.overlap_filter + "' in its label"));
+    mc.compute_slowdown = comp.mean();
+    mc.comm_slowdown = comm.mean();
+  }
+
+  json& rep = cal.report;
+  rep["date"] = utc_now_iso8601();
+  rep["inputs"] = inputs;
+  rep["base"] = opt.base.name;
+  rep["collectives"] = json::array();
+  for (const SeriesFit& f : cal.series) rep["collectives"].push_back(series_json(f));
+  rep["gemm"] = gemm_quality(mc);
+  rep["interference"] = {{"rows", comp.n},
+                         {"filter", opt.overlap_filter},
+                         {"compute_slowdown", comp.to_json()},
+                         {"comm_slowdown", comm.to_json()}};
+  mc.calibration = rep;
+  return cal;
+}
+
+}  // namespace ovb::model

@@ -1,0 +1,235 @@
+// Model vs measurement (see compare.hpp).
+#include "ovb/model/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "ovb/error.hpp"
+#include "ovb/model/predict.hpp"
+#include "ovb/model/stats.hpp"
+#include "ovb/model/table.hpp"
+
+namespace ovb::model {
+
+using nlohmann::json;
+
+namespace {
+
+using Key = std::pair<std::string, std::string>;  // (group, kind)
+
+struct Term {
+  double count = 0, bytes = 0, time_ms = 0, exposed_ms = 0;
+};
+
+// "z-allgather" is the Z group on its own communicator (gpt4d's all-gather stream).
+std::string group_name(std::string g) {
+  return g == "z-allgather" ? "z" : g;
+}
+
+std::map<Key, Term> predicted_terms(const Prediction& p) {
+  std::map<Key, Term> out;
+  const Timeline& t = p.timeline;
+  for (int g = 0; g < 5; ++g)
+    for (int k = 0; k < 3; ++k)
+      if (t.count[g][k] > 0)
+        out[{std::string(name_of(static_cast<Group>(g))),
+             std::string(name_of(static_cast<CollKind>(k)))}] = {
+            t.count[g][k], 0, t.comm_us[g][k] / 1e3, t.exposed_us[g][k] / 1e3};
+  for_each_slot(p.comm, [&](const CommSlot& s, double mult) {
+    out[{std::string(name_of(s.cost.group)), std::string(name_of(s.cost.kind))}].bytes +=
+        s.cost.bytes * mult;
+  });
+  return out;
+}
+
+double num(const json& j, const char* key, double dflt = 0) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
+}
+
+std::map<Key, Term> gpt4d_terms(const json& summary) {
+  std::map<Key, Term> out;
+  if (!summary.contains("collectives") || !summary["collectives"].is_array()) return out;
+  for (const json& c : summary["collectives"]) {
+    Term& t = out[{group_name(c.value("group", "")), c.value("kind", "")}];
+    t.count += num(c, "count");
+    t.bytes += num(c, "bytes");
+    t.time_ms += num(c, "time_ms");
+    t.exposed_ms += num(c, "exposed_ms");
+  }
+  return out;
+}
+
+// Mean over ranks of each (group, kind) of a trace analysis.
+std::map<Key, Term> trace_terms(const json& trace) {
+  std::map<Key, Term> out;
+  const json& ranks = trace["ranks"];
+  for (const json& r : ranks)
+    for (const json& c : r.value("collectives", json::array())) {
+      Term& t = out[{group_name(c.value("group", "")), c.value("kind", "")}];
+      t.count += num(c, "count") / static_cast<double>(ranks.size());
+      t.time_ms += num(c, "total_us") / 1e3 / static_cast<double>(ranks.size());
+    }
+  return out;
+}
+
+json opt_error(double pred, double meas) {
+  return meas > 0 ? json(error_pct(pred, meas)) : json(nullptr);
+}
+
+// Terms side by side; a measured term covering n iterations (its count n times the predicted
+// one) is divided by n.
+json terms_json(const std::map<Key, Term>& pred, const std::map<Key, Term>& meas, json& warnings,
+                const std::string& file) {
+  std::map<Key, int> keys;
+  for (const auto& [k, v] : pred) keys[k] = 1;
+  for (const auto& [k, v] : meas) keys[k] = 1;
+  json out = json::array();
+  for (const auto& [key, unused] : keys) {
+    const Term p = pred.count(key) ? pred.at(key) : Term{};
+    const Term m = meas.count(key) ? meas.at(key) : Term{};
+    double n = 1;
+    if (p.count > 0 && m.count > 0) n = m.count / p.count;
+    if (std::abs(n - std::round(n)) > 1e-6 || n < 1)
+      warnings.push_back(file + ": " + key.first + " " + key.second + ": measured " +
+                         fmt(m.count, 0) + " calls, the plan has " + fmt(p.count, 0) +
+                         " per iteration");
+    if (p.count == 0 || m.count == 0)
+      warnings.push_back(
+          file + ": " + key.first + " " + key.second + " is " +
+          (p.count == 0 ? "measured but not in the plan" : "in the plan but not measured"));
+    if (p.bytes > 0 && m.bytes > 0 && std::abs(m.bytes / n / p.bytes - 1) > 0.01)
+      warnings.push_back(file + ": " + key.first + " " + key.second + ": measured " +
+                         fmt(m.bytes / n, 0) + " bytes per iteration, the plan " + fmt(p.bytes, 0));
+    json t = {{"group", key.first},
+              {"kind", key.second},
+              {"predicted_ms", p.time_ms},
+              {"measured_ms", m.time_ms / n},
+              {"predicted_exposed_ms", p.exposed_ms},
+              {"measured_exposed_ms", m.exposed_ms / n},
+              {"predicted_count", p.count},
+              {"measured_count", m.count / n}};
+    t["error_pct"] = opt_error(p.time_ms, m.time_ms / n);
+    out.push_back(t);
+  }
+  return out;
+}
+
+double measured_iteration_ms(const json& r, const std::string& file) {
+  const json& s = r["summary"];
+  if (s.contains("median_time_ms") && s["median_time_ms"].is_number())
+    return s["median_time_ms"].get<double>();
+  std::vector<double> t;
+  for (const json& it : r["iterations"])
+    if (it.contains("time_ms") && it["time_ms"].is_number()) t.push_back(it["time_ms"]);
+  if (t.empty())
+    throw UsageError(file + ": gpt4d result without summary.median_time_ms or iterations");
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+json trace_json(const MeasuredRun& run, const Prediction& p, const std::map<Key, Term>& pred,
+                json& warnings) {
+  std::map<Key, Term> meas = trace_terms(run.trace);
+  // Iterations in the trace: the call count ratio of the most frequent collective.
+  double iters = 1, best = 0;
+  for (const auto& [k, m] : meas)
+    if (pred.count(k) && pred.at(k).count > 0 && m.count > best) {
+      best = m.count;
+      iters = std::max(1.0, std::round(m.count / pred.at(k).count));
+    }
+  const json& s = run.trace["summary"];
+  json t = {{"file", run.trace_file}, {"iterations", iters}};
+  t["compute_ms"] = {{"predicted", p.timeline.compute_us / 1e3},
+                     {"measured", num(s, "compute_us") / 1e3 / iters}};
+  t["exposed_comm_ms"] = {{"predicted", p.timeline.exposed_total_us() / 1e3},
+                          {"measured", num(s, "exposed_comm_us") / 1e3 / iters}};
+  t["terms"] = terms_json(pred, meas, warnings, run.trace_file);
+  return t;
+}
+
+}  // namespace
+
+Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine, int k) {
+  if (k < 1) throw UsageError("compare: --top-k must be >= 1");
+  Comparison out;
+  json configs = json::array(), warnings = json::array();
+  std::vector<double> pred, meas;
+  std::vector<std::string> labels;
+  TextTable table({"config", "overlap", "predicted ms", "measured ms", "error %", "exposed pred",
+                   "exposed meas"});
+  for (const MeasuredRun& run : runs) {
+    auto [m, o] = config_of_result(run.result, run.file);
+    Machine mc = machine;
+    const int rpg =
+        run.result.contains("context") ? run.result["context"].value("ranks_per_gpu", 1) : 1;
+    if (rpg > 1) mc.ranks_per_device = rpg;  // the run's own sharing of the GPU
+    const Prediction p = predict(m, o, mc);
+    const double measured = measured_iteration_ms(run.result, run.file);
+    const auto pterms = predicted_terms(p);
+    const auto mterms = gpt4d_terms(run.result["summary"]);
+    json c = summary_json(p);
+    c["file"] = run.file;
+    c["overlap"] = overlap_string(o);
+    c["recompute"] = o.recompute;
+    c["measured_ms"] = measured;
+    c["error_pct"] = error_pct(p.iteration_ms(), measured);
+    c["terms"] = terms_json(pterms, mterms, warnings, run.file);
+    double mexp = 0;
+    for (const json& t : c["terms"]) mexp += t["measured_exposed_ms"].get<double>();
+    c["measured_exposed_comm_ms"] = mexp;
+    if (!run.trace.is_null()) c["trace"] = trace_json(run, p, pterms, warnings);
+    table.row({o.grid.str(), c["overlap"], fmt(p.iteration_ms(), 3), fmt(measured, 3),
+               fmt(c["error_pct"].get<double>(), 1), fmt(p.timeline.exposed_total_us() / 1e3, 3),
+               fmt(mexp, 3)});
+    pred.push_back(p.iteration_ms());
+    meas.push_back(measured);
+    labels.push_back(o.grid.str() + " " + c["overlap"].get<std::string>());
+    configs.push_back(c);
+  }
+
+  // Rank by prediction; is the measured fastest among the first k?
+  std::vector<std::size_t> by_pred(pred.size());
+  for (std::size_t i = 0; i < by_pred.size(); ++i) by_pred[i] = i;
+  std::stable_sort(by_pred.begin(), by_pred.end(),
+                   [&](auto a, auto b) { return pred[a] < pred[b]; });
+  const std::size_t best =
+      static_cast<std::size_t>(std::min_element(meas.begin(), meas.end()) - meas.begin());
+  const std::size_t kk = std::min<std::size_t>(static_cast<std::size_t>(k), by_pred.size());
+  const bool in_top = std::find(by_pred.begin(), by_pred.begin() + static_cast<std::ptrdiff_t>(kk),
+                                best) != by_pred.begin() + static_cast<std::ptrdiff_t>(kk);
+  json top = json::array();
+  for (std::size_t i = 0; i < kk; ++i) top.push_back(labels[by_pred[i]]);
+  double sum_abs = 0, max_abs = 0;
+  for (std::size_t i = 0; i < pred.size(); ++i) {
+    const double e = std::abs(error_pct(pred[i], meas[i]));
+    sum_abs += e;
+    max_abs = std::max(max_abs, e);
+  }
+  const auto rho = spearman(pred, meas);
+
+  json& d = out.doc;
+  d["machine"] = machine.name;
+  d["configs"] = configs;
+  d["spearman"] = rho ? json(*rho) : json(nullptr);
+  d["k"] = k;
+  d["measured_best"] = labels[best];
+  d["predicted_top_k"] = top;
+  d["measured_best_in_top_k"] = in_top;
+  d["mean_abs_error_pct"] = sum_abs / static_cast<double>(pred.size());
+  d["max_abs_error_pct"] = max_abs;
+  d["warnings"] = warnings;
+
+  std::ostringstream os;
+  os << table.str() << "Spearman rank correlation: " << (rho ? fmt(*rho, 3) : "n/a")
+     << "; mean |error| " << fmt(sum_abs / static_cast<double>(pred.size()), 1) << " %, max "
+     << fmt(max_abs, 1) << " %\n"
+     << "measured fastest: " << labels[best] << " - " << (in_top ? "in" : "NOT in")
+     << " the predicted top " << k << '\n';
+  for (const json& w : warnings) os << "warning: " << w.get<std::string>() << '\n';
+  out.text = os.str();
+  return out;
+}
+
+}  // namespace ovb::model

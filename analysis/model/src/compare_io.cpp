@@ -1,0 +1,134 @@
+// Reading the measurements for ovb-model compare: gpt4d results and trace analyses, paired by
+// file name, and the model inputs of a gpt4d configuration (see compare.hpp).
+#include <algorithm>
+#include <filesystem>
+
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/model/compare.hpp"
+#include "ovb/model/predict.hpp"
+
+namespace ovb::model {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_gpt4d(const json& d) {
+  return d.is_object() && d.contains("config") && d.contains("iterations") && d.contains("summary");
+}
+bool is_trace_analysis(const json& d) {
+  return d.is_object() && d.contains("ranks") && d["ranks"].is_array() && d.contains("summary");
+}
+
+std::string stem_of(const std::string& path) {
+  std::string s = fs::path(path).filename().string();
+  if (s.size() > 5 && s.ends_with(".json")) s.resize(s.size() - 5);
+  return s;
+}
+
+const json& need(const json& j, const char* key, const std::string& file, const std::string& path) {
+  if (!j.is_object() || !j.contains(key) || j[key].is_null())
+    throw UsageError(file + ": gpt4d result without '" + path + key + "' (results/SCHEMA.md)");
+  return j[key];
+}
+
+std::int64_t need_int(const json& j, const char* key, const std::string& file,
+                      const std::string& path) {
+  const json& v = need(j, key, file, path);
+  if (!v.is_number()) throw UsageError(file + ": '" + path + key + "' is not a number");
+  return v.get<std::int64_t>();
+}
+
+}  // namespace
+
+std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    if (fs::is_directory(p)) {
+      for (const auto& e : fs::recursive_directory_iterator(p))
+        if (e.is_regular_file() && e.path().extension() == ".json")
+          files.push_back(e.path().string());
+    } else {
+      files.push_back(p);  // read_json names a missing file
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<MeasuredRun> runs;
+  std::vector<std::pair<std::string, json>> traces;
+  for (const std::string& f : files) {
+    json d = read_json(f);
+    if (is_gpt4d(d))
+      runs.push_back({f, std::move(d), "", nullptr});
+    else if (is_trace_analysis(d))
+      traces.emplace_back(f, std::move(d));
+    else if (paths.end() != std::find(paths.begin(), paths.end(), f))
+      throw UsageError(f + ": neither a gpt4d result nor an ovb-trace analysis");
+  }
+  if (runs.empty()) throw UsageError("compare: no gpt4d result among the inputs");
+  for (auto& [tf, td] : traces) {
+    // The longest result stem that starts the trace analysis's name.
+    MeasuredRun* best = nullptr;
+    for (MeasuredRun& r : runs) {
+      const std::string s = stem_of(r.file);
+      if (stem_of(tf).rfind(s, 0) == 0 && (!best || s.size() > stem_of(best->file).size()))
+        best = &r;
+    }
+    if (!best)
+      throw UsageError(tf +
+                       ": trace analysis without a gpt4d result named like it (RUN.json for "
+                       "RUN.trace-analysis.json)");
+    best->trace_file = tf;
+    best->trace = std::move(td);
+  }
+  return runs;
+}
+
+std::pair<GptShape, GptPlanOptions> config_of_result(const json& r, const std::string& file) {
+  const json& cfg = need(r, "config", file, "");
+  const json& model = need(cfg, "model", file, "config.");
+  GptShape m;
+  m.layers = need_int(model, "layers", file, "config.model.");
+  m.hidden = need_int(model, "hidden", file, "config.model.");
+  m.heads = need_int(model, "heads", file, "config.model.");
+  m.seq = need_int(model, "seq", file, "config.model.");
+  m.vocab = need_int(model, "vocab", file, "config.model.");
+  if (model.contains("preset") && model["preset"].is_string()) m.preset = model["preset"];
+
+  GptPlanOptions o;
+  const json& grid = need(cfg, "grid", file, "config.");
+  o.grid.gx = static_cast<int>(need_int(grid, "gx", file, "config.grid."));
+  o.grid.gy = static_cast<int>(need_int(grid, "gy", file, "config.grid."));
+  o.grid.gz = static_cast<int>(need_int(grid, "gz", file, "config.grid."));
+  o.grid.gdata = static_cast<int>(need_int(grid, "gdata", file, "config.grid."));
+  if (grid.contains("order") && grid["order"].is_string())
+    o.grid.order = GridShape::parse_order(grid["order"].get<std::string>());
+  o.batch = need_int(cfg, "batch", file, "config.");
+
+  // config.overlap: ["oar", "ors"] or "oar,ors" / "none".
+  std::string flags;
+  if (cfg.contains("overlap") && cfg["overlap"].is_array()) {
+    for (const json& f : cfg["overlap"])
+      if (f.is_string() && f != "none") {
+        if (!flags.empty()) flags += ',';
+        flags += f.get<std::string>();
+      }
+  } else if (cfg.contains("overlap") && cfg["overlap"].is_string()) {
+    flags = cfg["overlap"].get<std::string>();
+  }
+  try {
+    parse_overlap(flags.empty() ? "none" : flags, o);
+  } catch (const UsageError& e) {
+    throw UsageError(file + ": config.overlap: " + e.what());
+  }
+  o.recompute = cfg.value("recompute", false);
+  o.cache_weights = cfg.value("cache_weights", true);
+  const std::string backend =
+      r.contains("context") ? r["context"].value("backend", std::string("host")) : "host";
+  o.act_dtype = parse_dtype(cfg.value("dtype", backend == "cuda" ? "bf16" : "fp32"));
+  if (cfg.contains("grad_dtype")) o.grad_dtype = parse_dtype(cfg["grad_dtype"].get<std::string>());
+  return {m, o};
+}
+
+}  // namespace ovb::model

@@ -1,0 +1,122 @@
+// Compute term of the model: GEMMs per local shape, attention, memory-bound kernels, optimizer
+// (see compute_cost.hpp; byte counts documented in analysis/MODEL.md, "Compute").
+#include "ovb/model/compute_cost.hpp"
+
+#include "ovb/metrics.hpp"
+
+namespace ovb::model {
+
+GemmTerm gemm_term(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::string_view dtype) {
+  GemmTerm g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.flop =
+      metrics::gemm_flop(static_cast<double>(m), static_cast<double>(n), static_cast<double>(k));
+  const GemmRate r = gemm_rate(mc, m, n, k, dtype);
+  g.tflops = r.tflops;
+  g.source = r.source;
+  // TFLOP/s = 1e6 FLOP/us; ranks sharing the device share its throughput.
+  g.time_us = g.flop / (r.tflops * 1e6) * mc.ranks_per_device + mc.kernel_overhead_us;
+  return g;
+}
+
+MemTerm mem_term(const Machine& mc, double fwd_bytes) {
+  const double bytes_per_us = mc.memory_bandwidth_gbps * mc.memory_efficiency * 1e3;
+  MemTerm t;
+  t.bytes = fwd_bytes;
+  t.time_us = fwd_bytes / bytes_per_us * mc.ranks_per_device + mc.kernel_overhead_us;
+  t.bwd_us = 2 * fwd_bytes / bytes_per_us * mc.ranks_per_device + 2 * mc.kernel_overhead_us;
+  return t;
+}
+
+namespace {
+
+LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, std::int64_t T,
+                             std::string_view dt, double epilogue_bytes) {
+  LinearCompute c;
+  c.id = L.spec.id;
+  c.fwd = gemm_term(mc, T, L.out_local, L.in_local, dt);
+  c.dx = gemm_term(mc, T, L.in_local, L.out_local, dt);
+  c.dw = gemm_term(mc, L.out_local, L.in_local, T, dt);
+  c.epilogue = epilogue_bytes > 0 ? mem_term(mc, epilogue_bytes) : MemTerm{};
+  return c;
+}
+
+}  // namespace
+
+ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc) {
+  ComputeTerms ct;
+  const GridShape& g = o.grid;
+  const std::int64_t T = tokens_per_rank(m, o);
+  ct.tokens = T;
+  const std::string_view dt = name_of(o.act_dtype);
+  const double a = static_cast<double>(size_of(o.act_dtype));
+  const double Td = static_cast<double>(T);
+  const double hx = static_cast<double>(m.hidden) / g.gx;
+  const double hy = static_cast<double>(m.hidden) / g.gy;
+
+  // Block: epilogues are bias (read + write of the output), plus GELU (one more write: both the
+  // pre-activation and the activation are kept) or the residual add (two reads, one write).
+  const std::vector<LinearSpec> specs = block_linears(m);
+  BlockCompute& b = ct.block;
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    const LinearGeom L = linear_geom(specs[i], g);
+    const double out = Td * static_cast<double>(L.out_local) * a;
+    double epi = 2 * out;                              // bias
+    if (L.spec.id == LinearId::mlp_up) epi = 3 * out;  // bias + GELU
+    if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
+    b.lin[i] = linear_compute(mc, L, T, dt, epi);
+  }
+  b.ln1 = mem_term(mc, 2 * Td * hx * a);
+  b.ln2 = b.ln1;
+  const double nseq = static_cast<double>(o.batch) / (static_cast<double>(g.gdata) * g.gz);
+  const double heads_local = static_cast<double>(m.heads) / g.gy;
+  double io = 4 * Td * hy * a;  // read q, k, v; write o
+  if (!mc.flash_attention) io += 4 * nseq * heads_local * double(m.seq) * m.seq * a;  // scores
+  b.attn_io = mem_term(mc, io);
+  // Causal attention: half of QK^T [s, s, d] and of AV [s, d, s] per local head and sequence.
+  const GemmRate qk = gemm_rate(mc, m.seq, m.seq, m.head_dim(), dt);
+  const GemmRate av = gemm_rate(mc, m.seq, m.head_dim(), m.seq, dt);
+  const double one = metrics::gemm_flop(double(m.seq), double(m.seq), double(m.head_dim()));
+  b.attn_flop = nseq * heads_local * 0.5 * 2 * one;
+  const double attn_us = nseq * heads_local * 0.5 *
+                         (one / (qk.tflops * 1e6) + one / (av.tflops * 1e6)) /
+                         mc.attention_efficiency * mc.ranks_per_device;
+  b.attn_fwd_us = attn_us + mc.kernel_overhead_us;
+  b.attn_bwd_us = 2 * attn_us + mc.kernel_overhead_us;
+  b.fwd_us = b.ln1.time_us + b.ln2.time_us + b.attn_io.time_us + b.attn_fwd_us;
+  b.bwd_us = b.ln1.bwd_us + b.ln2.bwd_us + b.attn_io.bwd_us + b.attn_bwd_us;
+  for (const LinearCompute& c : b.lin) {
+    b.fwd_us += c.fwd.time_us + c.epilogue.time_us;
+    b.bwd_us += c.dx.time_us + c.dw.time_us + c.epilogue.bwd_us;
+  }
+
+  // Head: token and position embedding (two reads, one write), final LN, LM head (no bias), and
+  // the cross-entropy's local statistics (one read of the logits; backward writes dlogits).
+  HeadCompute& h = ct.head;
+  h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), T, dt, 0);
+  h.embed = mem_term(mc, 3 * Td * hx * a);
+  h.ln_f = mem_term(mc, 2 * Td * hx * a);
+  h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a);
+  h.fwd_us = h.embed.time_us + h.ln_f.time_us + h.ce.time_us + h.lm_head.fwd.time_us;
+  h.bwd_us =
+      h.embed.bwd_us + h.ln_f.bwd_us + h.ce.bwd_us + h.lm_head.dx.time_us + h.lm_head.dw.time_us;
+
+  // AdamW per parameter element: read master, grad, m, v (16 B), write master, m, v (12 B), the
+  // gradient norm reads the grad again (4 B), and the working copy is written when not fp32.
+  OptimizerCompute& opt = ct.optimizer;
+  opt.params = gpt_memory(m, o).optimizer / 8;  // m and v: 8 bytes per parameter element
+  opt.bytes = opt.params * (32 + (o.act_dtype == DType::f32 ? 0 : a));
+  opt.time_us = mem_term(mc, opt.bytes).time_us;
+  return ct;
+}
+
+double ComputeTerms::total_us(std::int64_t layers, bool recompute) const {
+  const double L = static_cast<double>(layers);
+  return L * (block.fwd_us * (recompute ? 2 : 1) + block.bwd_us) + head.fwd_us + head.bwd_us +
+         optimizer.time_us;
+}
+
+}  // namespace ovb::model

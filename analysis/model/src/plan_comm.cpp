@@ -1,0 +1,160 @@
+// Costed collective tables from ovb::gpt_collectives() (see plan_comm.hpp).
+#include "ovb/model/plan_comm.hpp"
+
+#include <algorithm>
+
+#include "ovb/error.hpp"
+
+namespace ovb::model {
+
+namespace {
+
+int linear_index(std::string_view op) {
+  static constexpr std::string_view names[] = {"qkv", "attn_out", "mlp_up", "mlp_down"};
+  for (int i = 0; i < 4; ++i)
+    if (op == names[i]) return i;
+  return -1;
+}
+
+[[noreturn]] void no_slot(const CollOp& op) {
+  throw Error("ovb-model has no place in its timeline for the plan's collective '" + describe(op) +
+              "' (gpt_plan changed: update analysis/model/src/plan_comm.cpp)");
+}
+
+CommSlot* linear_slot(LinearComm& l, const CollOp& op) {
+  switch (op.role) {
+    case CollRole::weight_gather:
+      if (op.phase == Phase::forward) return &l.gather;
+      return op.recompute ? &l.gather_rc : &l.gather_bwd;
+    case CollRole::output_reduce: return op.recompute ? &l.out_reduce_rc : &l.out_reduce;
+    case CollRole::input_grad_reduce: return &l.in_grad;
+    case CollRole::weight_grad_scatter: return &l.wgrad;
+    default: return nullptr;
+  }
+}
+
+CommSlot* block_slot(BlockComm& b, const CollOp& op) {
+  if (const int i = linear_index(op.op); i >= 0) return linear_slot(b.lin[i], op);
+  const bool ln1 = op.op == "ln1", ln2 = op.op == "ln2";
+  if (ln1 || ln2) {
+    if (op.role == CollRole::ln_stats)
+      return ln1 ? (op.recompute ? &b.ln1_rc : &b.ln1) : (op.recompute ? &b.ln2_rc : &b.ln2);
+    if (op.role == CollRole::ln_grad_stats) return ln1 ? &b.ln1_grad : &b.ln2_grad;
+  }
+  if (op.op == "block" && op.role == CollRole::param_grad_reduce) return &b.param_reduce;
+  if (op.op == "block" && op.role == CollRole::data_grad_reduce) return &b.data_reduce;
+  return nullptr;
+}
+
+CommSlot* head_slot(HeadComm& h, const CollOp& op) {
+  if (op.op == "lm_head") return linear_slot(h.lm_head, op);
+  if (op.op == "ln_f" && op.role == CollRole::ln_stats) return &h.ln_f;
+  if (op.op == "ln_f" && op.role == CollRole::ln_grad_stats) return &h.ln_f_grad;
+  if (op.op == "loss" && op.role == CollRole::ce_stats) return &h.ce;
+  if (op.op == "head" && op.role == CollRole::param_grad_reduce) return &h.param_reduce;
+  if (op.op == "head" && op.role == CollRole::data_grad_reduce) return &h.data_reduce;
+  if (op.op == "global" && op.role == CollRole::scalars) return &h.scalars;
+  return nullptr;
+}
+
+void place(CommSlot* s, const CollOp& op) {
+  if (!s) no_slot(op);
+  if (s->present)
+    throw Error("ovb-model found the plan's collective '" + describe(op) +
+                "' twice in one block (gpt_plan changed: update analysis/model/src/plan_comm.cpp)");
+  s->present = true;
+  s->op = op;
+}
+
+// Same ops in the same order, whatever their layer index.
+bool same_block(const std::vector<CollOp>& a, const std::vector<CollOp>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](CollOp x, CollOp y) {
+    x.layer = y.layer = 0;
+    return x == y;
+  });
+}
+
+}  // namespace
+
+void recost(PlanComm& pc, const Machine& mc, const GridShape& shape) {
+  const Grid grid(shape, shape.world());
+  auto cost = [&](CommSlot& s) {
+    if (s.present) s.cost = cost_collective(mc, grid, s.op);
+  };
+  auto linear = [&](LinearComm& l) {
+    for (CommSlot* s : {&l.gather, &l.out_reduce, &l.gather_rc, &l.out_reduce_rc, &l.gather_bwd,
+                        &l.in_grad, &l.wgrad})
+      cost(*s);
+  };
+  for (BlockComm& b : pc.blocks) {
+    for (LinearComm& l : b.lin) linear(l);
+    for (CommSlot* s : {&b.ln1, &b.ln2, &b.ln1_rc, &b.ln2_rc, &b.ln1_grad, &b.ln2_grad,
+                        &b.param_reduce, &b.data_reduce})
+      cost(*s);
+  }
+  linear(pc.head.lm_head);
+  for (CommSlot* s : {&pc.head.ln_f, &pc.head.ln_f_grad, &pc.head.ce, &pc.head.param_reduce,
+                      &pc.head.data_reduce, &pc.head.scalars})
+    cost(*s);
+}
+
+PlanComm plan_comm_uncosted(const GptShape& m, const GptPlanOptions& o) {
+  PlanComm pc;
+  pc.layers = m.layers;
+  // The list of a model with two blocks tells whether the blocks issue identical collectives.
+  GptShape unit = m;
+  unit.layers = std::min<std::int64_t>(m.layers, 2);
+  const std::vector<CollOp> ops = gpt_collectives(unit, o);
+  std::vector<CollOp> b0, b1;
+  for (const CollOp& op : ops) (op.layer == 0 ? b0 : b1).push_back(op);
+  b1.erase(std::remove_if(b1.begin(), b1.end(), [](const CollOp& op) { return op.layer < 0; }),
+           b1.end());
+  const bool homogeneous = unit.layers == 1 || same_block(b0, b1);
+
+  const std::vector<CollOp> all = homogeneous ? ops : gpt_collectives(m, o);
+  pc.blocks.resize(homogeneous ? 1 : static_cast<std::size_t>(m.layers));
+  for (const CollOp& op : all) {
+    if (op.layer < 0)
+      place(head_slot(pc.head, op), op);
+    else if (!homogeneous)
+      place(block_slot(pc.blocks[static_cast<std::size_t>(op.layer)], op), op);
+    else if (op.layer == 0)
+      place(block_slot(pc.blocks[0], op), op);
+  }
+  return pc;
+}
+
+PlanComm plan_comm(const GptShape& m, const GptPlanOptions& o, const Machine& mc) {
+  PlanComm pc = plan_comm_uncosted(m, o);
+  recost(pc, mc, o.grid);
+  return pc;
+}
+
+std::vector<CollOp> expand(const PlanComm& pc) {
+  std::vector<CollOp> out;
+  PlanComm one = pc;  // visit the head once and each block once, then replicate the blocks
+  const bool agg = pc.blocks.size() == 1;
+  one.layers = 1;
+  for_each_slot(one, [&](const CommSlot& s, double) {
+    if (s.op.layer < 0 || !agg) {
+      out.push_back(s.op);
+      return;
+    }
+    for (std::int64_t l = 0; l < pc.layers; ++l) {
+      CollOp op = s.op;
+      op.layer = static_cast<int>(l);
+      out.push_back(op);
+    }
+  });
+  return out;
+}
+
+std::vector<CostedOp> costed_collectives(const GptShape& m, const GptPlanOptions& o,
+                                         const Machine& mc) {
+  const Grid grid(o.grid, o.grid.world());
+  std::vector<CostedOp> out;
+  for (const CollOp& op : gpt_collectives(m, o)) out.push_back({op, cost_collective(mc, grid, op)});
+  return out;
+}
+
+}  // namespace ovb::model

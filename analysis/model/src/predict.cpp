@@ -1,0 +1,117 @@
+// The model's entry point: compute, communication, overlap and memory of one configuration
+// (see predict.hpp).
+#include "ovb/model/predict.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+#include "ovb/error.hpp"
+
+namespace ovb::model {
+
+namespace {
+
+constexpr Group kGroups[] = {Group::x, Group::y, Group::z, Group::data, Group::world};
+
+std::string order_string(const GridShape& g) {
+  return std::string(name_of(g.order[0])) + "," + std::string(name_of(g.order[1])) + "," +
+         std::string(name_of(g.order[2]));
+}
+
+}  // namespace
+
+double memory_limit_bytes(const Machine& mc) {
+  return mc.memory_bytes * mc.memory_usable_fraction / mc.ranks_per_device;
+}
+
+Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc) {
+  validate_gpt_plan(m, o);
+  Prediction p;
+  p.shape = m;
+  p.options = o;
+  p.machine = mc.name;
+  p.compute = compute_terms(m, o, mc);
+  p.comm = plan_comm(m, o, mc);
+  p.timeline = simulate(p.compute, p.comm, o, mc);
+  p.memory = gpt_memory(m, o);
+  p.memory_limit_bytes = memory_limit_bytes(mc);
+  p.fits = p.memory.total() <= p.memory_limit_bytes;
+  return p;
+}
+
+nlohmann::json summary_json(const Prediction& p) {
+  return config_json(p.options.grid, p.timeline, p.memory.total(), p.memory_limit_bytes, p.fits);
+}
+
+nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
+                           double memory_limit_bytes, bool fits) {
+  nlohmann::json comm = nlohmann::json::object(), exposed = nlohmann::json::object();
+  for (Group gr : kGroups) {
+    comm[std::string(name_of(gr))] = t.comm_group_us(gr) / 1e3;
+    exposed[std::string(name_of(gr))] = t.exposed_group_us(gr) / 1e3;
+  }
+  return {{"gx", g.gx},
+          {"gy", g.gy},
+          {"gz", g.gz},
+          {"gdata", g.gdata},
+          {"order", order_string(g)},
+          {"predicted_ms", t.iteration_us / 1e3},
+          {"compute_ms", t.compute_us / 1e3},
+          {"interference_ms", t.interference_us / 1e3},
+          {"comm_ms", comm},
+          {"exposed_comm_ms", t.exposed_total_us() / 1e3},
+          {"exposed_ms", exposed},
+          {"memory_bytes", memory_bytes},
+          {"memory_limit_bytes", memory_limit_bytes},
+          {"fits", fits}};
+}
+
+std::string format_breakdown(const Prediction& p) {
+  const Timeline& t = p.timeline;
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3);
+  os << "model (" << p.machine << ") " << p.options.grid.str() << ": iteration "
+     << t.iteration_us / 1e3 << " ms = compute " << t.compute_us / 1e3 << " + interference "
+     << t.interference_us / 1e3 << " + exposed comm " << t.exposed_total_us() / 1e3 << " ms\n";
+  os << "  comm ms (total / exposed):";
+  for (Group gr : kGroups)
+    if (t.comm_group_us(gr) > 0)
+      os << ' ' << name_of(gr) << ' ' << t.comm_group_us(gr) / 1e3 << '/'
+         << t.exposed_group_us(gr) / 1e3;
+  os << "\n  memory per GPU " << std::setprecision(2) << p.memory.total() / 1e9 << " GB of "
+     << p.memory_limit_bytes / 1e9 << " GB usable" << (p.fits ? "" : " - DOES NOT FIT") << '\n';
+  return os.str();
+}
+
+void parse_overlap(const std::string& s, GptPlanOptions& o) {
+  o.oar = o.ors = o.oag = false;
+  if (s == "none") return;
+  if (s == "all") {
+    o.oar = o.ors = o.oag = true;
+    return;
+  }
+  std::istringstream in(s);
+  for (std::string f; std::getline(in, f, ',');) {
+    if (f == "oar")
+      o.oar = true;
+    else if (f == "ors")
+      o.ors = true;
+    else if (f == "oag")
+      o.oag = true;
+    else
+      throw UsageError("unknown overlap flag '" + f + "' in '" + s +
+                       "' (expected none, all, or a list of oar,ors,oag)");
+  }
+}
+
+std::string overlap_string(const GptPlanOptions& o) {
+  std::string s;
+  for (auto [on, name] : {std::pair{o.oar, "oar"}, {o.ors, "ors"}, {o.oag, "oag"}}) {
+    if (!on) continue;
+    if (!s.empty()) s += ',';
+    s += name;
+  }
+  return s.empty() ? "none" : s;
+}
+
+}  // namespace ovb::model

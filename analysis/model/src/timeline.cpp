@@ -1,0 +1,217 @@
+// The overlap term: one iteration on a compute stream and three communication streams
+// (see timeline.hpp).
+#include "ovb/model/timeline.hpp"
+
+#include <algorithm>
+#include <vector>
+
+namespace ovb::model {
+
+double Timeline::exposed_total_us() const {
+  double s = 0;
+  for (const auto& g : exposed_us)
+    for (double v : g) s += v;
+  return s;
+}
+
+double Timeline::comm_group_us(Group g) const {
+  const auto& r = comm_us[static_cast<int>(g)];
+  return r[0] + r[1] + r[2];
+}
+
+double Timeline::exposed_group_us(Group g) const {
+  const auto& r = exposed_us[static_cast<int>(g)];
+  return r[0] + r[1] + r[2];
+}
+
+namespace {
+
+struct Pending {
+  double start, end;
+  Group group;
+  CollKind kind;
+};
+
+class Sim {
+ public:
+  Sim(const ComputeTerms& ct, const GptPlanOptions& o, const Machine& mc, Timeline& out)
+      : ct_(ct), o_(o), mc_(mc), out_(out) {}
+
+  void iteration(const PlanComm& pc) {
+    const HeadComm& h = pc.head;
+    const HeadCompute& hk = ct_.head;
+    chain_ = -1;  // forward: the first all-gather cannot be prefetched
+    run(hk.embed.time_us);
+    for (std::int64_t l = 0; l < pc.layers; ++l) block_forward(pc.block(l), false);
+    blocking(h.ln_f);
+    run(hk.ln_f.time_us);
+    linear_forward(h.lm_head, hk.lm_head, false);
+    run(hk.ce.time_us);
+    blocking(h.ce);
+
+    chain_ = -1;  // backward (and its recomputed forwards): a new prefetch chain
+    run(hk.ce.bwd_us);
+    linear_backward(h.lm_head, hk.lm_head);
+    run(hk.ln_f.bwd_us);
+    blocking(h.ln_f_grad);
+    for (std::int64_t l = pc.layers - 1; l >= 0; --l) block_backward(pc.block(l));
+    run(hk.embed.bwd_us);
+    grad_op(h.param_reduce);
+    grad_op(h.data_reduce);
+    wait_gradients();
+
+    blocking(h.scalars);
+    run(ct_.optimizer.time_us);
+    out_.iteration_us = t_;
+  }
+
+ private:
+  void run(double us) {
+    t_ += us;
+    out_.compute_us += us;
+  }
+
+  void account(const CommSlot& s) {
+    const int g = static_cast<int>(s.cost.group), k = static_cast<int>(s.cost.kind);
+    out_.comm_us[g][k] += s.cost.time_us;
+    out_.count[g][k] += 1;
+  }
+
+  void expose(Group g, CollKind k, double us) {
+    out_.exposed_us[static_cast<int>(g)][static_cast<int>(k)] += us;
+    t_ += us;
+  }
+
+  void blocking(const CommSlot& s) {
+    if (!s.present) return;
+    account(s);
+    expose(s.cost.group, s.cost.kind, s.cost.time_us);
+  }
+
+  Pending issue(const CommSlot& s, double at, double& stream_free) {
+    account(s);
+    const double start = std::max(at, stream_free);
+    const double end = start + s.cost.time_us * (1 + std::max(0.0, mc_.comm_slowdown));
+    stream_free = end;
+    return {start, end, s.cost.group, s.cost.kind};
+  }
+
+  // The compute stream waits for p: first the compute that ran under it is stretched, then any
+  // remaining communication is exposed.
+  void wait(const Pending& p) {
+    const double under = std::max(0.0, std::min(p.end, t_) - p.start);
+    const double extra = std::max(0.0, mc_.compute_slowdown) * under;
+    t_ += extra;
+    out_.interference_us += extra;
+    if (p.end > t_) expose(p.group, p.kind, p.end - t_);
+  }
+
+  void gather(const CommSlot& s) {
+    if (!s.present) return;
+    if (!o_.oag) return blocking(s);
+    const Pending p = issue(s, chain_ < 0 ? t_ : chain_, ag_free_);
+    wait(p);
+    chain_ = t_;
+  }
+
+  void grad_op(const CommSlot& s) {
+    if (!s.present) return;
+    if (!o_.ors) return blocking(s);
+    pending_.push_back(issue(s, t_, grad_free_));
+  }
+
+  void wait_gradients() {
+    const double t_end = t_;
+    double extra = 0;
+    for (const Pending& p : pending_)
+      extra +=
+          std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(p.end, t_end) - p.start);
+    t_ += extra;
+    out_.interference_us += extra;
+    // Queued in order on one stream: each op's part after the compute stream arrived is exposed.
+    for (const Pending& p : pending_)
+      if (p.end > t_) {
+        const double from = std::max(p.start, t_);
+        out_.exposed_us[static_cast<int>(p.group)][static_cast<int>(p.kind)] += p.end - from;
+      }
+    t_ = std::max(t_, grad_free_);
+    pending_.clear();
+  }
+
+  void linear_forward(const LinearComm& c, const LinearCompute& k, bool rc) {
+    gather(rc ? c.gather_rc : c.gather);
+    run(k.fwd.time_us);
+    blocking(rc ? c.out_reduce_rc : c.out_reduce);
+    run(k.epilogue.time_us);
+  }
+
+  void linear_backward(const LinearComm& c, const LinearCompute& k) {
+    gather(c.gather_bwd);
+    run(k.epilogue.bwd_us);
+    if (o_.ors && o_.grid.gy == 1) {  // dW first, its reduce-scatter overlaps the dX GEMM
+      run(k.dw.time_us);
+      grad_op(c.wgrad);
+      run(k.dx.time_us);
+      blocking(c.in_grad);
+      return;
+    }
+    run(k.dx.time_us);
+    if (o_.oar && c.in_grad.present) {
+      const Pending p = issue(c.in_grad, t_, tp_free_);
+      run(k.dw.time_us);
+      wait(p);
+    } else {
+      blocking(c.in_grad);
+      run(k.dw.time_us);
+    }
+    grad_op(c.wgrad);
+  }
+
+  void block_forward(const BlockComm& b, bool rc) {
+    const BlockCompute& k = ct_.block;
+    blocking(rc ? b.ln1_rc : b.ln1);
+    run(k.ln1.time_us);
+    linear_forward(b.lin[0], k.lin[0], rc);
+    run(k.attn_fwd_us + k.attn_io.time_us);
+    linear_forward(b.lin[1], k.lin[1], rc);
+    blocking(rc ? b.ln2_rc : b.ln2);
+    run(k.ln2.time_us);
+    linear_forward(b.lin[2], k.lin[2], rc);
+    linear_forward(b.lin[3], k.lin[3], rc);
+  }
+
+  void block_backward(const BlockComm& b) {
+    const BlockCompute& k = ct_.block;
+    if (o_.recompute) block_forward(b, true);
+    linear_backward(b.lin[3], k.lin[3]);
+    linear_backward(b.lin[2], k.lin[2]);
+    run(k.ln2.bwd_us);
+    blocking(b.ln2_grad);
+    linear_backward(b.lin[1], k.lin[1]);
+    run(k.attn_bwd_us + k.attn_io.bwd_us);
+    linear_backward(b.lin[0], k.lin[0]);
+    run(k.ln1.bwd_us);
+    blocking(b.ln1_grad);
+    grad_op(b.param_reduce);
+    grad_op(b.data_reduce);
+  }
+
+  const ComputeTerms& ct_;
+  const GptPlanOptions& o_;
+  const Machine& mc_;
+  Timeline& out_;
+  double t_ = 0, chain_ = -1, ag_free_ = 0, tp_free_ = 0, grad_free_ = 0;
+  std::vector<Pending> pending_;
+};
+
+}  // namespace
+
+Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
+                  const Machine& mc) {
+  Timeline out;
+  Sim sim(ct, o, mc, out);
+  sim.iteration(pc);
+  return out;
+}
+
+}  // namespace ovb::model

@@ -1,0 +1,49 @@
+// Test helpers: a synthetic machine with round numbers (so expected values can be worked out by
+// hand) and small GPT shapes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/machine.hpp"
+
+namespace ovb::model::test {
+
+// 4 GPUs per node; intra 2 ranks 100 GB/s, 4 ranks 200 GB/s; node 50 GB/s; alpha 2 us per GPU;
+// peak 100 TFLOP/s at efficiency 0.5; memory 1000 GB/s at efficiency 1; no kernel overhead and
+// no interference unless a test sets them.
+inline nlohmann::json synthetic_machine_json() {
+  return nlohmann::json::parse(R"({
+    "name": "synthetic", "gpus_per_node": 4,
+    "gpu": {"name": "test device", "peak_tflops": 100, "memory_bytes": 1e12,
+            "memory_bandwidth_gbps": 1000, "memory_efficiency": 1, "gemm_efficiency": 0.5,
+            "attention_efficiency": 1, "kernel_overhead_us": 0},
+    "comm": {"default": {"alpha_us_per_gpu": 2,
+                         "intra": [{"p": 2, "gbps": 100}, {"p": 4, "gbps": 200}],
+                         "inter_node_gbps": 50}},
+    "interference": {"compute_slowdown": 0, "comm_slowdown": 0}})");
+}
+
+inline Machine synthetic_machine() {
+  return machine_from_json(synthetic_machine_json(), "synthetic");
+}
+
+// 4 layers, hidden 64, 4 heads, seq 16, vocab 128.
+inline GptShape small_gpt(std::int64_t layers = 4) {
+  GptShape m;
+  m.layers = layers;
+  m.hidden = 64;
+  m.heads = 4;
+  m.seq = 16;
+  m.vocab = 128;
+  return m;
+}
+
+inline GptPlanOptions plan_on(const char* grid, std::int64_t batch) {
+  GptPlanOptions o;
+  o.grid = GridShape::parse(grid);
+  o.batch = batch;
+  return o;
+}
+
+}  // namespace ovb::model::test

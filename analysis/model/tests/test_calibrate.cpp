@@ -1,0 +1,226 @@
+// Calibration on synthetic measurements generated from known parameters recovers them (exactly
+// without noise, closely with noise); the GEMM table, interference factors and Google Benchmark
+// aggregates are read as the schema says; bad inputs are named. Also the committed microbench
+// fixtures calibrate.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "helpers.hpp"
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/metrics.hpp"
+#include "ovb/model/calibrate.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+using nlohmann::json;
+
+namespace {
+
+struct Truth {
+  CollKind kind;
+  const char* group;
+  int p, ip;
+  double alpha_us, bw_gbps;  // bw as the model uses it (after NIC sharing)
+};
+
+// 2 nodes of 4 ranks, grid 2x2x2x1: x (p 2, ip 1) and y (p 2, ip 2) inside a node; z (p 2, ip 4)
+// and the world (p 8) across nodes.
+const Truth kTruth[] = {
+    {CollKind::all_reduce, "x", 2, 1, 6, 90},      {CollKind::all_reduce, "y", 2, 2, 7, 60},
+    {CollKind::all_reduce, "z", 2, 4, 12, 10},     {CollKind::all_reduce, "world", 8, 1, 30, 40},
+    {CollKind::reduce_scatter, "z", 2, 4, 11, 11}, {CollKind::all_gather, "z", 2, 4, 10, 12},
+    {CollKind::all_gather, "x", 2, 1, 5, 95},
+};
+
+std::string tmp(const std::string& name) {
+  return ::testing::TempDir() + "/ovb_model_cal_" + name;
+}
+
+json context(int world, int local, int rpg) {
+  return {
+      {"world_size", world}, {"local_size", local}, {"ranks_per_gpu", rpg}, {"backend", "cuda"}};
+}
+
+json collective_file(double noise) {
+  json b = json::array();
+  int i = 0;
+  for (const Truth& t : kTruth)
+    for (double S = 1 << 20; S <= (1 << 26); S *= 4) {
+      const double moved = S * metrics::bus_factor(t.kind, t.p);
+      const double us = (t.alpha_us + moved / (t.bw_gbps * 1e3)) * (1 + noise * std::sin(++i));
+      const std::string name =
+          std::string(name_of(t.kind)) + "/" + std::to_string(long(S)) + "/group:" + t.group;
+      b.push_back({{"name", name},
+                   {"run_name", name},
+                   {"run_type", "iteration"},
+                   {"label", std::string("dtype=bf16 group=") + t.group + " inplace=0"},
+                   {"bytes", S},
+                   {"ranks", t.p},
+                   {"time_us", us * 0.9},
+                   {"time_max_us", us},
+                   {"algbw", S / us / 1e3},
+                   {"busbw", S / us / 1e3 * metrics::bus_factor(t.kind, t.p)},
+                   {"wrong", 0}});
+    }
+  return {{"context", context(8, 4, 1)}, {"benchmarks", b}};
+}
+
+CalibrateOptions options_with(const json& coll) {
+  write_json(tmp("coll.json"), coll);
+  CalibrateOptions o;
+  o.base = test::synthetic_machine();
+  o.collective.push_back({tmp("coll.json"), GridShape::parse("2x2x2x1")});
+  return o;
+}
+
+}  // namespace
+
+TEST(Calibrate, RecoversKnownParametersExactly) {
+  const Calibration cal = calibrate(options_with(collective_file(0)));
+  const Machine& mc = cal.machine;
+  EXPECT_EQ(mc.gpus_per_node, 4);  // local_size / ranks_per_gpu
+  EXPECT_EQ(mc.ranks_per_device, 1);
+  ASSERT_EQ(cal.series.size(), std::size(kTruth));
+  for (const Truth& t : kTruth) {
+    const auto it = std::find_if(cal.series.begin(), cal.series.end(), [&](const SeriesFit& f) {
+      return f.kind == t.kind && f.p == t.p && f.ip == t.ip;
+    });
+    ASSERT_NE(it, cal.series.end()) << t.group;
+    EXPECT_NEAR(it->alpha_us, t.alpha_us, 1e-6 * t.alpha_us) << t.group;
+    EXPECT_NEAR(it->bw_gbps, t.bw_gbps, 1e-9 * t.bw_gbps) << t.group;
+    EXPECT_NEAR(*it->r2, 1, 1e-12);
+    EXPECT_LT(it->max_rel_err, 1e-9);
+    const bool inter = t.ip * t.p > 4;
+    EXPECT_EQ(it->placement, inter ? Placement::inter : Placement::intra);
+    if (inter) {
+      EXPECT_NEAR(it->node_gbps, t.bw_gbps * std::min(t.ip, 4), 1e-6);
+    }
+    // The calibrated machine predicts the generating times.
+    const LinkParams l = link_params(mc, t.kind, t.p, t.ip);
+    EXPECT_NEAR(l.bw_gbps, t.bw_gbps, 1e-9 * t.bw_gbps) << t.group;
+    EXPECT_NEAR(l.alpha_us, t.alpha_us, 1e-6 * t.alpha_us) << t.group;
+  }
+  // Kinds measured only across nodes keep the default (here the all-reduce's) intra table.
+  EXPECT_NEAR(link_params(mc, CollKind::reduce_scatter, 2, 1).bw_gbps, 90, 1e-6);
+  EXPECT_EQ(cal.report["collectives"].size(), std::size(kTruth));
+  // The machine file written from it loads again.
+  write_json(tmp("machine.json"), machine_to_json(mc));
+  EXPECT_NO_THROW(load_machine(tmp("machine.json")));
+}
+
+TEST(Calibrate, RecoversParametersCloselyWithNoise) {
+  const Calibration cal = calibrate(options_with(collective_file(0.02)));
+  for (const SeriesFit& f : cal.series) {
+    const Truth* t = nullptr;
+    for (const Truth& c : kTruth)
+      if (c.kind == f.kind && c.p == f.p && c.ip == f.ip) t = &c;
+    ASSERT_TRUE(t);
+    EXPECT_NEAR(f.bw_gbps, t->bw_gbps, 0.05 * t->bw_gbps);
+    EXPECT_LT(*f.r2, 1);
+    EXPECT_GT(*f.r2, 0.99);
+    EXPECT_GT(f.max_rel_err, 0);
+  }
+}
+
+TEST(Calibrate, GemmTableInterferenceAndAggregates) {
+  json gemm = {{"context", context(4, 4, 4)}, {"benchmarks", json::array()}};
+  // Repetitions: the median aggregate is used, not the iterations.
+  for (double tf : {100.0, 300.0, 200.0})
+    gemm["benchmarks"].push_back({{"name", "gemm_bf16/64x64x64"},
+                                  {"run_name", "gemm_bf16/64x64x64"},
+                                  {"run_type", "iteration"},
+                                  {"label", "dtype=bf16"},
+                                  {"m", 64},
+                                  {"n", 64},
+                                  {"k", 64},
+                                  {"tflops", tf}});
+  gemm["benchmarks"].push_back({{"name", "gemm_bf16/64x64x64_median"},
+                                {"run_name", "gemm_bf16/64x64x64"},
+                                {"run_type", "aggregate"},
+                                {"aggregate_name", "median"},
+                                {"label", "dtype=bf16"},
+                                {"m", 64},
+                                {"n", 64},
+                                {"k", 64},
+                                {"tflops", 200.0}});
+  gemm["benchmarks"].push_back({{"name", "gemm_bf16/8x8x8"},
+                                {"run_type", "iteration"},
+                                {"label", "dtype=bf16"},
+                                {"m", 8},
+                                {"n", 8},
+                                {"k", 8},
+                                {"tflops", 1.0}});
+  gemm["benchmarks"].push_back({{"name", "gemm_bf16/9x9x9"}, {"error_occurred", true}});
+  write_json(tmp("gemm.json"), gemm);
+  json ov = {{"context", context(2, 2, 1)}, {"benchmarks", json::array()}};
+  const std::pair<const char*, std::pair<double, double>> rows[] = {{"prio=equal", {0.1, 0.2}},
+                                                                    {"prio=comm_high", {0.3, 0.4}}};
+  for (const auto& [label, s] : rows)
+    ov["benchmarks"].push_back({{"name", std::string("overlap/") + label},
+                                {"run_type", "iteration"},
+                                {"label", std::string("coll=all_reduce ") + label},
+                                {"compute_slowdown", s.first},
+                                {"comm_slowdown", s.second}});
+  write_json(tmp("overlap.json"), ov);
+
+  CalibrateOptions o;
+  o.base = test::synthetic_machine();
+  o.gemm = {tmp("gemm.json")};
+  o.overlap = {tmp("overlap.json")};
+  Calibration cal = calibrate(o);
+  ASSERT_EQ(cal.machine.gemm_table.size(), 2u);
+  // 4 ranks shared the GPU: the device ran 4 x what one rank saw.
+  EXPECT_DOUBLE_EQ(cal.machine.gemm_table[0].tflops, 800);
+  EXPECT_EQ(cal.machine.gemm_table[0].dtype, "bf16");
+  EXPECT_EQ(cal.machine.precision, "bf16");
+  EXPECT_NEAR(cal.machine.compute_slowdown, 0.2, 1e-12);
+  EXPECT_NEAR(cal.machine.comm_slowdown, 0.3, 1e-12);
+  EXPECT_TRUE(cal.report["gemm"]["loo_max_rel_err"].is_number());
+  o.overlap_filter = "prio=equal";
+  cal = calibrate(o);
+  EXPECT_NEAR(cal.machine.compute_slowdown, 0.1, 1e-12);
+  o.overlap_filter = "prio=nothing";
+  EXPECT_THROW(calibrate(o), UsageError);
+}
+
+TEST(Calibrate, BadInputsAreNamed) {
+  CalibrateOptions o = options_with(collective_file(0));
+  o.collective[0].grid.reset();
+  try {
+    calibrate(o);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("FILE@GXxGYxGZxGD"), std::string::npos) << e.what();
+  }
+  o.collective[0].grid = GridShape::parse("4x2x1x1");  // x would have 4 ranks: busbw/algbw says 2
+  try {
+    calibrate(o);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit a group of 4 ranks"), std::string::npos);
+  }
+  CalibrateOptions none;
+  none.base = test::synthetic_machine();
+  EXPECT_THROW(calibrate(none), UsageError);
+  none.gemm = {tmp("does-not-exist.json")};
+  EXPECT_THROW(calibrate(none), UsageError);
+  write_json(tmp("not-gbench.json"), json{{"a", 1}});
+  none.gemm = {tmp("not-gbench.json")};
+  EXPECT_THROW(calibrate(none), UsageError);
+}
+
+TEST(Calibrate, CommittedMicrobenchFixtures) {
+  const std::string dir = OVB_FIXTURES_DIR "/microbench/";
+  CalibrateOptions o;
+  o.base = load_machine("generic-h100-8nic");
+  // Its x group has 2 ranks (and the file does not say the grid: it must be given).
+  o.collective.push_back({dir + "collective.json", GridShape::parse("2x2x2x1")});
+  o.gemm = {dir + "gemm.json"};
+  o.overlap = {dir + "overlap.json"};
+  const Calibration cal = calibrate(o);
+  EXPECT_FALSE(cal.series.empty());
+  EXPECT_EQ(cal.machine.gemm_table.size(), 3u);
+  EXPECT_GT(cal.machine.compute_slowdown, 0);
+}

@@ -1,0 +1,119 @@
+// Compute term: GEMM shapes per layer from the plan's geometry, throughput from peak x efficiency
+// or the GEMM table (exact, interpolated, scaled below the table), attention FLOPs, memory-bound
+// bytes, optimizer traffic, ranks sharing a device.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "ovb/model/compute_cost.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+
+TEST(ComputeCost, GemmShapesOfEveryLayerAndPass) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();  // h 64, seq 16, vocab 128
+  const GptPlanOptions o = test::plan_on("2x4x2x1", 4);
+  const ComputeTerms ct = compute_terms(m, o, mc);
+  const std::int64_t T = 4 / 2 * 16;  // batch / (Gdata*Gz) * seq
+  EXPECT_EQ(ct.tokens, T);
+  // qkv: h -> 3h normal: in over X (32), out over Y (48).
+  const LinearCompute& qkv = ct.block.lin[0];
+  EXPECT_EQ(qkv.fwd.m, T);
+  EXPECT_EQ(qkv.fwd.n, 48);
+  EXPECT_EQ(qkv.fwd.k, 32);
+  EXPECT_EQ(qkv.dx.n, 32);
+  EXPECT_EQ(qkv.dx.k, 48);
+  EXPECT_EQ(qkv.dw.m, 48);
+  EXPECT_EQ(qkv.dw.n, 32);
+  EXPECT_EQ(qkv.dw.k, T);
+  // mlp_down: 4h -> h transposed: in over Y (64), out over X (32).
+  const LinearCompute& down = ct.block.lin[3];
+  EXPECT_EQ(down.fwd.n, 32);
+  EXPECT_EQ(down.fwd.k, 64);
+  // lm_head: h -> V, normal: out over Y (32), in over X (32).
+  EXPECT_EQ(ct.head.lm_head.fwd.n, 32);
+  EXPECT_EQ(ct.head.lm_head.fwd.k, 32);
+  // Time at peak 100 x efficiency 0.5 = 50 TFLOP/s = 5e7 FLOP/us.
+  EXPECT_DOUBLE_EQ(qkv.fwd.flop, 2.0 * T * 48 * 32);
+  EXPECT_DOUBLE_EQ(qkv.fwd.time_us, 2.0 * T * 48 * 32 / 5e7);
+  EXPECT_EQ(qkv.fwd.source, GemmSource::peak_efficiency);
+}
+
+TEST(ComputeCost, GemmTableExactInterpolatedAndScaledBelow) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
+                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}},
+                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 5}, {"dtype", "fp32"}}};
+  const Machine mc = machine_from_json(j, "t");
+  GemmRate r = gemm_rate(mc, 4096, 4096, 4096, "bf16");
+  EXPECT_EQ(r.source, GemmSource::table_exact);
+  EXPECT_DOUBLE_EQ(r.tflops, 80);
+  // 2048^3 is equally far from both bf16 points in log2 space: their mean.
+  r = gemm_rate(mc, 2048, 2048, 2048, "bf16");
+  EXPECT_EQ(r.source, GemmSource::table_interpolated);
+  EXPECT_DOUBLE_EQ(r.tflops, 60);
+  // Below the smallest GEMM the throughput falls with the FLOP count (constant time).
+  r = gemm_rate(mc, 512, 512, 512, "bf16");
+  const double w1 = 1.0 / 3, w2 = 1.0 / 27;  // inverse squared distances: 3*1^2, 3*3^2
+  EXPECT_NEAR(r.tflops, (w1 * 40 + w2 * 80) / (w1 + w2) / 8, 1e-9);
+  // The fp32 point is used for fp32 only (and 1024^3 is 64 times smaller than it).
+  EXPECT_DOUBLE_EQ(gemm_rate(mc, 4096, 4096, 4096, "fp32").tflops, 5);
+  EXPECT_DOUBLE_EQ(gemm_rate(mc, 1024, 1024, 1024, "fp32").tflops, 5.0 / 64);
+}
+
+TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["kernel_overhead_us"] = 1.5;
+  const Machine mc = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt();
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const ComputeTerms ct = compute_terms(m, o, mc);
+  const double T = 4 * 16, hx = 32, hy = 32, a = 2;
+  // Layer norm: read + write [T, h/Gx]; 1000 GB/s = 1e6 bytes/us.
+  EXPECT_DOUBLE_EQ(ct.block.ln1.bytes, 2 * T * hx * a);
+  EXPECT_DOUBLE_EQ(ct.block.ln1.time_us, 2 * T * hx * a / 1e6 + 1.5);
+  EXPECT_DOUBLE_EQ(ct.block.ln1.bwd_us, 4 * T * hx * a / 1e6 + 3);
+  // Attention I/O (flash): q, k, v read, o written.
+  EXPECT_DOUBLE_EQ(ct.block.attn_io.bytes, 4 * T * hy * a);
+  // Attention FLOP: 4 sequences x 2 local heads x (QK^T + AV of 2*16*16*16 each) / 2 (causal).
+  const double one = 2.0 * 16 * 16 * 16;
+  EXPECT_DOUBLE_EQ(ct.block.attn_flop, 4 * 2 * one);
+  EXPECT_DOUBLE_EQ(ct.block.attn_fwd_us, 4 * 2 * one / 5e7 + 1.5);
+  EXPECT_DOUBLE_EQ(ct.block.attn_bwd_us, 2 * 4 * 2 * one / 5e7 + 1.5);
+  // MLP-up epilogue: bias + GELU, 3 passes over [T, 4h/Gy]; mlp_down: bias + residual.
+  EXPECT_DOUBLE_EQ(ct.block.lin[2].epilogue.bytes, 3 * T * 128 * a);
+  EXPECT_DOUBLE_EQ(ct.block.lin[3].epilogue.bytes, 2 * T * 32 * a + 3 * T * hx * a);
+  // Optimizer: every parameter element on the rank, 32 bytes + the bf16 working copy.
+  const double params = gpt_memory(m, o).optimizer / 8;
+  EXPECT_DOUBLE_EQ(ct.optimizer.params, params);
+  EXPECT_DOUBLE_EQ(ct.optimizer.bytes, params * 34);
+  // The total adds up the parts.
+  EXPECT_DOUBLE_EQ(ct.total_us(m.layers, false), 4 * (ct.block.fwd_us + ct.block.bwd_us) +
+                                                     ct.head.fwd_us + ct.head.bwd_us +
+                                                     ct.optimizer.time_us);
+  EXPECT_DOUBLE_EQ(ct.total_us(m.layers, true) - ct.total_us(m.layers, false), 4 * ct.block.fwd_us);
+}
+
+TEST(ComputeCost, RanksSharingADeviceShareItsThroughput) {
+  nlohmann::json j = test::synthetic_machine_json();
+  const Machine one = machine_from_json(j, "t");
+  j["ranks_per_device"] = 4;
+  const Machine four = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt();
+  const GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  const ComputeTerms a = compute_terms(m, o, one), b = compute_terms(m, o, four);
+  EXPECT_DOUBLE_EQ(b.block.lin[0].fwd.time_us, 4 * a.block.lin[0].fwd.time_us);
+  EXPECT_DOUBLE_EQ(b.block.ln1.time_us, 4 * a.block.ln1.time_us);
+  EXPECT_DOUBLE_EQ(b.total_us(4, false), 4 * a.total_us(4, false));
+}
+
+TEST(ComputeCost, ScoresGoThroughMemoryWithoutFlashAttention) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["flash_attention"] = false;
+  const Machine mc = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt();
+  const ComputeTerms ct = compute_terms(m, test::plan_on("1x1x1x1", 2), mc);
+  const double T = 32, a = 4;
+  EXPECT_DOUBLE_EQ(ct.block.attn_io.bytes, 4 * T * 64 * a + 4 * 2 * 4 * 16.0 * 16 * a);
+}

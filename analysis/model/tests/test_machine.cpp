@@ -1,0 +1,115 @@
+// Machine files: presets load, every required field is named when missing, bad values and
+// malformed JSON give one clear message, and a machine survives a JSON round trip.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "helpers.hpp"
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/model/machine.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+
+namespace {
+
+std::string error_of(const nlohmann::json& j) {
+  try {
+    machine_from_json(j, "m.json");
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Machine, PresetsLoadWithTheirPeaks) {
+  const std::vector<std::string> names = preset_machine_names();
+  for (const char* n :
+       {"perlmutter-a100", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic", "host-cpu"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
+  for (const std::string& n : names) {
+    const Machine m = load_machine(n);
+    EXPECT_GT(m.peak(), 0) << n;
+    EXPECT_FALSE(m.sources.is_null()) << n << " says where its numbers come from";
+  }
+  EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100").peak(), 312);
+  EXPECT_DOUBLE_EQ(load_machine("frontier-mi250x").peak(), 191.5);
+  EXPECT_DOUBLE_EQ(load_machine("generic-h100-8nic").peak(), 989);
+  EXPECT_DOUBLE_EQ(*load_machine("generic-h100-8nic").comm_default.inter_node_gbps, 8 * 47);
+  EXPECT_DOUBLE_EQ(*load_machine("generic-h100-4nic").comm_default.inter_node_gbps, 4 * 47);
+}
+
+TEST(Machine, MissingFieldsAreNamed) {
+  const nlohmann::json good = test::synthetic_machine_json();
+  EXPECT_EQ(error_of(good), "");
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"gpus_per_node"}, "'gpus_per_node' is missing"},
+      {{"gpu", "memory_bandwidth_gbps"}, "'gpu.memory_bandwidth_gbps' is missing"},
+      {{"gpu", "gemm_efficiency"}, "'gpu.gemm_efficiency' is missing"},
+      {{"comm", "default", "intra"}, "'comm.default.intra' is missing"},
+      {{"comm", "default", "alpha_us_per_gpu"}, "'comm.default.alpha_us_per_gpu' is missing"},
+      {{"interference", "comm_slowdown"}, "'interference.comm_slowdown' is missing"},
+      {{"interference"}, "'interference' is missing"},
+  };
+  for (const auto& [path, msg] : cases) {
+    nlohmann::json j = good;
+    nlohmann::json* p = &j;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) p = &(*p)[path[i]];
+    p->erase(path.back());
+    const std::string e = error_of(j);
+    EXPECT_NE(e.find("machine file m.json: " + msg), std::string::npos) << e;
+  }
+}
+
+TEST(Machine, BadValuesAreNamed) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpus_per_node"] = 0;
+  EXPECT_NE(error_of(j).find("'gpus_per_node' must be an integer >= 1"), std::string::npos);
+  j = test::synthetic_machine_json();
+  j["comm"]["default"]["intra"][1]["gbps"] = "fast";
+  EXPECT_NE(error_of(j).find("'comm.default.intra[1].gbps' is not a number"), std::string::npos);
+  j = test::synthetic_machine_json();
+  j["gpu"]["memory_bytes"] = -1;
+  EXPECT_NE(error_of(j).find("'gpu.memory_bytes' must be > 0"), std::string::npos);
+  j = test::synthetic_machine_json();
+  j["comm"]["default"]["intra"] = nlohmann::json::array();
+  EXPECT_NE(error_of(j).find("must list at least one group size"), std::string::npos);
+  EXPECT_NE(error_of(nlohmann::json::array()).find("the top level' is not a JSON object"),
+            std::string::npos);
+}
+
+TEST(Machine, FilesAndPresetsErrors) {
+  const std::string dir = ::testing::TempDir() + "/ovb_model_machine";
+  std::filesystem::create_directories(dir);
+  { std::ofstream(dir + "/broken.json") << "{\"name\": \"x\", "; }
+  EXPECT_THROW(load_machine(dir + "/broken.json"), UsageError);
+  try {
+    load_machine("no-such-machine");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a preset (known: "), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("perlmutter-a100"), std::string::npos);
+  }
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"].erase("peak_tflops");
+  const Machine m = machine_from_json(j, "t");
+  EXPECT_THROW(m.peak(), UsageError);  // "test device": peak unknown
+}
+
+TEST(Machine, JsonRoundTrip) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["comm"]["all_gather"] = {{"intra", {{{"p", 2}, {"ip", 2}, {"gbps", 10}, {"alpha_us", 3}}}},
+                             {"inter", {{{"p", 8}, {"node_gbps", 40}}}}};
+  j["gemm_table"] = {{{"m", 8}, {"n", 16}, {"k", 32}, {"tflops", 1.5}, {"dtype", "fp32"}}};
+  const Machine a = machine_from_json(j, "t");
+  const nlohmann::json out = machine_to_json(a);
+  const Machine b = machine_from_json(out, "t2");
+  EXPECT_EQ(machine_to_json(b), out);
+  EXPECT_EQ(b.comm_kind[static_cast<int>(CollKind::all_gather)]->intra[0].ip, 2);
+  EXPECT_DOUBLE_EQ(b.comm_kind[static_cast<int>(CollKind::all_gather)]->inter[0].node_gbps, 40);
+  EXPECT_EQ(b.gemm_table.size(), 1u);
+}

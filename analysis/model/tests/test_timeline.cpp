@@ -1,0 +1,116 @@
+// Overlap term: without flags every collective is exposed; iteration = compute + interference +
+// exposed; OAR hides the dX all-reduce behind the dW GEMM (checked term by term); ORS and OAG
+// hide reduce-scatters and all-gathers; interference stretches what overlaps.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "helpers.hpp"
+#include "ovb/model/predict.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+
+namespace {
+
+double total_comm(const Timeline& t) {
+  double s = 0;
+  for (const auto& g : t.comm_us)
+    for (double v : g) s += v;
+  return s;
+}
+
+GptPlanOptions flags(const char* grid, std::int64_t batch, const char* overlap) {
+  GptPlanOptions o = test::plan_on(grid, batch);
+  parse_overlap(overlap, o);
+  return o;
+}
+
+}  // namespace
+
+TEST(Timeline, WithoutFlagsEverythingIsExposed) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = test::small_gpt(3);
+  for (const char* grid : {"2x2x2x1", "1x2x2x2", "4x1x1x2", "2x2x1x2:y,x,z"}) {
+    GptPlanOptions o = flags(grid, 8, "none");
+    for (bool rc : {false, true}) {
+      o.recompute = rc;
+      const Prediction p = predict(m, o, mc);
+      const Timeline& t = p.timeline;
+      EXPECT_NEAR(t.exposed_total_us(), total_comm(t), 1e-9 * total_comm(t)) << grid;
+      EXPECT_DOUBLE_EQ(t.interference_us, 0);
+      EXPECT_NEAR(t.compute_us, p.compute.total_us(m.layers, rc), 1e-6) << grid;
+      EXPECT_NEAR(t.iteration_us, t.compute_us + total_comm(t), 1e-6) << grid;
+    }
+  }
+}
+
+TEST(Timeline, IterationIsComputePlusInterferencePlusExposed) {
+  const Machine mc = load_machine("perlmutter-a100");  // interference 0.19 / 0.1
+  const GptShape m = test::small_gpt(4);
+  for (const char* ov : {"oar", "ors", "oag", "oar,ors", "all"}) {
+    const Prediction p = predict(m, flags("2x2x2x2", 8, ov), mc);
+    const Timeline& t = p.timeline;
+    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
+        << ov;
+    EXPECT_LE(t.exposed_total_us(), total_comm(t) * (1 + mc.comm_slowdown) + 1e-9) << ov;
+  }
+}
+
+TEST(Timeline, OarHidesTheDxAllReduceBehindTheDwGemm) {
+  // No interference: each backward dX all-reduce is exposed by max(0, t_allreduce - t_dW); every
+  // other collective stays exposed in full.
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt(3);
+  const GptPlanOptions none = flags("2x2x1x1", 4, "none"), oar = flags("2x2x1x1", 4, "oar");
+  const Prediction a = predict(m, none, mc), b = predict(m, oar, mc);
+  double saved = 0;
+  auto hide = [&](const LinearComm& c, const LinearCompute& k, double times) {
+    saved += times * std::min(c.in_grad.us(), k.dw.time_us);
+  };
+  for (int i = 0; i < 4; ++i) hide(b.comm.block(0).lin[i], b.compute.block.lin[i], m.layers);
+  hide(b.comm.head.lm_head, b.compute.head.lm_head, 1);
+  EXPECT_GT(saved, 0);
+  EXPECT_NEAR(b.timeline.exposed_total_us(), a.timeline.exposed_total_us() - saved, 1e-6);
+  EXPECT_NEAR(b.timeline.iteration_us, a.timeline.iteration_us - saved, 1e-6);
+}
+
+TEST(Timeline, OrsAndOagHideGradientReductionsAndGathers) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt(6);
+  const Prediction none = predict(m, flags("2x1x2x2", 8, "none"), mc);
+  const Prediction ors = predict(m, flags("2x1x2x2", 8, "ors"), mc);
+  const Prediction oag = predict(m, flags("2x1x2x2", 8, "oag"), mc);
+  auto exposed = [](const Prediction& p, Group g, CollKind k) {
+    return p.timeline.exposed_us[static_cast<int>(g)][static_cast<int>(k)];
+  };
+  const double rs = exposed(none, Group::z, CollKind::reduce_scatter);
+  const double dp = exposed(none, Group::data, CollKind::all_reduce);
+  const double ag = exposed(none, Group::z, CollKind::all_gather);
+  ASSERT_GT(rs, 0);
+  ASSERT_GT(ag, 0);
+  EXPECT_LT(exposed(ors, Group::z, CollKind::reduce_scatter), rs);
+  EXPECT_LT(exposed(ors, Group::data, CollKind::all_reduce), dp);
+  EXPECT_DOUBLE_EQ(exposed(ors, Group::z, CollKind::all_gather), ag);  // untouched
+  EXPECT_LT(exposed(oag, Group::z, CollKind::all_gather), ag);
+  // The first all-gather of the forward cannot be prefetched: it stays exposed.
+  EXPECT_GE(exposed(oag, Group::z, CollKind::all_gather), oag.comm.block(0).lin[0].gather.us());
+  EXPECT_DOUBLE_EQ(exposed(oag, Group::z, CollKind::reduce_scatter), rs);
+}
+
+TEST(Timeline, InterferenceStretchesOverlappedWork) {
+  nlohmann::json j = test::synthetic_machine_json();
+  const Machine clean = machine_from_json(j, "t");
+  j["interference"] = {{"compute_slowdown", 0.3}, {"comm_slowdown", 0.5}};
+  const Machine slowed = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt(4);
+  const GptPlanOptions o = flags("2x2x2x1", 4, "all");
+  const Prediction a = predict(m, o, clean), b = predict(m, o, slowed);
+  EXPECT_DOUBLE_EQ(a.timeline.interference_us, 0);
+  EXPECT_GT(b.timeline.interference_us, 0);
+  EXPECT_GT(b.timeline.iteration_us, a.timeline.iteration_us);
+  EXPECT_DOUBLE_EQ(b.timeline.compute_us, a.timeline.compute_us);
+  // Without overlap flags interference never applies.
+  const Prediction c = predict(m, flags("2x2x2x1", 4, "none"), slowed);
+  EXPECT_DOUBLE_EQ(c.timeline.interference_us, 0);
+}

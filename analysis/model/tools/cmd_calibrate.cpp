@@ -1,0 +1,96 @@
+// ovb-model calibrate: a machine description fitted to microbenchmark results.
+#include <iostream>
+
+#include "commands.hpp"
+#include "ovb/io.hpp"
+#include "ovb/model/calibrate.hpp"
+#include "ovb/model/table.hpp"
+
+namespace ovb::model::cli {
+
+namespace {
+
+class Calibrate : public Command {
+ public:
+  void setup(CLI::App& sub) override {
+    sub.add_option("--base", base_,
+                   "Machine file or preset supplying what no microbenchmark measures (memory, "
+                   "memory bandwidth, efficiencies); e.g. generic-h100-8nic, host-cpu")
+        ->required();
+    sub.add_option("--collective", collective_,
+                   "ovb-collective result, FILE or FILE@GXxGYxGZxGD[:order] (the grid of the run, "
+                   "needed for groups x/y/z/data)");
+    sub.add_option("--gemm", gemm_, "ovb-gemm result");
+    sub.add_option("--overlap", overlap_, "ovb-overlap result");
+    sub.add_option("--overlap-filter", filter_,
+                   "Use only ovb-overlap rows whose label contains this text, e.g. prio=equal");
+    sub.add_option("--gpus-per-node", gpn_,
+                   "Devices per node (default: context.local_size / ranks_per_gpu)")
+        ->check(CLI::PositiveNumber);
+    sub.add_option(
+           "--ranks-per-device", rpd_,
+           "Ranks sharing one device (default: context.ranks_per_gpu of the collective run)")
+        ->check(CLI::PositiveNumber);
+    sub.add_option("--name", name_, "Name of the new machine (default: BASE-calibrated)");
+    sub.add_option("--out", out_, "Machine file to write")->required();
+  }
+
+  int run(const LaunchContext&) override {
+    CalibrateOptions opt;
+    opt.base = load_machine(base_);
+    for (const std::string& c : collective_) {
+      CollectiveFile f;
+      const auto at = c.rfind('@');
+      f.path = c.substr(0, at);
+      if (at != std::string::npos) f.grid = GridShape::parse(c.substr(at + 1));
+      opt.collective.push_back(f);
+    }
+    opt.gemm = gemm_;
+    opt.overlap = overlap_;
+    opt.overlap_filter = filter_;
+    opt.name = name_;
+    if (gpn_ > 0) opt.gpus_per_node = gpn_;
+    if (rpd_ > 0) opt.ranks_per_device = rpd_;
+    const Calibration cal = calibrate(opt);
+    const Machine& mc = cal.machine;
+
+    std::cout << "machine " << mc.name << ": " << mc.gpus_per_node << " devices per node, "
+              << mc.ranks_per_device << " rank(s) per device\n";
+    if (!cal.series.empty()) {
+      std::cout << "collectives: t = alpha + S*F/bw per (kind, p, ip)\n";
+      TextTable t({"kind", "p", "ip", "place", "points", "alpha us", "bw GB/s", "node GB/s", "R^2",
+                   "max rel err"});
+      for (const SeriesFit& f : cal.series)
+        t.row({std::string(name_of(f.kind)), std::to_string(f.p), std::to_string(f.ip),
+               std::string(name_of(f.placement)), std::to_string(f.points), fmt(f.alpha_us, 2),
+               fmt(f.bw_gbps, 3), f.placement == Placement::inter ? fmt(f.node_gbps, 3) : "-",
+               f.r2 ? fmt(*f.r2, 4) : "-", fmt(f.max_rel_err, 3)});
+      std::cout << t.str("  ");
+    }
+    const auto& g = cal.report["gemm"];
+    std::cout << "GEMM table: " << mc.gemm_table.size() << " shapes";
+    if (g["loo_max_rel_err"].is_number())
+      std::cout << ", leave-one-out interpolation error max "
+                << fmt(g["loo_max_rel_err"].get<double>(), 3) << " mean "
+                << fmt(g["loo_mean_rel_err"].get<double>(), 3);
+    std::cout << "\ninterference: compute slowdown " << fmt(mc.compute_slowdown, 3)
+              << ", comm slowdown " << fmt(mc.comm_slowdown, 3) << " ("
+              << cal.report["interference"]["rows"].get<int>() << " overlap rows)\n";
+    write_json(out_, machine_to_json(mc));
+    std::cout << "wrote " << out_ << "\n";
+    return 0;
+  }
+
+ private:
+  std::string base_, filter_, name_, out_;
+  std::vector<std::string> collective_, gemm_, overlap_;
+  int gpn_ = 0, rpd_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> make_calibrate() {
+  return std::make_unique<Calibrate>();
+}
+
+}  // namespace ovb::model::cli

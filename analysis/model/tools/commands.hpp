@@ -1,0 +1,25 @@
+// The subcommands of ovb-model: each registers its options on a CLI11 subcommand and runs when
+// that subcommand was given (see analysis/MODEL.md for every option).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+#include "ovb/launch.hpp"
+
+namespace ovb::model::cli {
+
+class Command {
+ public:
+  virtual ~Command() = default;
+  virtual void setup(CLI::App& sub) = 0;
+  virtual int run(const LaunchContext& ctx) = 0;
+};
+
+std::unique_ptr<Command> make_search();
+std::unique_ptr<Command> make_explain();
+std::unique_ptr<Command> make_calibrate();
+std::unique_ptr<Command> make_compare();
+
+}  // namespace ovb::model::cli

@@ -1,0 +1,39 @@
+// ovb-model: the performance model of the 4D algorithm (analysis/MODEL.md).
+//   ovb-model search    --machine M --preset 175B --gpus 65536 --batch 8192 [--top 10] [--json OUT]
+//   ovb-model explain   2x2x2x4[:order] --machine M --preset 1.3B --batch 16 [--json OUT]
+//   ovb-model calibrate --base M --collective F[@GRID]... --gemm F... --overlap F... --out MACHINE
+//   ovb-model compare   --machine M RESULT_OR_FOLDER... [--top-k 3] [--json OUT]
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "commands.hpp"
+#include "ovb/cli.hpp"
+#include "ovb/main.hpp"
+
+int main(int argc, char** argv) {
+  return ovb::run_main("ovb-model", argc, argv, [&](const ovb::LaunchContext& ctx) {
+    CLI::App app{
+        "OverlapBench performance model: predicted iteration time of the 4D algorithm, "
+        "configuration search, calibration from microbenchmarks, model vs measurement "
+        "(analysis/MODEL.md)",
+        "ovb-model"};
+    app.require_subcommand(1);
+    std::vector<std::pair<CLI::App*, std::unique_ptr<ovb::model::cli::Command>>> cmds;
+    auto add = [&](const char* name, const char* help, auto cmd) {
+      CLI::App* sub = app.add_subcommand(name, help);
+      cmd->setup(*sub);
+      cmds.emplace_back(sub, std::move(cmd));
+    };
+    add("search", "Rank every valid (Gx,Gy,Gz,Gdata) and X/Y/Z order by predicted iteration time",
+        ovb::model::cli::make_search());
+    add("explain", "One configuration term by term", ovb::model::cli::make_explain());
+    add("calibrate", "Fit a machine description to ovb-collective/ovb-gemm/ovb-overlap results",
+        ovb::model::cli::make_calibrate());
+    add("compare", "Predicted vs measured gpt4d configurations", ovb::model::cli::make_compare());
+    ovb::parse_cli(app, argc, argv, ctx);
+    for (auto& [sub, cmd] : cmds)
+      if (sub->parsed()) return cmd->run(ctx);
+    return 2;
+  });
+}
