@@ -52,8 +52,8 @@ class ModelState {
   // Where dW of a linear goes before its Z reduce-scatter (Gz > 1 only).
   float* dw_block(const LinearParams& lp) const;
 
-  const Buffer& params_buffer() const { return params_; }
-  const Buffer& grads_buffer() const { return grads_; }
+  Buffer& params_buffer() { return params_; }
+  Buffer& grads_buffer() { return grads_; }
 
   // Workspace.
   void *lnf_out, *logits, *dres, *dtmp, *gbig1, *gbig2;

@@ -129,11 +129,34 @@ double Trainer::compute_gradients(int iter) {
   return total / static_cast<double>(cfg_.plan.batch * cfg_.model.seq);
 }
 
-std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient) {
-  const TensorDesc* t = nullptr;
+const TensorDesc& Trainer::tensor(const std::string& name) const {
   for (const TensorDesc& d : layout_->tensors)
-    if (d.name == name) t = &d;
-  if (!t) throw Error("no tensor named '" + name + "'");
+    if (d.name == name) return d;
+  throw Error("no tensor named '" + name + "'");
+}
+
+void Trainer::perturb(const std::string& name, std::int64_t index, float delta) {
+  const TensorDesc& t = tensor(name);
+  for (std::int64_t e = 0; e < t.count; ++e) {
+    if (t.global_index(e) != index) continue;
+    const std::size_t off = static_cast<std::size_t>(t.offset + e) * 4;
+    float v = 0;
+    backend_.download(&v, state_->params_buffer(), 4, off);
+    v += delta;
+    backend_.upload(state_->params_buffer(), &v, 4, off);
+    if (state_->separate_work()) {
+      Stream& s = comm_->compute();
+      kernels_->to_act(s, state_->params() + t.offset + e,
+                       static_cast<char*>(state_->work()) +
+                           static_cast<std::size_t>(t.offset + e) * size_of(cfg_.plan.act_dtype),
+                       1);
+      s.synchronize();
+    }
+  }
+}
+
+std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient) {
+  const TensorDesc* t = &tensor(name);
   std::vector<float> global(static_cast<std::size_t>(t->rows * t->cols), 0.0f);
   if (t->owner) {
     std::vector<float> local(static_cast<std::size_t>(t->count));

@@ -31,6 +31,7 @@ class ModelState;
 class Optimizer;
 class WeightGatherer;
 struct ParamLayout;
+struct TensorDesc;
 
 class Trainer {
  public:
@@ -47,6 +48,9 @@ class Trainer {
   // The whole global tensor `name` (layout.hpp names), parameters or gradients, assembled on
   // every rank from the owners' pieces. Collective.
   std::vector<float> global_tensor(const std::string& name, bool gradient);
+  // Adds delta to global element `index` of parameter `name` on every rank holding it (master
+  // and working copy), for finite-difference checks.
+  void perturb(const std::string& name, std::int64_t index, float delta);
 
   const std::vector<CollOp>& collective_log() const;  // of the last iteration
   const TrackedMemory& memory() const { return mem_; }
@@ -55,6 +59,7 @@ class Trainer {
   std::string data_description() const;
 
  private:
+  const TensorDesc& tensor(const std::string& name) const;
   void load_batch(int iter);
   void forward_backward(int iter);
 

@@ -1,0 +1,84 @@
+// Helpers for the multi-rank gpt4d tests: the test model (GPT "tiny" on the committed text),
+// configurations by grid and flags, and runs on a given MPI communicator.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+#include "ovb/process_grid.hpp"
+#include "ovb/test_main.hpp"
+#include "train/trainer.hpp"
+
+namespace ovb::gpt::testing {
+
+struct Case {
+  std::string grid = "1x1x1x1";
+  std::string overlap = "none";
+  bool recompute = false;
+  bool cache = true;
+  std::string str() const {
+    return grid + " overlap=" + overlap + (recompute ? " recompute" : "") +
+           (cache ? "" : " no-cache");
+  }
+};
+
+inline Config test_config(const Case& c, int iters = 10) {
+  Config cfg;
+  cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64, 4 heads
+  cfg.model.seq = 16;
+  cfg.model.vocab = 256;
+  cfg.plan.grid = GridShape::parse(c.grid);
+  cfg.plan.batch = 8;
+  cfg.plan.recompute = c.recompute;
+  cfg.plan.cache_weights = c.cache;
+  cfg.plan.gemm_workspace_bytes = 0;
+  parse_overlap(c.overlap, cfg.plan);
+  cfg.iters = iters;
+  cfg.warmup = 0;
+  cfg.data = std::string("text:") + OVB_GPT4D_DATA_DIR + "/declaration.txt";
+  cfg.optim.lr = 3e-3;
+  cfg.optim.min_lr = 3e-4;
+  cfg.optim.lr_warmup_iters = 2;
+  cfg.optim.lr_decay_iters = iters;
+  cfg.backend.name = "host";
+  return cfg;
+}
+
+// Everything a run needs, on communicator `world` (MPI_COMM_SELF for the serial reference).
+struct TrainerRun {
+  TrainerRun(const Config& c, MPI_Comm world)
+      : cfg(c),
+        backend(make_backend(cfg.backend, ovb::testing::launch())),
+        grid(cfg.plan.grid, world),
+        trainer(cfg, *backend, grid) {}
+  Config cfg;
+  std::unique_ptr<Backend> backend;
+  ProcessGrid grid;
+  Trainer trainer;
+};
+
+inline std::vector<double> losses(const Config& cfg, MPI_Comm world) {
+  TrainerRun r(cfg, world);
+  std::vector<double> out;
+  for (int i = 0; i < cfg.iters; ++i) out.push_back(r.trainer.run_iteration(i).loss);
+  return out;
+}
+
+// The 8-rank grids of the tests (other world sizes: the grids of that size).
+inline std::vector<std::string> grids_for(int world) {
+  if (world == 8)
+    return {"2x2x2x1", "2x1x2x2", "1x2x1x4", "4x2x1x1", "1x4x2x1", "2x2x1x2:y,x,z",
+            "1x1x8x1", "8x1x1x1", "1x1x1x8", "1x2x2x2:z,y,x"};
+  if (world == 4) return {"2x2x1x1", "1x2x2x1", "2x1x1x2", "1x1x4x1", "1x1x2x2"};
+  if (world == 2) return {"2x1x1x1", "1x2x1x1", "1x1x2x1", "1x1x1x2"};
+  return {"1x1x1x1"};
+}
+
+inline const std::vector<std::string>& overlap_subsets() {
+  static const std::vector<std::string> s{"none",    "oar",     "ors",     "oag",
+                                          "oar,ors", "oar,oag", "ors,oag", "oar,ors,oag"};
+  return s;
+}
+
+}  // namespace ovb::gpt::testing

@@ -1,0 +1,68 @@
+// gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
+// the order, never the set), for several grids, recompute and weight-cache options and every
+// overlap-flag subset; and allocates exactly the memory gpt_memory() estimates, term by term.
+// TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "parallel_test_util.hpp"
+#include "train/memory.hpp"
+
+using namespace ovb;
+using namespace ovb::gpt;
+using namespace ovb::gpt::testing;
+
+namespace {
+std::vector<std::string> described(const std::vector<CollOp>& ops) {
+  std::vector<std::string> out;
+  for (const CollOp& c : ops) out.push_back(describe(c));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
+  const auto grids = grids_for(ovb::testing::launch().world);
+  int checked = 0;
+  for (std::size_t g = 0; g < grids.size(); ++g)
+    for (bool rc : {false, true})
+      for (bool cache : {true, false})
+        for (const std::string& ov : overlap_subsets()) {
+          // Every subset on the first three grids, a spread of them on the others.
+          if (g >= 3 && (checked++ % 5) != 0) continue;
+          const Case c{grids[g], ov, rc, cache};
+          const Config cfg = test_config(c, 1);
+          TrainerRun run(cfg, MPI_COMM_WORLD);
+          run.trainer.run_iteration(0);
+          const auto want = described(gpt_collectives(cfg.model, cfg.plan));
+          const auto got = described(run.trainer.collective_log());
+          ASSERT_EQ(got, want) << c.str();
+          // And memory: what the trainer allocated, by category, is the plan's estimate.
+          const GptMemory est = gpt_memory(cfg.model, cfg.plan);
+          const GptMemory mem = run.trainer.memory().as_gpt_memory();
+          EXPECT_EQ(mem.params, est.params) << c.str();
+          EXPECT_EQ(mem.grads, est.grads) << c.str();
+          EXPECT_EQ(mem.optimizer, est.optimizer) << c.str();
+          EXPECT_EQ(mem.gathered, est.gathered) << c.str();
+          EXPECT_EQ(mem.grad_blocks, est.grad_blocks) << c.str();
+          EXPECT_EQ(mem.activations, est.activations) << c.str();
+          EXPECT_EQ(mem.workspace, est.workspace) << c.str();
+        }
+}
+
+// The log is not trivially equal: a grid with every group > 1 issues every role.
+TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
+  if (ovb::testing::launch().world != 8) GTEST_SKIP() << "needs 8 ranks";
+  Case c{"2x2x1x2", "oar,ors,oag", true, false};
+  Config cfg = test_config(c, 1);
+  TrainerRun run(cfg, MPI_COMM_WORLD);
+  run.trainer.run_iteration(0);
+  std::vector<bool> seen(10, false);
+  for (const CollOp& op : run.trainer.collective_log()) seen[static_cast<std::size_t>(op.role)] = true;
+  // Gz = 1 here: no weight gathers or reduce-scatters, no Z parameter reduce.
+  for (CollRole r : {CollRole::output_reduce, CollRole::input_grad_reduce, CollRole::ln_stats,
+                     CollRole::ln_grad_stats, CollRole::ce_stats, CollRole::data_grad_reduce,
+                     CollRole::scalars})
+    EXPECT_TRUE(seen[static_cast<std::size_t>(r)]) << name_of(r);
+}

@@ -1,0 +1,113 @@
+// Multi-rank equivalence on the host backend: the per-iteration loss of every grid (same global
+// batch) equals the 1-rank run's up to fp32 reordering, for every overlap-flag subset with
+// recompute on and off and weight caching on and off; the gradients of one step equal the serial
+// ones tensor by tensor; the serial gradients equal finite differences of the loss.
+// TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "model/layout.hpp"
+#include "parallel_test_util.hpp"
+
+using namespace ovb;
+using namespace ovb::gpt;
+using namespace ovb::gpt::testing;
+
+namespace {
+
+int world_size() { return ovb::testing::launch().world; }
+
+// Every grid with a few flag combinations, and the first two grids with every combination.
+std::vector<Case> equivalence_cases() {
+  std::vector<Case> cases;
+  const auto grids = grids_for(world_size());
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    if (g < 2) {
+      for (bool rc : {false, true})
+        for (const std::string& ov : overlap_subsets()) cases.push_back({grids[g], ov, rc, true});
+      cases.push_back({grids[g], "oar,ors,oag", true, false});
+      cases.push_back({grids[g], "none", false, false});
+    } else {
+      cases.push_back({grids[g], "none", g % 2 == 0, true});
+      cases.push_back({grids[g], "oar,ors,oag", g % 2 == 1, g % 3 != 0});
+    }
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
+  const std::vector<double> ref = losses(test_config({}), MPI_COMM_SELF);
+  ASSERT_GT(ref.front() - ref.back(), 0.1) << "the reference run must learn for the test to bite";
+  double worst = 0;
+  for (const Case& c : equivalence_cases()) {
+    const std::vector<double> got = losses(test_config(c), MPI_COMM_WORLD);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
+      worst = std::max(worst, dev);
+      EXPECT_LT(dev, 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs "
+                           << ref[i];
+    }
+  }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("largest relative loss deviation from 1 rank: %.2e\n", worst);
+}
+
+// Weights equal exactly at initialisation (global-index initialiser); gradients after 3 steps (so
+// that biases and LN parameters are no longer at their initial values) up to reordering.
+TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
+  const int steps = 3;
+  TrainerRun serial(test_config({}), MPI_COMM_SELF);
+  std::map<std::string, std::vector<float>> init;
+  for (const TensorDesc& t : serial.trainer.layout().tensors)
+    init[t.name] = serial.trainer.global_tensor(t.name, false);
+  for (int i = 0; i < steps; ++i) serial.trainer.run_iteration(i);
+  serial.trainer.compute_gradients(steps);
+  const auto grids = grids_for(world_size());
+  for (std::size_t g = 0; g < std::min<std::size_t>(grids.size(), 6); ++g) {
+    const Case c{grids[g], g % 2 ? "oar,ors,oag" : "none", g % 3 == 1, g % 4 != 3};
+    TrainerRun run(test_config(c), MPI_COMM_WORLD);
+    for (const TensorDesc& t : serial.trainer.layout().tensors)
+      ASSERT_EQ(run.trainer.global_tensor(t.name, false), init[t.name]) << c.str() << " " << t.name;
+    for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
+    run.trainer.compute_gradients(steps);
+    for (const TensorDesc& t : serial.trainer.layout().tensors) {
+      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
+      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
+      ASSERT_EQ(got.size(), want.size()) << t.name;
+      float scale = 0;
+      for (float v : want) scale = std::max(scale, std::abs(v));
+      ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
+      // Relative to the tensor's largest element: some elements are ~0 by symmetry (the key
+      // bias cannot change a softmax) and carry only rounding noise.
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-4f * scale) << c.str() << " " << t.name << "[" << i << "]";
+    }
+  }
+}
+
+TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
+  TrainerRun run(test_config({}), MPI_COMM_SELF);
+  run.trainer.compute_gradients(0);
+  const float eps = 1e-2f;
+  for (const TensorDesc& t : run.trainer.layout().tensors) {
+    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
+    // The element with the largest gradient: the best signal over fp32 rounding of the loss.
+    const auto it = std::max_element(g.begin(), g.end(), [](float a, float b) {
+      return std::abs(a) < std::abs(b);
+    });
+    const std::int64_t i = it - g.begin();
+    run.trainer.perturb(t.name, i, eps);
+    const double lp = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, -2 * eps);
+    const double lm = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, eps);
+    const double fd = (lp - lm) / (2 * eps);
+    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
+  }
+}

@@ -1,0 +1,87 @@
+// The JSON result of a gpt4d run (written by the smoke test gpt4d.smoke.host.4ranks, path in
+// OVB_GPT4D_RESULT, collective dump in OVB_GPT4D_COLLECTIVES): the keys of results/SCHEMA.md,
+// sane values, and per (kind, group) collective counts equal to gpt_collectives().
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <map>
+
+#include "config.hpp"
+#include "ovb/gpt_plan.hpp"
+#include "ovb/io.hpp"
+
+using namespace ovb;
+
+namespace {
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+// The configuration the smoke test runs (endtoend/tests/CMakeLists.txt).
+std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
+  GptShape m = gpt_preset("tiny");
+  m.seq = cfg["model"]["seq"];
+  m.vocab = cfg["model"]["vocab"];
+  GptPlanOptions o;
+  o.grid.gx = cfg["grid"]["gx"];
+  o.grid.gy = cfg["grid"]["gy"];
+  o.grid.gz = cfg["grid"]["gz"];
+  o.grid.gdata = cfg["grid"]["gdata"];
+  o.batch = cfg["batch"];
+  o.recompute = cfg["recompute"];
+  o.cache_weights = cfg["cache_weights"];
+  return {m, o};
+}
+}  // namespace
+
+TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
+  const char* path = env("OVB_GPT4D_RESULT");
+  if (!path) GTEST_SKIP() << "OVB_GPT4D_RESULT not set (run through ctest)";
+  const nlohmann::json r = read_json(path);
+  for (const char* k : {"context", "config", "iterations", "summary"}) ASSERT_TRUE(r.contains(k)) << k;
+  const auto& cfg = r["config"];
+  for (const char* k : {"model", "grid", "batch", "iters", "seed", "lr", "data", "overlap", "dtype",
+                        "recompute", "world_size"})
+    EXPECT_TRUE(cfg.contains(k)) << k;
+  EXPECT_EQ(r["context"]["schema_version"], 1);
+  ASSERT_EQ(r["iterations"].size(), cfg["iters"].get<std::size_t>());
+  for (const auto& it : r["iterations"]) {
+    for (const char* k : {"iter", "loss", "time_ms", "tokens_per_s", "tflops_per_gpu", "mfu"})
+      EXPECT_TRUE(it.contains(k)) << k;
+    EXPECT_GT(it["loss"].get<double>(), 0);
+    EXPECT_GT(it["time_ms"].get<double>(), 0);
+  }
+  const auto& s = r["summary"];
+  for (const char* k : {"warmup_iters", "median_time_ms", "p10_time_ms", "p90_time_ms",
+                        "tokens_per_s", "tflops_per_gpu", "mfu", "peak_memory_bytes",
+                        "memory_estimate_bytes", "collectives"})
+    EXPECT_TRUE(s.contains(k)) << k;
+  EXPECT_TRUE(s["mfu"].is_null());  // a CPU has no entry in the peak table
+  EXPECT_EQ(s["peak_memory_bytes"].get<double>(), s["memory_estimate_bytes"].get<double>());
+  EXPECT_LE(s["p10_time_ms"].get<double>(), s["median_time_ms"].get<double>());
+
+  const auto [m, o] = smoke_plan(cfg);
+  std::map<std::string, double> want, got;
+  for (const CollOp& c : gpt_collectives(m, o))
+    want[std::string(name_of(c.kind)) + " " + std::string(name_of(c.group))] += 1;
+  for (const auto& c : s["collectives"]) {
+    got[c["kind"].get<std::string>() + " " + c["group"].get<std::string>()] = c["count"];
+    EXPECT_GE(c["time_ms"].get<double>(), c["exposed_ms"].get<double>() - 1e-9);
+    EXPECT_GE(c["exposed_ms"].get<double>(), 0);
+  }
+  EXPECT_EQ(got, want);
+
+  if (const char* log = env("OVB_GPT4D_COLLECTIVES")) {
+    std::ifstream in(log);
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(in, line)) {
+      const auto j = nlohmann::json::parse(line);
+      EXPECT_TRUE(j.contains("role") && j.contains("count") && j.contains("phase"));
+      ++n;
+    }
+    EXPECT_EQ(n, gpt_collectives(m, o).size());
+  }
+}
