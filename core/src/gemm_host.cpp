@@ -1,4 +1,5 @@
 // Host GEMM through OpenBLAS (cblas_sgemm, row-major), fp32 only (see ovb/gemm.hpp).
+// make_gemm() picks this one or cuBLASLt (cuda/gemm_cublaslt.cpp) by backend.
 #include <cblas.h>
 
 #include "ovb/error.hpp"
@@ -7,20 +8,51 @@
 namespace ovb {
 
 namespace {
+void sgemm(const GemmShape& s, const void* a, const void* b, void* c, float alpha, float beta) {
+  const auto lda = static_cast<blasint>(s.ta == Trans::n ? s.k : s.m);
+  const auto ldb = static_cast<blasint>(s.tb == Trans::n ? s.n : s.k);
+  cblas_sgemm(CblasRowMajor, s.ta == Trans::n ? CblasNoTrans : CblasTrans,
+              s.tb == Trans::n ? CblasNoTrans : CblasTrans, static_cast<blasint>(s.m),
+              static_cast<blasint>(s.n), static_cast<blasint>(s.k), alpha,
+              static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, beta,
+              static_cast<float*>(c), static_cast<blasint>(s.n));
+}
+
+class HostGemmPlan final : public GemmPlan {
+ public:
+  explicit HostGemmPlan(const GemmShape& s) : shape_(s) {}
+  void run(Stream&, const void* a, const void* b, void* c, float alpha, float beta) override {
+    sgemm(shape_, a, b, c, alpha, beta);
+  }
+  int algo_count() const override { return 1; }
+  int algo() const override { return -1; }
+  void set_algo(int index) override {
+    if (index != 0 && index != -1)
+      throw Error("the host GEMM has one algorithm; index " + std::to_string(index) + " requested");
+  }
+  std::string description() const override { return "openblas sgemm"; }
+
+ private:
+  GemmShape shape_;
+};
+
 class HostGemm final : public Gemm {
  public:
   bool supports(DType t) const override { return t == DType::f32; }
-  void run(Stream&, const GemmShape& s, DType t, const void* a, const void* b, void* c,
-           float alpha, float beta) override {
+  std::string unsupported(GemmType t) const override {
+    if (t == GemmType::fp32) return "";
+    return "the host backend's GEMM supports fp32 only, not " + std::string(name_of(t));
+  }
+  std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int) override {
+    if (const std::string why = unsupported(t); !why.empty()) throw UsageError(why);
+    return std::make_unique<HostGemmPlan>(shape);
+  }
+  void run(Stream&, const GemmShape& s, DType t, const void* a, const void* b, void* c, float alpha,
+           float beta) override {
     if (t != DType::f32)
-      throw UsageError("the host backend's GEMM supports fp32 only, not " + std::string(name_of(t)));
-    const auto lda = static_cast<blasint>(s.ta == Trans::n ? s.k : s.m);
-    const auto ldb = static_cast<blasint>(s.tb == Trans::n ? s.n : s.k);
-    cblas_sgemm(CblasRowMajor, s.ta == Trans::n ? CblasNoTrans : CblasTrans,
-                s.tb == Trans::n ? CblasNoTrans : CblasTrans, static_cast<blasint>(s.m),
-                static_cast<blasint>(s.n), static_cast<blasint>(s.k), alpha,
-                static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, beta,
-                static_cast<float*>(c), static_cast<blasint>(s.n));
+      throw UsageError("the host backend's GEMM supports fp32 only, not " +
+                       std::string(name_of(t)));
+    sgemm(s, a, b, c, alpha, beta);
   }
   std::string description() const override { return "openblas sgemm"; }
 };

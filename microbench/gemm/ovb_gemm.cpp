@@ -1,0 +1,109 @@
+// ovb-gemm: GEMM throughput (Google Benchmark) on the CUDA backend (cuBLASLt: fp32, tf32, fp16,
+// bf16, fp8) or the host backend (OpenBLAS fp32), for explicit shapes or the local GEMMs of a GPT
+// on a 4D grid. Examples:
+//   ovb-gemm --shapes 8192x8192x8192 --dtypes bf16 --autotune 8
+//   ovb-gemm --gpt 13B --gx 2 --gy 2 --batch 16 --dtypes bf16,fp8 --benchmark_out=gemm.json
+//   mpirun -np 4 ovb-gemm --preset quick --backend host
+// Options: ovb-gemm --help; counters and output: microbench/README.md.
+#include <set>
+#include <vector>
+
+#include "gemm/gemm_bench.hpp"
+#include "harness/bench_main.hpp"
+#include "harness/gemm_cases.hpp"
+#include "harness/sizes.hpp"
+#include "ovb/cli.hpp"
+#include "ovb/error.hpp"
+
+namespace {
+
+struct GemmOptions {
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes{"default"};
+  ovb::mb::GptGemmOptions gpt;
+  ovb::GridShape grid;
+  int autotune = 0;
+  int autotune_reps = 5;
+  bool l2_flush = false;
+  std::string flush_bytes = "256M";
+  int inner = 1;
+};
+
+ovb::mb::Program gemm_program(GemmOptions& o) {
+  ovb::mb::Program p;
+  p.name = "ovb-gemm";
+  p.about = "GEMM throughput on cuBLASLt (CUDA) or OpenBLAS (host), explicit or GPT-layer shapes";
+  p.add_options = [&o](CLI::App& app) {
+    app.add_option("--shapes", o.shapes,
+                   "GEMM shapes MxNxK[:TATB], comma-separated; row-major C[M,N] = op(A) op(B), "
+                   "TATB = transposes of A and B, n or t (default nn)")
+        ->delimiter(',');
+    app.add_option("--dtypes", o.dtypes,
+                   "Precisions: fp32, tf32, fp16, bf16, fp8 (e4m3 inputs, bf16 output, sm_89+); "
+                   "default: bf16 on CUDA, fp32 on host")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
+        ->capture_default_str();
+    ovb::mb::add_gpt_options(app, o.gpt);
+    ovb::add_grid_options(app, o.grid);
+    app.add_option("--autotune", o.autotune,
+                   "Time the top N cuBLASLt heuristic algorithms and use the fastest (0: the "
+                   "heuristic's first)")
+        ->check(CLI::Range(0, 64))
+        ->capture_default_str();
+    app.add_option("--autotune-reps", o.autotune_reps, "Samples per autotune candidate")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_flag("--l2-flush", o.l2_flush,
+                 "Overwrite a buffer larger than the L2 cache before every sample (cold cache)");
+    app.add_option("--flush-bytes", o.flush_bytes, "Size of the L2 flush buffer (e.g. 256M)")
+        ->capture_default_str();
+    app.add_option("--inner", o.inner,
+                   "GEMMs per timed sample (back to back); the reported time is per GEMM")
+        ->check(CLI::Range(1, 100000))
+        ->capture_default_str();
+  };
+  p.configure = [&o](const ovb::LaunchContext&, const std::set<std::string>&) {
+    if (o.shapes.empty() && !o.gpt.enabled())
+      throw ovb::UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
+    for (const std::string& s : o.shapes) ovb::mb::parse_gemm_shape(s);  // fail before the run
+    if (o.gpt.enabled()) ovb::mb::gpt_gemm_cases(o.gpt, o.grid);
+    ovb::mb::parse_bytes(o.flush_bytes, "--flush-bytes");
+  };
+  p.register_all = [&o](ovb::mb::BenchEnv& env) {
+    std::vector<ovb::mb::GemmCase> cases;
+    for (const std::string& s : o.shapes) cases.push_back({"", ovb::mb::parse_gemm_shape(s)});
+    std::string gpt_label;
+    if (o.gpt.enabled()) {
+      for (auto& c : ovb::mb::gpt_gemm_cases(o.gpt, o.grid)) cases.push_back(c);
+      gpt_label = ovb::mb::gpt_label(o.gpt, o.grid);
+    }
+    for (const std::string& d : o.dtypes) {
+      const ovb::GemmType type =
+          d == "default"
+              ? (env.backend().name() == "host" ? ovb::GemmType::fp32 : ovb::GemmType::bf16)
+              : ovb::parse_gemm_type(d);
+      for (const ovb::mb::GemmCase& c : cases) {
+        ovb::mb::GemmPoint pt;
+        pt.gcase = c;
+        pt.type = type;
+        pt.label = c.tag.empty() ? "" : gpt_label;
+        pt.autotune = o.autotune;
+        pt.autotune_reps = o.autotune_reps;
+        pt.flush_bytes = o.l2_flush ? ovb::mb::parse_bytes(o.flush_bytes, "--flush-bytes") : 0;
+        pt.inner = o.inner;
+        ovb::mb::add_benchmark(
+            env, ovb::mb::gemm_benchmark_name(pt),
+            [&env, pt](benchmark::State& st) { ovb::mb::run_gemm_point(st, env, pt); });
+      }
+    }
+  };
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  GemmOptions o;
+  return ovb::mb::bench_main(gemm_program(o), argc, argv);
+}

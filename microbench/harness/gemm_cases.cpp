@@ -1,0 +1,126 @@
+// GEMM cases: explicit shapes and the local GEMMs of a GPT on a 4D grid (see gemm_cases.hpp).
+#include "harness/gemm_cases.hpp"
+
+#include "harness/sizes.hpp"
+#include "ovb/error.hpp"
+#include "ovb/gpt_plan.hpp"
+
+namespace ovb::mb {
+
+GemmShape parse_gemm_shape(std::string_view s) {
+  auto fail = [&]() -> GemmShape {
+    throw UsageError("GEMM shape '" + std::string(s) +
+                     "' is not MxNxK or MxNxK:TATB (e.g. 4096x4096x4096, 4096x1024x512:nt)");
+  };
+  GemmShape g;
+  std::string_view dims = s;
+  if (const auto colon = s.find(':'); colon != std::string_view::npos) {
+    const std::string_view tt = s.substr(colon + 1);
+    if (tt.size() != 2) return fail();
+    for (int i = 0; i < 2; ++i)
+      if (tt[i] != 'n' && tt[i] != 't') return fail();
+    g.ta = tt[0] == 'n' ? Trans::n : Trans::t;
+    g.tb = tt[1] == 'n' ? Trans::n : Trans::t;
+    dims = s.substr(0, colon);
+  }
+  const std::vector<std::string> parts = split_list(dims, 'x');
+  if (parts.size() != 3) return fail();
+  std::int64_t v[3];
+  for (int i = 0; i < 3; ++i) {
+    if (parts[i].empty() || parts[i].size() > 12 ||
+        parts[i].find_first_not_of("0123456789") != std::string::npos)
+      return fail();
+    v[i] = std::stoll(parts[i]);
+    if (v[i] < 1) return fail();
+  }
+  g.m = v[0];
+  g.n = v[1];
+  g.k = v[2];
+  return g;
+}
+
+std::string shape_text(const GemmShape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + ":" +
+         (s.ta == Trans::n ? "n" : "t") + (s.tb == Trans::n ? "n" : "t");
+}
+
+void add_gpt_options(CLI::App& app, GptGemmOptions& o) {
+  const char* g = "GPT-derived GEMMs";
+  app.add_option("--gpt", o.model,
+                 "GPT preset whose local layer GEMMs to run on the grid (--gx..--gdata), e.g. "
+                 "1.3B, 175B, tiny (see ovb/gpt_plan.hpp)")
+      ->group(g);
+  app.add_option("--hidden", o.hidden, "GPT hidden size (overrides the preset's)")->group(g);
+  app.add_option("--heads", o.heads, "GPT attention heads (overrides the preset's)")->group(g);
+  app.add_option("--seq", o.seq, "GPT sequence length")->capture_default_str()->group(g);
+  app.add_option("--vocab", o.vocab, "GPT vocabulary size")->capture_default_str()->group(g);
+  app.add_option("--batch", o.batch, "GPT global batch in sequences")
+      ->capture_default_str()
+      ->group(g);
+  app.add_option("--layers", o.layers, "Layers: qkv, attn_out, mlp_up, mlp_down, lm_head")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"qkv", "attn_out", "mlp_up", "mlp_down", "lm_head"}))
+      ->capture_default_str()
+      ->group(g);
+  app.add_option("--passes", o.passes, "Passes: fwd (Y=XW^T), dx (dX=dY W), dw (dW=dY^T X)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fwd", "dx", "dw"}))
+      ->capture_default_str()
+      ->group(g);
+}
+
+namespace {
+GptShape model_of(const GptGemmOptions& o) {
+  GptShape m;
+  if (!o.model.empty()) m = gpt_preset(o.model);
+  if (o.hidden > 0) m.hidden = o.hidden;
+  if (o.heads > 0) m.heads = o.heads;
+  if (m.heads == 0) m.heads = 1;
+  if (m.layers == 0) m.layers = 1;
+  m.seq = o.seq;
+  m.vocab = o.vocab;
+  return m;
+}
+}  // namespace
+
+std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& grid) {
+  const GptShape m = model_of(o);
+  GptPlanOptions plan;
+  plan.grid = grid;
+  plan.batch = o.batch;
+  validate_gpt_plan(m, plan);
+  const std::int64_t T = tokens_per_rank(m, plan);
+
+  std::vector<LinearSpec> specs = block_linears(m);
+  specs.push_back(lm_head_linear(m));
+  std::vector<GemmCase> out;
+  for (const std::string& layer : o.layers) {
+    const LinearSpec* spec = nullptr;
+    for (const LinearSpec& s : specs)
+      if (name_of(s.id) == layer) spec = &s;
+    if (!spec) throw UsageError("unknown GPT layer '" + layer + "'");
+    const LinearGeom L = linear_geom(*spec, grid);
+    for (const std::string& pass : o.passes) {
+      GemmShape s;
+      if (pass == "fwd")
+        s = {T, L.out_local, L.in_local, Trans::n, Trans::t};
+      else if (pass == "dx")
+        s = {T, L.in_local, L.out_local, Trans::n, Trans::n};
+      else if (pass == "dw")
+        s = {L.out_local, L.in_local, T, Trans::t, Trans::n};
+      else
+        throw UsageError("unknown GEMM pass '" + pass + "' (expected fwd, dx or dw)");
+      out.push_back({layer + "." + pass, s});
+    }
+  }
+  return out;
+}
+
+std::string gpt_label(const GptGemmOptions& o, const GridShape& grid) {
+  const GptShape m = model_of(o);
+  return "gpt=" + (o.model.empty() ? "custom" : o.model) + " hidden=" + std::to_string(m.hidden) +
+         " grid=" + grid.str() + " batch=" + std::to_string(o.batch) +
+         " seq=" + std::to_string(o.seq);
+}
+
+}  // namespace ovb::mb

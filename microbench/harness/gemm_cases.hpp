@@ -1,0 +1,51 @@
+// The GEMMs to benchmark: explicit shapes ("MxNxK[:TATB]"), or the local GEMMs of a GPT layer on
+// a 4D grid (forward, dX and dW of QKV, attention-out, MLP-up, MLP-down, optionally the LM head),
+// derived from ovb/gpt_plan.hpp so they are exactly the GEMMs gpt4d runs on one rank.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ovb/gemm.hpp"
+#include "ovb/grid.hpp"
+
+namespace ovb::mb {
+
+struct GemmCase {
+  std::string tag;  // "" for an explicit shape, else "<layer>.<pass>", e.g. "qkv.fwd"
+  GemmShape shape;
+};
+
+// "4096x4096x4096" or "4096x1024x512:nt" (transposes of A and B: n or t, default nn).
+GemmShape parse_gemm_shape(std::string_view s);
+// "4096x1024x512:nt".
+std::string shape_text(const GemmShape& s);
+
+struct GptGemmOptions {
+  std::string model;  // GPT preset (e.g. "1.3B", "gpt-175B"); empty: none unless hidden is set
+  std::int64_t hidden = 0, heads = 0;  // override or, without a preset, define the model
+  std::int64_t seq = 2048, vocab = 50304, batch = 8;
+  std::vector<std::string> layers{"qkv", "attn_out", "mlp_up", "mlp_down"};  // also "lm_head"
+  std::vector<std::string> passes{"fwd", "dx", "dw"};
+  bool enabled() const { return !model.empty() || hidden > 0; }
+};
+
+// --gpt --hidden --heads --seq --vocab --batch --layers --passes.
+void add_gpt_options(CLI::App& app, GptGemmOptions& o);
+
+// Per layer L with local sizes in = in/G(in_dim), out = out/G(out_dim), T tokens per rank:
+//   fwd: Y[T,out] = X[T,in] W[out,in]^T    -> m=T,   n=out, k=in,  ta=n tb=t
+//   dx:  dX[T,in] = dY[T,out] W[out,in]    -> m=T,   n=in,  k=out, ta=n tb=n
+//   dw:  dW[out,in] = dY[T,out]^T X[T,in]  -> m=out, n=in,  k=T,   ta=t tb=n
+// Throws UsageError when the model does not fit the grid (validate_gpt_plan) or a name is unknown.
+std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& grid);
+
+// A description of the GPT configuration for labels: "gpt=1.3B hidden=2048 grid=2x2x1x1 batch=8
+// seq=2048".
+std::string gpt_label(const GptGemmOptions& o, const GridShape& grid);
+
+}  // namespace ovb::mb

@@ -1,0 +1,23 @@
+// Preset sweep files (microbench/presets/*.json): recorded command-line options, one section per
+// program. A preset only fills options the command line left unset, so
+//   ovb-gemm --preset quick --dtypes bf16
+// runs the quick GEMM sweep in bf16. Format: see microbench/README.md ("Preset files").
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <string_view>
+
+namespace ovb::mb {
+
+// A name ("quick", "full": <microbench>/presets/<name>.json; the folder can be overridden with
+// OVB_PRESET_DIR) or a path (anything containing '/' or ending in ".json").
+std::string preset_path(std::string_view name_or_path);
+
+// Applies section `program` of the preset to the options of `app` that were not given on the
+// command line, running their validators and callbacks. Throws UsageError naming the file and key
+// for a missing file or section, an unknown option, or a value the option rejects.
+void apply_preset(CLI::App& app, std::string_view program, std::string_view name_or_path);
+
+}  // namespace ovb::mb

@@ -1,0 +1,167 @@
+// ovb-overlap: one GEMM and one collective launched concurrently on two streams, against each
+// alone, swept over GEMM shape, collective kind and size, stream priorities, launch order, NCCL
+// CTA settings and (one value per process) CUDA_DEVICE_MAX_CONNECTIONS. On the host backend the
+// "overlap" is MPI progress against OpenBLAS: the code path and metrics, not meaningful numbers.
+// Examples:
+//   mpirun -np 8 ovb-overlap --shapes 8192x8192x8192 --sizes 64M --priorities equal,comm_high
+//   microbench/overlap-cdmc-sweep.sh out/overlap mpirun -np 8 ovb-overlap --preset full
+//   mpirun -np 4 ovb-overlap --preset quick --backend host
+// Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
+#include <cstdlib>
+#include <iostream>
+#include <set>
+#include <vector>
+
+#include "harness/bench_main.hpp"
+#include "harness/comm_options.hpp"
+#include "harness/gemm_cases.hpp"
+#include "harness/sizes.hpp"
+#include "ovb/error.hpp"
+#include "ovb/main.hpp"
+#include "overlap/overlap_bench.hpp"
+
+namespace {
+
+struct OverlapOptions {
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes{"default"};
+  ovb::mb::GptGemmOptions gpt;
+  std::vector<std::string> colls{"all_reduce"};
+  std::vector<std::string> sizes{"16M"};
+  ovb::mb::CommOptions comm;
+  std::vector<std::string> priorities{"equal", "comm_high", "compute_high"};
+  std::vector<std::string> orders{"comm_first", "gemm_first"};
+  std::vector<std::string> cdmc;
+  bool print_cdmc = false;
+  std::string cdmc_label;
+};
+
+// CUDA_DEVICE_MAX_CONNECTIONS is read when the CUDA context is created: one value per process.
+// Sets (or, for "default", unsets) it before the backend exists, and names it for the labels.
+void apply_cdmc(OverlapOptions& o, const ovb::LaunchContext& ctx) {
+  if (o.print_cdmc) {
+    if (ctx.rank == 0)
+      for (const std::string& v : o.cdmc.empty() ? std::vector<std::string>{"env"} : o.cdmc)
+        std::cout << v << "\n";
+    throw ovb::ExitRequest{0};
+  }
+  if (o.cdmc.size() > 1)
+    throw ovb::UsageError(
+        "--cdmc lists " + std::to_string(o.cdmc.size()) +
+        " values, but CUDA_DEVICE_MAX_CONNECTIONS is read once, when the process creates its "
+        "CUDA context: run microbench/overlap-cdmc-sweep.sh (one process per value), or give "
+        "one value with --cdmc");
+  for (const std::string& v : o.cdmc)
+    if (v != "default" && v != "env" &&
+        (ovb::mb::parse_knob(v, "--cdmc") < 1 || ovb::mb::parse_knob(v, "--cdmc") > 32))
+      throw ovb::UsageError("--cdmc must be default, env or 1..32, not '" + v + "'");
+  const std::string v = o.cdmc.empty() ? "env" : o.cdmc[0];
+  if (v == "default")
+    unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  else if (v != "env")
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", v.c_str(), 1);
+  const char* now = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  o.cdmc_label = now && *now ? now : "default";
+}
+
+ovb::mb::Program overlap_program(OverlapOptions& o) {
+  ovb::mb::Program p;
+  p.name = "ovb-overlap";
+  p.about = "Overlap of one GEMM and one collective on two streams, against each alone";
+  p.add_options = [&o](CLI::App& app) {
+    app.add_option("--shapes", o.shapes, "GEMM shapes MxNxK[:TATB], comma-separated")
+        ->delimiter(',');
+    app.add_option("--dtypes", o.dtypes,
+                   "GEMM precisions (the collective uses the GEMM's output type): fp32, tf32, "
+                   "fp16, bf16, fp8; default: bf16 on CUDA, fp32 on host")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
+        ->capture_default_str();
+    ovb::mb::add_gpt_options(app, o.gpt);
+    app.add_option("--colls", o.colls, "Collectives: all_reduce, reduce_scatter, all_gather")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}))
+        ->capture_default_str();
+    app.add_option("--sizes", o.sizes, "Collective sizes S (bytes of the full buffer), e.g. 16M")
+        ->delimiter(',')
+        ->capture_default_str();
+    ovb::mb::add_comm_options(app, o.comm);
+    app.add_option("--priorities", o.priorities,
+                   "Stream priorities: equal, comm_high (collective stream high), compute_high")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"equal", "comm_high", "compute_high"}))
+        ->capture_default_str();
+    app.add_option("--orders", o.orders,
+                   "Launch order on the host: comm_first (collective, then GEMM), gemm_first")
+        ->delimiter(',')
+        ->check(CLI::IsMember({"comm_first", "gemm_first"}))
+        ->capture_default_str();
+    app.add_option("--cdmc", o.cdmc,
+                   "CUDA_DEVICE_MAX_CONNECTIONS for this process: default (unset), 1..32, or env "
+                   "(as the environment has it, the default); one value per process - sweep "
+                   "with microbench/overlap-cdmc-sweep.sh")
+        ->delimiter(',');
+    app.add_flag("--print-cdmc", o.print_cdmc,
+                 "Print the --cdmc values (after the preset), one per line, and exit (used by "
+                 "overlap-cdmc-sweep.sh)");
+  };
+  p.configure = [&o](const ovb::LaunchContext& ctx, const std::set<std::string>& cli) {
+    apply_cdmc(o, ctx);
+    if (o.shapes.empty() && !o.gpt.enabled())
+      throw ovb::UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
+    for (const std::string& s : o.shapes) ovb::mb::parse_gemm_shape(s);
+    if (o.gpt.enabled()) ovb::mb::gpt_gemm_cases(o.gpt, o.comm.grid);
+    for (const std::string& s : o.sizes) ovb::mb::parse_bytes(s, "--sizes");
+    ovb::mb::check_comm_options(o.comm, cli, ctx.world);
+  };
+  p.register_all = [&o](ovb::mb::BenchEnv& env) {
+    ovb::mb::setup_groups(env, o.comm);
+    std::vector<ovb::mb::GemmCase> cases;
+    for (const std::string& s : o.shapes) cases.push_back({"", ovb::mb::parse_gemm_shape(s)});
+    std::string gpt_label;
+    if (o.gpt.enabled()) {
+      for (auto& c : ovb::mb::gpt_gemm_cases(o.gpt, o.comm.grid)) cases.push_back(c);
+      gpt_label = ovb::mb::gpt_label(o.gpt, o.comm.grid);
+    }
+    std::set<std::string> names;
+    for (const std::string& d : o.dtypes) {
+      const ovb::GemmType gt =
+          d == "default"
+              ? (env.backend().name() == "host" ? ovb::GemmType::fp32 : ovb::GemmType::bf16)
+              : ovb::parse_gemm_type(d);
+      for (const ovb::mb::GemmCase& c : cases)
+        for (const std::string& coll : o.colls)
+          for (const std::string& g : o.comm.groups)
+            for (const std::string& size : o.sizes)
+              for (const ovb::CommConfig& cfg : ovb::mb::comm_configs(o.comm))
+                for (const std::string& prio : o.priorities)
+                  for (const std::string& order : o.orders) {
+                    ovb::mb::OverlapPoint pt;
+                    pt.gcase = c;
+                    pt.gemm_type = gt;
+                    pt.kind = ovb::parse_coll_kind(coll);
+                    pt.coll_type = ovb::output_dtype(gt);
+                    pt.group = ovb::mb::GroupSpec::parse(g);
+                    pt.bytes = ovb::mb::parse_bytes(size, "--sizes");
+                    pt.cfg = cfg;
+                    pt.prio = ovb::mb::parse_prio_mode(prio);
+                    pt.comm_first = order == "comm_first";
+                    pt.cdmc = o.cdmc_label;
+                    pt.label = c.tag.empty() ? "" : gpt_label;
+                    const std::string name = ovb::mb::overlap_benchmark_name(pt);
+                    if (!names.insert(name).second) continue;
+                    ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {
+                      ovb::mb::run_overlap_point(st, env, pt);
+                    });
+                  }
+    }
+  };
+  return p;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  OverlapOptions o;
+  return ovb::mb::bench_main(overlap_program(o), argc, argv);
+}

@@ -1,0 +1,179 @@
+// The ovb-overlap benchmark body (see overlap_bench.hpp).
+#include "overlap/overlap_bench.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#include "harness/collective.hpp"
+#include "harness/comm_options.hpp"
+#include "harness/gemm_workload.hpp"
+#include "harness/ranks.hpp"
+#include "harness/sizes.hpp"
+#include "harness/timing.hpp"
+#include "ovb/annotate.hpp"
+#include "ovb/error.hpp"
+#include "ovb/metrics.hpp"
+
+namespace ovb::mb {
+
+std::string_view name_of(PrioMode p) {
+  switch (p) {
+    case PrioMode::equal: return "equal";
+    case PrioMode::comm_high: return "comm_high";
+    case PrioMode::compute_high: return "compute_high";
+  }
+  return "?";
+}
+
+PrioMode parse_prio_mode(std::string_view s) {
+  if (s == "equal") return PrioMode::equal;
+  if (s == "comm_high") return PrioMode::comm_high;
+  if (s == "compute_high") return PrioMode::compute_high;
+  throw UsageError("unknown priority mode '" + std::string(s) +
+                   "' (expected equal, comm_high or compute_high)");
+}
+
+namespace {
+struct OverlapState {
+  OverlapState(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
+      : gemm(env.backend(), env.gemm(), p.gcase.shape, p.gemm_type, 1, env.memory_budget() / 2),
+        coll(env.backend(), comm, coll_def(p.kind), p.coll_type, p.bytes, false,
+             env.memory_budget() / 2),
+        timer(env.backend()),
+        base(env.backend().create_event()),
+        c0(env.backend().create_event()),
+        c1(env.backend().create_event()),
+        m0(env.backend().create_event()),
+        m1(env.backend().create_event()) {}
+  GemmWorkload gemm;
+  CollWorkload coll;
+  StreamTimer timer;
+  std::unique_ptr<Event> base, c0, c1, m0, m1;
+  bool ready = false;
+  std::int64_t wrong = 0;
+};
+
+// Per-rank times of one concurrent run, in seconds: {t_o, t_c', t_m'}.
+struct UnderOverlap {
+  double t_o, t_c, t_m;
+};
+
+UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, bool comm_first) {
+  // Both streams start after `base`, so each op's span is measured from a common origin.
+  st.base->record(sc);
+  env.backend().wait_event(sm, *st.base);
+  auto compute = [&] {
+    st.c0->record(sc);
+    st.gemm.run(sc);
+    st.c1->record(sc);
+  };
+  auto comm = [&] {
+    st.m0->record(sm);
+    st.coll.run(sm);
+    st.m1->record(sm);
+  };
+  if (comm_first) {
+    comm();
+    compute();
+  } else {
+    compute();
+    comm();
+  }
+  const double c0 = st.c0->elapsed_ms(*st.base), c1 = st.c1->elapsed_ms(*st.base);
+  const double m0 = st.m0->elapsed_ms(*st.base), m1 = st.m1->elapsed_ms(*st.base);
+  return {(std::max(c1, m1) - std::min(c0, m0)) / 1e3, (c1 - c0) / 1e3, (m1 - m0) / 1e3};
+}
+}  // namespace
+
+std::string overlap_benchmark_name(const OverlapPoint& p) {
+  const GemmShape& s = p.gcase.shape;
+  const std::string n = "overlap/" + std::string(name_of(p.kind)) + "/" + p.group.name() + "/" +
+                        std::to_string(p.bytes) + "/" + std::string(name_of(p.gemm_type)) + "/" +
+                        (p.gcase.tag.empty() ? "" : p.gcase.tag + "/") + std::to_string(s.m) + "x" +
+                        std::to_string(s.n) + "x" + std::to_string(s.k) + "/" +
+                        (s.ta == Trans::n ? "n" : "t") + (s.tb == Trans::n ? "n" : "t") + "/" +
+                        std::string(name_of(p.prio)) + "/" +
+                        (p.comm_first ? "comm_first" : "gemm_first");
+  return n + cta_suffix(p.cfg);
+}
+
+void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
+  const std::string name = overlap_benchmark_name(p);
+  check_iterations_agree(state);
+  if (const std::string why = env.group_problem(p.group); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return;
+  }
+  Communicator& comm = env.comm(p.group, p.cfg);
+  OverlapState* st = prepare_or_skip<OverlapState>(
+      state, env, name, [&] { return std::make_unique<OverlapState>(env, comm, p); });
+  if (!st) return;
+  Stream& sc = env.stream(0, p.prio == PrioMode::compute_high ? Priority::high : Priority::normal);
+  Stream& sm = env.stream(1, p.prio == PrioMode::comm_high ? Priority::high : Priority::normal);
+  if (!st->ready) {
+    // The check runs on results computed concurrently: overlap must not corrupt either op.
+    run_both(env, *st, sc, sm, p.comm_first);
+    env.backend().synchronize();
+    st->wrong = sum_over_ranks(st->gemm.check(env.opts().inject_wrong) +
+                               st->coll.check(env.opts().inject_wrong));
+    env.add_wrong(name, st->wrong);
+    for (int i = 0; i < env.opts().warmup; ++i) {
+      st->gemm.run(sc);
+      st->coll.run(sm);
+      env.backend().synchronize();
+    }
+    st->ready = true;
+  }
+
+  const std::string range = name;
+  Mean tc, tm, to, tcu, tmu;
+  for (auto _ : state) {
+    ScopedRange r(range, "measure");
+    barrier();
+    const double c = max_over_ranks(st->timer.seconds(sc, 1, [&] { st->gemm.run(sc); }));
+    barrier();
+    const double m = max_over_ranks(st->timer.seconds(sm, 1, [&] { st->coll.run(sm); }));
+    barrier();
+    UnderOverlap u = run_both(env, *st, sc, sm, p.comm_first);
+    double under[3] = {u.t_o, u.t_c, u.t_m};
+    max_over_ranks(under, 3);
+    state.SetIterationTime(under[0]);
+    tc.add(c);
+    tm.add(m);
+    to.add(under[0]);
+    tcu.add(under[1]);
+    tmu.add(under[2]);
+  }
+
+  const metrics::OverlapTimes times{tc.value(), tm.value(), to.value(), tcu.value(), tmu.value()};
+  const metrics::OverlapMetrics om = metrics::overlap_metrics(times);
+  const GemmShape& sh = p.gcase.shape;
+  auto& k = state.counters;
+  k["t_compute_us"] = times.t_compute * 1e6;
+  k["t_comm_us"] = times.t_comm * 1e6;
+  k["t_overlap_us"] = times.t_overlap * 1e6;
+  k["t_compute_under_us"] = times.t_compute_under * 1e6;
+  k["t_comm_under_us"] = times.t_comm_under * 1e6;
+  k["ideal_us"] = om.ideal * 1e6;
+  k["serial_us"] = om.serial * 1e6;
+  k["overlap_efficiency"] = om.overlap_efficiency;
+  k["speedup_vs_serial"] = om.speedup_vs_serial;
+  if (!std::isnan(om.fraction_of_ideal)) k["fraction_of_ideal"] = om.fraction_of_ideal;
+  k["compute_slowdown"] = om.compute_slowdown;
+  k["comm_slowdown"] = om.comm_slowdown;
+  k["bytes"] = static_cast<double>(p.bytes);
+  k["ranks"] = st->coll.ranks();
+  k["m"] = static_cast<double>(sh.m);
+  k["n"] = static_cast<double>(sh.n);
+  k["k"] = static_cast<double>(sh.k);
+  k["wrong"] = static_cast<double>(st->wrong);
+  state.SetLabel(
+      "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
+      " order=" + (p.comm_first ? "comm_first" : "gemm_first") +
+      " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc + " group=" + p.group.name() +
+      " dtype=" + std::string(name_of(p.gemm_type)) + " min_ctas=" + knob_text(p.cfg.min_ctas) +
+      " cta_policy=" + knob_text(p.cfg.cta_policy) + (p.label.empty() ? "" : " " + p.label));
+}
+
+}  // namespace ovb::mb

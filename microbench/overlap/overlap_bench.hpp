@@ -1,0 +1,45 @@
+// One ovb-overlap benchmark point: a GEMM on a compute stream and a collective on a communication
+// stream, each alone and then launched together (in a given order, with given stream priorities
+// and NCCL CTA settings). Every sample measures, per rank: t_c (GEMM alone), t_m (collective
+// alone), t_o (both: first start to last end), t_c' and t_m' (each one's own span under
+// overlap); each is the max over ranks, and the metrics of spec/metrics.md come from their means
+// through ovb::metrics::overlap_metrics.
+#pragma once
+
+#include <benchmark/benchmark.h>
+
+#include <cstddef>
+#include <string>
+
+#include "harness/env.hpp"
+#include "harness/gemm_cases.hpp"
+
+namespace ovb::mb {
+
+enum class PrioMode { equal, comm_high, compute_high };
+std::string_view name_of(PrioMode p);
+PrioMode parse_prio_mode(std::string_view s);  // throws UsageError
+
+struct OverlapPoint {
+  GemmCase gcase;
+  GemmType gemm_type = GemmType::bf16;
+  CollKind kind = CollKind::all_reduce;
+  DType coll_type = DType::bf16;  // the GEMM's output type
+  GroupSpec group;
+  std::size_t bytes = 0;
+  CommConfig cfg;
+  PrioMode prio = PrioMode::equal;
+  bool comm_first = true;  // launch order on the host
+  std::string cdmc;        // CUDA_DEVICE_MAX_CONNECTIONS of this process: "default" or N
+  std::string label;       // extra label text (GPT configuration)
+};
+
+// "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]".
+std::string overlap_benchmark_name(const OverlapPoint& p);
+
+// Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,
+// ideal_us, serial_us, overlap_efficiency, speedup_vs_serial, fraction_of_ideal (absent when
+// serial == ideal), compute_slowdown, comm_slowdown, bytes, ranks, m, n, k, wrong.
+void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p);
+
+}  // namespace ovb::mb

@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Validates a microbench result file (Google Benchmark JSON with the suite's run context):
+context keys, benchmark names and labels, and every counter against its formula from
+spec/metrics.md, recomputed here independently of the C++ code.
+
+Usage: check_results.py --kind gemm|collective|overlap FILE [--ranks N] [--backend host|cuda]
+         [--min-ok N] [--allow-skip REGEX]... [--label-has TEXT]...
+Exit 0 when valid; 1 with one line per problem otherwise. Python 3 standard library only.
+"""
+import argparse
+import json
+import math
+import re
+import sys
+
+CONTEXT_KEYS = ["schema_version", "suite", "suite_version", "git_revision", "build_type",
+                "compiler", "date", "host", "backend", "world_size", "local_size", "device",
+                "versions", "environment", "ranks_per_gpu", "oversubscribed"]
+GBENCH_CONTEXT_KEYS = ["executable", "num_cpus", "mhz_per_cpu", "library_build_type"]
+ELEM = {"fp32": 4, "fp16": 2, "bf16": 2}
+PREFIX = {"gemm": ("gemm/",), "overlap": ("overlap/",),
+          "collective": ("all_reduce/", "reduce_scatter/", "all_gather/")}
+LABEL = {
+    "collective": r"^dtype=(bf16|fp16|fp32) group=(world|x|y|z|data) inplace=(0|1)"
+                  r" min_ctas=\S+ max_ctas=\S+ cta_policy=\S+$",
+    "overlap": r"^coll=(all_reduce|reduce_scatter|all_gather) prio=(equal|comm_high|compute_high)"
+               r" order=(comm_first|gemm_first) max_ctas=(default|\d+) cdmc=(default|\d+)"
+               r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+",
+    "gemm": r"plan=\S",
+}
+
+
+class Checker:
+    def __init__(self):
+        self.problems = []
+
+    def fail(self, where, msg):
+        self.problems.append(f"{where}: {msg}")
+
+    def close(self, where, what, got, want, rel=1e-9):
+        if not (math.isfinite(got) and math.isfinite(want)) or \
+                abs(got - want) > rel * max(abs(want), 1e-30):
+            self.fail(where, f"{what} = {got!r}, expected {want!r}")
+
+
+def check_gemm(c, b, ctx):
+    w = b["name"]
+    m, n, k = b["m"], b["n"], b["k"]
+    c.close(w, "flop", b["flop"], 2.0 * m * n * k)
+    c.close(w, "time_us", b["time_us"], b["real_time"])
+    c.close(w, "tflops", b["tflops"], b["flop"] / (b["time_us"] * 1e-6) / 1e12)
+    dtype = w.split("/")[1]
+    peaks = ctx.get("device", {}).get("peak_tflops") or {}
+    if dtype in peaks:
+        if "pct_peak" not in b:
+            c.fail(w, f"pct_peak missing although the {dtype} peak is known")
+        else:
+            c.close(w, "pct_peak", b["pct_peak"], 100.0 * b["tflops"] / peaks[dtype])
+    elif "pct_peak" in b:
+        c.fail(w, "pct_peak present although the peak is unknown")
+    if ctx.get("backend") == "host" and b["algo"] != -1:
+        c.fail(w, f"algo = {b['algo']} on host, expected -1")
+    if ctx.get("backend") == "cuda" and b["algo"] < 0:
+        c.fail(w, f"algo = {b['algo']} on cuda, expected an index >= 0")
+    if "autotune_best_us" in b:
+        c.close(w, "default_over_best", b["default_over_best"],
+                b["autotune_default_us"] / b["autotune_best_us"])
+        c.close(w, "over_best", b["over_best"], b["time_us"] / b["autotune_best_us"])
+        if not 0 <= b["algo"] < b["autotune_candidates"]:
+            c.fail(w, "algo is not one of the autotune candidates")
+
+
+def check_collective(c, b, ctx):
+    w = b["name"]
+    kind = w.split("/")[0]
+    label = dict(kv.split("=", 1) for kv in b["label"].split())
+    n = b["ranks"]
+    per_rank = 1 if kind == "all_reduce" else n
+    c.close(w, "bytes", b["bytes"], b["count"] * ELEM[label["dtype"]] * per_rank)
+    c.close(w, "time_max_us", b["time_max_us"], b["real_time"])
+    if b["time_us"] > b["time_max_us"] * (1 + 1e-9):
+        c.fail(w, "time_us (mean over ranks) exceeds time_max_us")
+    algbw = b["bytes"] / (b["time_max_us"] * 1e-6) / 1e9
+    c.close(w, "algbw", b["algbw"], algbw)
+    factor = 2.0 * (n - 1) / n if kind == "all_reduce" else (n - 1.0) / n
+    c.close(w, "busbw", b["busbw"], algbw * factor)
+    if label["group"] == "world" and n != ctx["world_size"]:
+        c.fail(w, f"ranks = {n} over the world of {ctx['world_size']}")
+
+
+def check_overlap(c, b, ctx):
+    w = b["name"]
+    tc, tm, to = b["t_compute_us"], b["t_comm_us"], b["t_overlap_us"]
+    tcu, tmu = b["t_compute_under_us"], b["t_comm_under_us"]
+    if min(tc, tm, to, tcu, tmu) <= 0:
+        c.fail(w, "a time is not positive")
+        return
+    c.close(w, "t_overlap_us", to, b["real_time"])
+    ideal, serial = max(tc, tm), tc + tm
+    c.close(w, "ideal_us", b["ideal_us"], ideal)
+    c.close(w, "serial_us", b["serial_us"], serial)
+    c.close(w, "speedup_vs_serial", b["speedup_vs_serial"], serial / to)
+    c.close(w, "overlap_efficiency", b["overlap_efficiency"], (serial - to) / min(tc, tm))
+    if serial > ideal:
+        c.close(w, "fraction_of_ideal", b["fraction_of_ideal"],
+                (serial / to - 1) / (serial / ideal - 1), rel=1e-6)
+    elif "fraction_of_ideal" in b:
+        c.fail(w, "fraction_of_ideal present although serial == ideal")
+    c.close(w, "compute_slowdown", b["compute_slowdown"], tcu / tc - 1)
+    c.close(w, "comm_slowdown", b["comm_slowdown"], tmu / tm - 1)
+    if to + 1e-9 < max(tcu, tmu):
+        c.fail(w, "t_overlap_us is shorter than one op's own span under overlap")
+
+
+REQUIRED = {
+    "gemm": ["m", "n", "k", "flop", "time_us", "tflops", "algo", "wrong"],
+    "collective": ["bytes", "count", "ranks", "time_us", "time_max_us", "algbw", "busbw", "wrong"],
+    "overlap": ["t_compute_us", "t_comm_us", "t_overlap_us", "t_compute_under_us",
+                "t_comm_under_us", "overlap_efficiency", "speedup_vs_serial", "compute_slowdown",
+                "comm_slowdown", "bytes", "m", "n", "k", "wrong", "ideal_us", "serial_us"],
+}
+CHECK = {"gemm": check_gemm, "collective": check_collective, "overlap": check_overlap}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--kind", required=True, choices=sorted(CHECK))
+    p.add_argument("file")
+    p.add_argument("--ranks", type=int)
+    p.add_argument("--backend", choices=["host", "cuda"])
+    p.add_argument("--min-ok", type=int, default=1)
+    p.add_argument("--allow-skip", action="append", default=[])
+    p.add_argument("--label-has", action="append", default=[])
+    a = p.parse_args()
+    c = Checker()
+    try:
+        with open(a.file, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"check_results.py: FAIL: {a.file}: {e}")
+        return 1
+    ctx = doc.get("context", {})
+    for key in CONTEXT_KEYS + GBENCH_CONTEXT_KEYS:
+        if key not in ctx:
+            c.fail("context", f"missing {key}")
+    if ctx.get("schema_version") != 1 or ctx.get("suite") != "OverlapBench":
+        c.fail("context", "not an OverlapBench schema 1 file")
+    if a.ranks is not None and ctx.get("world_size") != a.ranks:
+        c.fail("context", f"world_size = {ctx.get('world_size')}, expected {a.ranks}")
+    if a.backend and ctx.get("backend") != a.backend:
+        c.fail("context", f"backend = {ctx.get('backend')}, expected {a.backend}")
+    ok = 0
+    for b in doc.get("benchmarks", []):
+        w = b.get("name", "?")
+        if not w.startswith(PREFIX[a.kind]):
+            c.fail(w, f"name does not start with {' or '.join(PREFIX[a.kind])}")
+        if b.get("error_occurred"):
+            msg = b.get("error_message", "")
+            if not any(re.search(r, msg) for r in a.allow_skip):
+                c.fail(w, f"skipped for an unexpected reason: {msg}")
+            continue
+        if b.get("run_type") != "iteration":
+            continue  # aggregates (mean/median/stddev/cv) of the counters checked below
+        missing = [k for k in REQUIRED[a.kind] if k not in b]
+        if missing:
+            c.fail(w, f"missing counters {missing}")
+            continue
+        if b["wrong"] != 0:
+            c.fail(w, f"wrong = {b['wrong']}")
+        if b.get("time_unit") != "us":
+            c.fail(w, f"time_unit = {b.get('time_unit')}, expected us")
+        if not re.search(LABEL[a.kind], b.get("label", "")):
+            c.fail(w, f"label '{b.get('label', '')}' does not match /{LABEL[a.kind]}/")
+        for t in a.label_has:
+            if t not in b.get("label", ""):
+                c.fail(w, f"label lacks '{t}'")
+        CHECK[a.kind](c, b, ctx)
+        ok += 1
+    if ok < a.min_ok:
+        c.fail(a.file, f"{ok} benchmark(s) ran, expected at least {a.min_ok}")
+    for msg in c.problems:
+        print(f"check_results.py: FAIL: {msg}")
+    if not c.problems:
+        print(f"check_results.py: {a.file}: {ok} {a.kind} benchmark(s) valid")
+    return 1 if c.problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+// Unit tests: GEMM shape parsing and the GPT-derived local GEMMs (harness/gemm_cases.hpp).
+#include <gtest/gtest.h>
+
+#include "harness/gemm_cases.hpp"
+#include "ovb/error.hpp"
+
+namespace ovb::mb {
+namespace {
+
+TEST(GemmCases, ParsesShapes) {
+  const GemmShape a = parse_gemm_shape("4096x1024x512");
+  EXPECT_EQ(a.m, 4096);
+  EXPECT_EQ(a.n, 1024);
+  EXPECT_EQ(a.k, 512);
+  EXPECT_EQ(a.ta, Trans::n);
+  EXPECT_EQ(a.tb, Trans::n);
+  const GemmShape b = parse_gemm_shape("8x16x32:tn");
+  EXPECT_EQ(b.ta, Trans::t);
+  EXPECT_EQ(b.tb, Trans::n);
+  EXPECT_EQ(shape_text(b), "8x16x32:tn");
+  for (const char* bad : {"", "1x2", "1x2x3x4", "0x2x3", "1x2x3:nx", "1x2x3:", "ax2x3", "-1x2x3"})
+    EXPECT_THROW(parse_gemm_shape(bad), UsageError) << bad;
+}
+
+// hidden 64, 4 heads, seq 128, batch 4 on Gx=2, Gy=2, Gz=1, Gdata=1: T = 4*128 = 512 tokens.
+// QKV (normal, 64->192): in over X (32), out over Y (96); attn_out (transposed, 64->64): in over Y
+// (32), out over X (32); mlp_up (normal, 64->256): 32 -> 128; mlp_down (transposed, 256->64):
+// in over Y (128), out over X (32).
+TEST(GemmCases, GptLocalGemmsOnA2x2Grid) {
+  GptGemmOptions o;
+  o.model = "tiny";
+  o.seq = 128;
+  o.batch = 4;
+  GridShape g;
+  g.gx = 2;
+  g.gy = 2;
+  const std::vector<GemmCase> cases = gpt_gemm_cases(o, g);
+  ASSERT_EQ(cases.size(), 12u);
+  auto find = [&](const std::string& tag) {
+    for (const GemmCase& c : cases)
+      if (c.tag == tag) return c.shape;
+    ADD_FAILURE() << "no " << tag;
+    return GemmShape{};
+  };
+  EXPECT_EQ(find("qkv.fwd"), (GemmShape{512, 96, 32, Trans::n, Trans::t}));
+  EXPECT_EQ(find("qkv.dx"), (GemmShape{512, 32, 96, Trans::n, Trans::n}));
+  EXPECT_EQ(find("qkv.dw"), (GemmShape{96, 32, 512, Trans::t, Trans::n}));
+  EXPECT_EQ(find("attn_out.fwd"), (GemmShape{512, 32, 32, Trans::n, Trans::t}));
+  EXPECT_EQ(find("mlp_up.fwd"), (GemmShape{512, 128, 32, Trans::n, Trans::t}));
+  EXPECT_EQ(find("mlp_down.fwd"), (GemmShape{512, 32, 128, Trans::n, Trans::t}));
+  EXPECT_EQ(find("mlp_down.dw"), (GemmShape{32, 128, 512, Trans::t, Trans::n}));
+}
+
+TEST(GemmCases, GptDataAndZSplitTheTokens) {
+  GptGemmOptions o;
+  o.model = "tiny";
+  o.seq = 64;
+  o.batch = 8;
+  o.layers = {"lm_head"};
+  o.passes = {"fwd"};
+  GridShape g;
+  g.gz = 2;
+  g.gdata = 2;
+  const auto cases = gpt_gemm_cases(o, g);
+  ASSERT_EQ(cases.size(), 1u);
+  // T = 8/(2*2)*64 = 128; the LM head (64 -> 50304) is not split when Gx = Gy = 1.
+  EXPECT_EQ(cases[0].shape, (GemmShape{128, 50304, 64, Trans::n, Trans::t}));
+}
+
+TEST(GemmCases, InvalidGptConfigurationsNameTheProblem) {
+  GptGemmOptions o;
+  o.model = "tiny";
+  o.batch = 3;
+  GridShape g;
+  g.gdata = 2;
+  try {
+    gpt_gemm_cases(o, g);
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
+  }
+  o.batch = 4;
+  o.layers = {"conv"};
+  EXPECT_THROW(gpt_gemm_cases(o, g), UsageError);
+  o.layers = {"qkv"};
+  o.model = "no-such-model";
+  EXPECT_THROW(gpt_gemm_cases(o, g), UsageError);
+}
+
+}  // namespace
+}  // namespace ovb::mb
