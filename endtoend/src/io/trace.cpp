@@ -1,12 +1,40 @@
-// --trace DIR through ovb::trace when built with it (see trace.hpp).
+// --trace DIR through ovb::trace when built with it (see trace.hpp). The capture window covers
+// every iteration, so a trace holds iters x the collectives of gpt_collectives().
 #include "io/trace.hpp"
 
+#include <optional>
+
 #include "ovb/error.hpp"
+
+#ifdef OVB_GPT4D_HAVE_TRACE
+#include "ovb/trace.hpp"
+#endif
 
 namespace ovb::gpt {
 
 #ifdef OVB_GPT4D_HAVE_TRACE
-#error "ovb::trace integration: see the profiling part's trace.hpp"
+struct TraceRun::Impl {
+  Backend& backend;
+  std::optional<TraceSession> session;
+};
+
+void check_trace_support(const Config&) {}
+
+TraceRun::TraceRun(const Config& cfg, const LaunchContext& ctx, Backend& backend)
+    : impl_(new Impl{backend, std::nullopt}) {
+  if (cfg.trace_dir.empty()) return;
+  impl_->session.emplace(TraceOptions{cfg.trace_dir, ctx.rank, ctx.world, &backend});
+  impl_->session->start();
+}
+
+TraceRun::~TraceRun() = default;  // the session writes on destruction if finish() was not reached
+
+void TraceRun::finish() {
+  if (!impl_->session) return;
+  impl_->backend.synchronize();
+  impl_->session->stop();
+  impl_->session->write();
+}
 #else
 struct TraceRun::Impl {};
 
