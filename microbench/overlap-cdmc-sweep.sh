@@ -3,7 +3,7 @@
 # driver reads the variable when a process creates its CUDA context, so one process cannot sweep
 # it; this script asks the command for its --cdmc values (from the command line or the preset, via
 # --print-cdmc) and starts one run per value, with the variable set (or unset for "default") and
-# --cdmc naming it, each writing its own JSON file.
+# --cdmc-run naming it, each writing its own JSON file.
 #
 # Usage: microbench/overlap-cdmc-sweep.sh OUT_PREFIX COMMAND [ARGS...]
 #   COMMAND ARGS  how to run ovb-overlap, launcher included, e.g.
@@ -33,9 +33,9 @@ for v in $values; do
   out="$prefix.cdmc-$v.json"
   echo "==== CUDA_DEVICE_MAX_CONNECTIONS=$v -> $out"
   case "$v" in
-    default) env -u CUDA_DEVICE_MAX_CONNECTIONS "$@" --cdmc default --benchmark_out="$out" ;;
-    env) "$@" --cdmc env --benchmark_out="$out" ;;
-    *) env CUDA_DEVICE_MAX_CONNECTIONS="$v" "$@" --cdmc "$v" --benchmark_out="$out" ;;
+    default) env -u CUDA_DEVICE_MAX_CONNECTIONS "$@" --cdmc-run default --benchmark_out="$out" ;;
+    env) "$@" --cdmc-run env --benchmark_out="$out" ;;
+    *) env CUDA_DEVICE_MAX_CONNECTIONS="$v" "$@" --cdmc-run "$v" --benchmark_out="$out" ;;
   esac || {
     echo "overlap-cdmc-sweep.sh: the run with CUDA_DEVICE_MAX_CONNECTIONS=$v failed" >&2
     status=1

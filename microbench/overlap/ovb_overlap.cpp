@@ -7,6 +7,7 @@
 //   microbench/overlap-cdmc-sweep.sh out/overlap mpirun -np 8 ovb-overlap --preset full
 //   mpirun -np 4 ovb-overlap --preset quick --backend host
 // Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -32,6 +33,7 @@ struct OverlapOptions {
   std::vector<std::string> priorities{"equal", "comm_high", "compute_high"};
   std::vector<std::string> orders{"comm_first", "gemm_first"};
   std::vector<std::string> cdmc;
+  std::string cdmc_run;
   bool print_cdmc = false;
   std::string cdmc_label;
 };
@@ -39,23 +41,29 @@ struct OverlapOptions {
 // CUDA_DEVICE_MAX_CONNECTIONS is read when the CUDA context is created: one value per process.
 // Sets (or, for "default", unsets) it before the backend exists, and names it for the labels.
 void apply_cdmc(OverlapOptions& o, const ovb::LaunchContext& ctx) {
+  const std::vector<std::string> values = o.cdmc.empty() ? std::vector<std::string>{"env"} : o.cdmc;
+  for (const std::string& v : values)
+    if (v != "default" && v != "env" &&
+        (v.find_first_not_of("0123456789") != std::string::npos || v.empty() || v.size() > 2 ||
+         std::stoi(v) < 1 || std::stoi(v) > 32))
+      throw ovb::UsageError("--cdmc values must be default, env or 1..32, not '" + v + "'");
   if (o.print_cdmc) {
     if (ctx.rank == 0)
-      for (const std::string& v : o.cdmc.empty() ? std::vector<std::string>{"env"} : o.cdmc)
-        std::cout << v << "\n";
+      for (const std::string& v : values) std::cout << v << "\n";
     throw ovb::ExitRequest{0};
   }
-  if (o.cdmc.size() > 1)
+  std::string v = values[0];
+  if (!o.cdmc_run.empty()) {
+    if (std::find(values.begin(), values.end(), o.cdmc_run) == values.end())
+      throw ovb::UsageError("--cdmc-run " + o.cdmc_run + " is not one of the --cdmc values");
+    v = o.cdmc_run;
+  } else if (values.size() > 1) {
     throw ovb::UsageError(
-        "--cdmc lists " + std::to_string(o.cdmc.size()) +
+        "--cdmc lists " + std::to_string(values.size()) +
         " values, but CUDA_DEVICE_MAX_CONNECTIONS is read once, when the process creates its "
         "CUDA context: run microbench/overlap-cdmc-sweep.sh (one process per value), or give "
         "one value with --cdmc");
-  for (const std::string& v : o.cdmc)
-    if (v != "default" && v != "env" &&
-        (ovb::mb::parse_knob(v, "--cdmc") < 1 || ovb::mb::parse_knob(v, "--cdmc") > 32))
-      throw ovb::UsageError("--cdmc must be default, env or 1..32, not '" + v + "'");
-  const std::string v = o.cdmc.empty() ? "env" : o.cdmc[0];
+  }
   if (v == "default")
     unsetenv("CUDA_DEVICE_MAX_CONNECTIONS");
   else if (v != "env")
@@ -101,6 +109,8 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                    "(as the environment has it, the default); one value per process - sweep "
                    "with microbench/overlap-cdmc-sweep.sh")
         ->delimiter(',');
+    app.add_option("--cdmc-run", o.cdmc_run,
+                   "Run only this one of the --cdmc values (set by overlap-cdmc-sweep.sh)");
     app.add_flag("--print-cdmc", o.print_cdmc,
                  "Print the --cdmc values (after the preset), one per line, and exit (used by "
                  "overlap-cdmc-sweep.sh)");

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# microbench/gpu/run.sh: the microbenchmarks on one GPU, for the lead engineer's GPU batch (about
+# 3-4 minutes on an H100). Builds nothing; runs, from BUILD_DIR/microbench:
+#   1 rank:  ovb-gemm (bf16 8192^3 autotuned: the "within 5% of the best algorithm" target; all
+#            precisions; GPT-13B layer GEMMs on a 2x2x2 grid; a cold-L2 variant), ovb-collective,
+#            ovb-overlap (sweep incl. CUDA_DEVICE_MAX_CONNECTIONS 1 and default);
+#   2 and 4 ranks sharing the GPU under CUDA MPS (NCCL over loopback sockets: emulated bandwidth):
+#            ovb-collective and ovb-overlap;
+# and writes OUT_DIR/*.json (Google Benchmark JSON with the run context), OUT_DIR/logs/*.log and
+# OUT_DIR/summary.md. A failed step is reported and the next one runs.
+# Usage: microbench/gpu/run.sh BUILD_DIR OUT_DIR     (e.g. build/cuda results/h100/microbench)
+# Exit status: 0 when every step passed, 1 when one failed, 2 for bad use.
+set -u
+usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
+case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+if [ $# -ne 2 ]; then
+  usage >&2
+  exit 2
+fi
+build=$1
+bin=$build/microbench
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+for exe in ovb-gemm ovb-collective ovb-overlap; do
+  if [ ! -x "$bin/$exe" ]; then
+    echo "run.sh: error: $bin/$exe not found: build the CUDA preset first (cmake --preset cuda && cmake --build --preset cuda)" >&2
+    exit 2
+  fi
+done
+out=$2
+mkdir -p "$out/logs" || { echo "run.sh: error: cannot create $out" >&2; exit 2; }
+out=$(cd "$out" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi=(mpirun --oversubscribe --bind-to none)
+sweep=$here/overlap-cdmc-sweep.sh
+start_all=$(date +%s)
+declare -a results=()
+failed=0
+
+# step NAME LIMIT_S COMMAND...: runs with a time limit, logs to logs/NAME.log, records the result.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0 rc
+  t0=$(date +%s)
+  echo "==== $name: $*"
+  timeout --kill-after=15 "$limit" "$@" >"$out/logs/$name.log" 2>&1
+  rc=$?
+  local dt=$(($(date +%s) - t0))
+  if [ "$rc" = 0 ]; then
+    results+=("| $name | ok | ${dt}s |")
+    echo "     ok (${dt}s)"
+  else
+    [ "$rc" = 124 ] && rc="timeout after ${limit}s"
+    results+=("| $name | FAILED ($rc) | ${dt}s |")
+    failed=1
+    echo "     FAILED ($rc, ${dt}s); last lines of logs/$name.log:"
+    tail -n 8 "$out/logs/$name.log" | sed 's/^/     | /'
+  fi
+}
+
+nvidia-smi -L >"$out/logs/nvidia-smi.txt" 2>&1 || echo "run.sh: warning: nvidia-smi failed (see logs/nvidia-smi.txt)"
+cat "$out/logs/nvidia-smi.txt"
+
+# ---- one rank ----
+step gemm-target 120 "$bin/ovb-gemm" --backend cuda --shapes 8192x8192x8192,8192x8192x8192:nt \
+  --dtypes bf16 --autotune 16 --repetitions 3 --min-time 0.3 --benchmark_out="$out/gemm-target.json"
+step gemm-types 150 "$bin/ovb-gemm" --backend cuda --shapes 4096x4096x4096:nt,8192x8192x8192:nt \
+  --dtypes fp32,tf32,fp16,bf16,fp8 --autotune 4 --min-time 0.1 --benchmark_out="$out/gemm-types.json"
+step gemm-gpt13b 120 "$bin/ovb-gemm" --backend cuda --gpt 13B --gx 2 --gy 2 --gz 2 --batch 16 \
+  --dtypes bf16,fp8 --min-time 0.05 --benchmark_out="$out/gemm-gpt13b.json"
+step gemm-coldl2 60 "$bin/ovb-gemm" --backend cuda --shapes 8192x8192x8192,2048x2048x2048 \
+  --dtypes bf16 --l2-flush --min-time 0.1 --benchmark_out="$out/gemm-coldl2.json"
+step collective-1 120 "$bin/ovb-collective" --backend cuda -b 1K -e 256M -f 4 --dtypes bf16 \
+  --inner 5 --min-time 0.05 --benchmark_out="$out/collective-1.json"
+step overlap-1 150 "$sweep" "$out/overlap-1" "$bin/ovb-overlap" --backend cuda \
+  --shapes 8192x8192x8192:nt,4096x4096x4096:nt --sizes 64M --colls all_reduce,all_gather \
+  --priorities equal,comm_high,compute_high --orders comm_first,gemm_first --max-ctas default,8 \
+  --cdmc 1,default --min-time 0.05
+
+# ---- 2 and 4 ranks sharing the GPU, under CUDA MPS ----
+export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb-mps-pipe-$$ CUDA_MPS_LOG_DIRECTORY=/tmp/ovb-mps-log-$$
+mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+mps=0
+if nvidia-cuda-mps-control -d >"$out/logs/mps.log" 2>&1; then
+  mps=1
+  trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
+else
+  echo "run.sh: warning: could not start CUDA MPS (logs/mps.log): ranks will time-slice the GPU"
+  results+=("| mps | FAILED (not started; multi-rank numbers time-sliced) | - |")
+fi
+for n in 2 4; do
+  grid=()
+  groups=world
+  if [ "$n" = 4 ]; then
+    grid=(--gx 2 --gy 2)
+    groups=world,x
+  fi
+  step "collective-$n" 150 "${mpi[@]}" -np "$n" "$bin/ovb-collective" --backend cuda \
+    --ranks-per-gpu "$n" -b 4K -e 16M -f 4 --dtypes bf16 --groups "$groups" "${grid[@]}" \
+    --min-time 0.05 --benchmark_out="$out/collective-$n.json"
+  step "overlap-$n" 150 "$sweep" "$out/overlap-$n" "${mpi[@]}" -np "$n" "$bin/ovb-overlap" \
+    --backend cuda --ranks-per-gpu "$n" --shapes 4096x4096x4096:nt --sizes 4M,16M \
+    --colls all_reduce,reduce_scatter --priorities equal,comm_high --orders comm_first \
+    --cdmc 1,default --min-time 0.05
+done
+if [ "$mps" = 1 ]; then
+  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
+  trap - EXIT
+fi
+
+# ---- summary ----
+{
+  echo "## Steps"
+  echo
+  echo "| step | result | time |"
+  echo "|---|---|---|"
+  printf '%s\n' "${results[@]}"
+  echo
+  echo "Total: $(($(date +%s) - start_all)) s. Logs: logs/. Multi-rank runs share one GPU:"
+  echo "their NCCL bandwidth goes over loopback sockets (emulated), never an NVLink/IB figure."
+} >"$out/steps.md"
+if ! python3 "$here/gpu/summarize.py" "$out" >"$out/summary.md"; then
+  echo "run.sh: summarize.py failed; summary.md holds only the step list" >&2
+  cp "$out/steps.md" "$out/summary.md"
+  failed=1
+fi
+echo "==== wrote $out/summary.md"
+cat "$out/summary.md"
+exit "$failed"
