@@ -43,7 +43,8 @@ std::int64_t need_int(const json& j, const char* key, const std::string& file,
 
 }  // namespace
 
-std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths) {
+std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths,
+                                   std::vector<std::string>* skipped) {
   std::vector<std::string> files;
   for (const std::string& p : paths) {
     if (fs::is_directory(p)) {
@@ -58,15 +59,26 @@ std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths) {
   std::vector<MeasuredRun> runs;
   std::vector<std::pair<std::string, json>> traces;
   for (const std::string& f : files) {
-    json d = read_json(f);
+    const bool named = paths.end() != std::find(paths.begin(), paths.end(), f);
+    json d;
+    try {
+      d = read_json(f);
+    } catch (const UsageError& e) {
+      if (named) throw;
+      if (skipped) skipped->push_back(e.what());
+      continue;
+    }
     if (is_gpt4d(d))
       runs.push_back({f, std::move(d), "", nullptr});
     else if (is_trace_analysis(d))
       traces.emplace_back(f, std::move(d));
-    else if (paths.end() != std::find(paths.begin(), paths.end(), f))
+    else if (named)
       throw UsageError(f + ": neither a gpt4d result nor an ovb-trace analysis");
   }
-  if (runs.empty()) throw UsageError("compare: no gpt4d result among the inputs");
+  if (runs.empty())
+    throw UsageError("compare: no gpt4d result among the inputs" +
+                     (skipped && !skipped->empty() ? " (skipped: " + skipped->front() + ")"
+                                                   : std::string()));
   for (auto& [tf, td] : traces) {
     // The longest result stem that starts the trace analysis's name.
     MeasuredRun* best = nullptr;

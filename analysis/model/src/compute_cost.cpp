@@ -77,12 +77,14 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   if (!mc.flash_attention) io += 4 * nseq * heads_local * double(m.seq) * m.seq * a;  // scores
   b.attn_io = mem_term(mc, io);
   // Causal attention: half of QK^T [s, s, d] and of AV [s, d, s] per local head and sequence.
-  const GemmRate qk = gemm_rate(mc, m.seq, m.seq, m.head_dim(), dt);
-  const GemmRate av = gemm_rate(mc, m.seq, m.head_dim(), m.seq, dt);
-  const double one = metrics::gemm_flop(double(m.seq), double(m.seq), double(m.head_dim()));
-  b.attn_flop = nseq * heads_local * 0.5 * 2 * one;
-  const double attn_us = nseq * heads_local * 0.5 *
-                         (one / (qk.tflops * 1e6) + one / (av.tflops * 1e6)) /
+  // One fused kernel runs them for every head and sequence at once, so its throughput is that of
+  // the batched GEMM (m = sequences * local heads * s).
+  const std::int64_t rows = static_cast<std::int64_t>(nseq * heads_local) * m.seq;
+  const GemmRate qk = gemm_rate(mc, rows, m.seq, m.head_dim(), dt);
+  const GemmRate av = gemm_rate(mc, rows, m.head_dim(), m.seq, dt);
+  const double half = 0.5 * metrics::gemm_flop(double(rows), double(m.seq), double(m.head_dim()));
+  b.attn_flop = 2 * half;
+  const double attn_us = (half / (qk.tflops * 1e6) + half / (av.tflops * 1e6)) /
                          mc.attention_efficiency * mc.ranks_per_device;
   b.attn_fwd_us = attn_us + mc.kernel_overhead_us;
   b.attn_bwd_us = 2 * attn_us + mc.kernel_overhead_us;

@@ -27,7 +27,10 @@ class Compare : public Command {
 
   int run(const LaunchContext& ctx) override {
     const Machine mc = load_machine(machine_);
-    const Comparison c = compare(load_runs(inputs_), mc, k_);
+    std::vector<std::string> skipped;
+    const std::vector<MeasuredRun> runs = load_runs(inputs_, &skipped);
+    for (const std::string& s : skipped) std::cerr << "warning: skipped " << s << "\n";
+    const Comparison c = compare(runs, mc, k_);
     std::cout << "model " << mc.name << " vs measurement\n" << c.text;
     if (!json_.empty()) {
       nlohmann::json j = c.doc;

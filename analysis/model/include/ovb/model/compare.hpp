@@ -26,8 +26,10 @@ struct MeasuredRun {
 // Inputs: files or folders (searched recursively for *.json). gpt4d results and trace analyses
 // are told apart by their keys; a trace analysis belongs to the result whose file name without
 // ".json" starts its own name (run.json <- run.trace-analysis.json). Throws UsageError for a file
-// that is neither, a trace analysis that matches no result, or no result at all.
-std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths);
+// given by name that cannot be read or is neither, a trace analysis that matches no result, or no
+// result at all; files found in folders that cannot be read are skipped and named in `skipped`.
+std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths,
+                                   std::vector<std::string>* skipped = nullptr);
 
 // The model's inputs of a gpt4d result (config.model, grid, batch, overlap, dtype, recompute,
 // cache_weights); throws UsageError naming the file and the missing key.

@@ -4,8 +4,9 @@
 //    (m=T, n=in_local, k=out_local), dW = dY^T X (m=out_local, n=in_local, k=T);
 //    time = 2mnk / throughput(m, n, k) * ranks_per_device + kernel_overhead, the throughput from
 //    the machine's GEMM table (exact shape, else interpolated), else peak * gemm_efficiency;
-//  - attention: causal QK^T and AV per local head and sequence, at the GEMM throughput of those
-//    shapes times attention_efficiency; backward twice the forward;
+//  - attention: causal QK^T and AV per local head and sequence (half of each), at the throughput
+//    of the batched GEMMs (m = sequences * local heads * s) times attention_efficiency; backward
+//    twice the forward;
 //  - memory-bound kernels (layer norm, bias, GELU, residual, attention I/O, embedding, softmax
 //    cross-entropy, AdamW): bytes / (memory bandwidth * memory_efficiency); backward moves twice
 //    the forward bytes;

@@ -1,0 +1,82 @@
+// ovb-model-bench: how fast the model costs configurations (Google Benchmark). The headline case
+// is the issue's: every configuration of GPT-175B on 65,536 GPUs (all divisors, every distinct
+// X/Y/Z order) in well under a second. The run context is merged into the JSON's "context".
+//   ovb-model-bench --benchmark_out=results/model/search-speed.json --benchmark_out_format=json
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "ovb/context.hpp"
+#include "ovb/io.hpp"
+#include "ovb/main.hpp"
+#include "ovb/model/predict.hpp"
+#include "ovb/model/search.hpp"
+
+namespace {
+
+using namespace ovb;
+using namespace ovb::model;
+
+// (preset, GPUs, batch, pow2 only) with every overlap flag on and full recomputation (so that
+// 175B has configurations that fit in an A100's 40 GB).
+void BM_Search(benchmark::State& state, const char* preset, int gpus, std::int64_t batch, bool pow2) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = gpt_preset(preset);
+  SearchOptions so;
+  so.gpus = gpus;
+  so.pow2_only = pow2;
+  so.base.batch = batch;
+  so.base.recompute = true;
+  so.base.act_dtype = DType::bf16;
+  parse_overlap("all", so.base);
+  std::int64_t configs = 0, fit = 0;
+  for (auto _ : state) {
+    const SearchResult r = search(m, so, mc);
+    configs = r.configs;
+    fit = r.configs - r.unfit;
+    benchmark::DoNotOptimize(r.ranked.data());
+  }
+  state.counters["configs"] = static_cast<double>(configs);
+  state.counters["fitting"] = static_cast<double>(fit);
+  state.counters["configs_per_s"] =
+      benchmark::Counter(static_cast<double>(configs), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus, "175B", 65536, 16384, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus_pow2, "175B", 65536, 16384, true)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, gpt1_3B_512gpus, "1.3B", 512, 1024, false)->Unit(benchmark::kMillisecond);
+
+// One configuration with its full breakdown (what explain and compare call).
+void BM_Predict(benchmark::State& state) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = gpt_preset("175B");
+  GptPlanOptions o;
+  o.grid = GridShape::parse("4x8x16x128");
+  o.batch = 16384;
+  o.recompute = true;
+  o.act_dtype = DType::bf16;
+  parse_overlap("all", o);
+  for (auto _ : state) benchmark::DoNotOptimize(predict(m, o, mc).timeline.iteration_us);
+}
+BENCHMARK(BM_Predict)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out;
+  for (int i = 1; i < argc; ++i)
+    if (std::string a = argv[i]; a.rfind("--benchmark_out=", 0) == 0) out = a.substr(16);
+  return ovb::run_main("ovb-model-bench", argc, argv, [&](const ovb::LaunchContext& ctx) {
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    if (!out.empty()) {  // merge the suite's run context into Google Benchmark's
+      nlohmann::json doc = ovb::read_json(out);
+      const nlohmann::json context = ovb::run_context(nullptr, ctx);
+      for (auto it = context.begin(); it != context.end(); ++it) doc["context"][it.key()] = *it;
+      ovb::write_json(out, doc);
+    }
+    return 0;
+  });
+}

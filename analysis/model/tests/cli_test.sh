@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Command-line tests of ovb-model (ctest model.cli): every subcommand runs on presets and on the
+# committed fixtures and writes JSON with the keys of results/SCHEMA.md "Model"; bad input ends
+# with one "ovb-model: error: ..." line naming the problem and exit status 2.
+# Usage: cli_test.sh OVB_MODEL FIXTURES_DIR WORK_DIR
+set -uo pipefail
+model=$1 fixtures=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# ok NAME COMMAND...: must exit 0.
+ok() {
+  local name=$1; shift
+  if ! "$@" >"$work/$name.out" 2>&1; then fail "$name exited $? ($(tail -n 3 "$work/$name.out"))"; fi
+}
+# bad NAME EXPECTED_TEXT COMMAND...: must exit 2 with one error line containing the text.
+bad() {
+  local name=$1 text=$2; shift 2
+  "$@" >"$work/$name.out" 2>&1
+  local rc=$?
+  [ "$rc" = 2 ] || fail "$name: exit status $rc, expected 2 ($(cat "$work/$name.out"))"
+  grep -q "^ovb-model: error: .*$text" "$work/$name.out" || fail "$name: no error line with '$text': $(cat "$work/$name.out")"
+  [ "$(grep -c 'error' "$work/$name.out")" = 1 ] || fail "$name: more than one error line"
+}
+# has FILE PYTHON_EXPR: the JSON file satisfies the expression (d = the document).
+has() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if ($2) else 1)" "$1" ||
+    fail "$1 does not satisfy: $2"
+}
+
+ok help "$model" --help
+ok search "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --top 5 --json "$work/search.json"
+has "$work/search.json" "len(d['configs']) == 5 and d['configs'][0]['rank'] == 1 and all(k in d['configs'][0] for k in ('gx','gy','gz','gdata','order','predicted_ms','compute_ms','comm_ms','exposed_comm_ms','memory_bytes','fits')) and d['inputs']['gpus'] == 8 and d['inputs']['model']['hidden'] == 2048 and 'context' in d"
+has "$work/search.json" "sorted(c['predicted_ms'] for c in d['configs']) == [c['predicted_ms'] for c in d['configs']]"
+ok search-pow2 "$model" search --machine frontier-mi250x --preset 175B --batch 2048 --gpus 65536 \
+  --pow2 --recompute --no-cache-weights --top 3
+grep -q "969 grids (powers of two)" "$work/search-pow2.out" || fail "search-pow2: grid count"
+ok explain "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1.3B --batch 16 \
+  --overlap oar,ors --json "$work/explain.json"
+has "$work/explain.json" "d['config']['order'] == 'y,x,z' and len(d['collectives']) > 0 and d['compute']['tokens_per_rank'] == 16384 and d['memory']['fits'] in (True, False)"
+grep -q "mlp_down" "$work/explain.out" || fail "explain: no per-layer term"
+
+ok calibrate "$model" calibrate --base generic-h100-8nic \
+  --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \
+  --overlap "$fixtures/microbench/overlap.json" --overlap-filter prio=equal --name fixture-h100 \
+  --out "$work/machine.json"
+has "$work/machine.json" "d['name'] == 'fixture-h100' and len(d['gemm_table']) == 3 and d['calibration']['collectives'][0]['r2'] is not None and 'all_reduce' in d['comm']"
+ok search-calibrated "$model" search --machine "$work/machine.json" --preset 1.3B --batch 16 --gpus 8
+ok compare "$model" compare "$fixtures/gpt4d" --machine "$work/machine.json" --top-k 3 \
+  --json "$work/compare.json"
+has "$work/compare.json" "len(d['configs']) >= 3 and all('measured_ms' in c and 'error_pct' in c and 'terms' in c for c in d['configs']) and 'spearman' in d and d['k'] == 3 and any('trace' in c for c in d['configs'])"
+
+# Bad input: one line naming the problem, exit status 2.
+printf '{"name": "broken", ' >"$work/broken.json"
+python3 -c "import json; d=json.load(open('$work/machine.json')); del d['gpu']['memory_bandwidth_gbps']; json.dump(d, open('$work/nobw.json','w'))"
+common=(--preset 1.3B --batch 16)
+bad missing-machine "no such file, and not a preset" "$model" search --machine "$work/none.json" "${common[@]}" --gpus 8
+bad malformed-machine "broken.json" "$model" search --machine "$work/broken.json" "${common[@]}" --gpus 8
+bad machine-field "'gpu.memory_bandwidth_gbps' is missing" "$model" search --machine "$work/nobw.json" "${common[@]}" --gpus 8
+bad impossible-config "hidden 2048 is not divisible by Gx\*Gy = 3" "$model" explain 1x3x1x1 --machine perlmutter-a100 "${common[@]}"
+bad grid-syntax "is not of the form GXxGYxGZxGDATA" "$model" explain 2x2 --machine perlmutter-a100 "${common[@]}"
+bad unknown-preset "unknown GPT preset" "$model" search --machine perlmutter-a100 --preset 7B --batch 16 --gpus 8
+bad no-shape "give the model with --preset" "$model" search --machine perlmutter-a100 --batch 16 --gpus 8
+bad overlap-flag "unknown overlap flag 'fast'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --overlap oar,fast
+bad unknown-option "--frobnicate" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --frobnicate
+bad no-subcommand "subcommand" "$model"
+bad calibrate-nothing "needs at least one" "$model" calibrate --base perlmutter-a100 --out "$work/x.json"
+bad calibrate-grid "FILE@GXxGYxGZxGD" "$model" calibrate --base perlmutter-a100 \
+  --collective "$fixtures/microbench/collective.json" --out "$work/x.json"
+bad calibrate-missing "missing.json" "$model" calibrate --base perlmutter-a100 --gemm "$work/missing.json" --out "$work/x.json"
+bad compare-not-a-result "neither a gpt4d result" "$model" compare "$work/machine.json" --machine perlmutter-a100
+mkdir -p "$work/empty" && cp "$work/broken.json" "$work/empty/"
+bad compare-nothing "no gpt4d result" "$model" compare "$work/empty" --machine perlmutter-a100
+grep -q "skipped: .*broken.json" "$work/compare-nothing.out" || fail "compare-nothing: the unreadable file is not named"
+
+if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi
+exit $((failures > 0))
