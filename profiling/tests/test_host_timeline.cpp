@@ -13,6 +13,10 @@ using namespace ovb::trace;
 namespace {
 
 std::int64_t g_now = 0;
+
+RangeInfo plain(const char* name, const char* category) {
+  return RangeInfo{name, category, "", "", -1, -1};
+}
 std::int64_t fake_clock() {
   return g_now;
 }
@@ -37,16 +41,16 @@ TEST(HostTimeline, ScriptedIterationWritesAndAnalyzesExactly) {
   int comm_x = 0, comm_zag = 0, stream1 = 0, stream2 = 0;  // identities only
   HostTimeline tl(&fake_clock);
   g_now = 500;
-  tl.begin(RangeInfo{"before start", "phase"});  // not recording yet: ignored
+  tl.begin(plain("before start", "phase"));  // not recording yet: ignored
   EXPECT_EQ(range_recorder(), nullptr);
   g_now = 1000;
   tl.start();
   EXPECT_EQ(range_recorder(), &tl);
   EXPECT_EQ(host_timeline_sink(), &tl);
-  tl.begin(RangeInfo{"forward", "phase"});
-  tl.begin(RangeInfo{"layer0", "layer"});
+  tl.begin(plain("forward", "phase"));
+  tl.begin(plain("layer0", "layer"));
   g_now = 1100;
-  tl.begin(RangeInfo{"gemm", "compute"});
+  tl.begin(plain("gemm", "compute"));
   g_now = 1200;
   tl.begin(RangeInfo{"all_reduce x", "collective", "all_reduce", "x", 1024, 2});
   const auto c1 = tl.issued(coll(CollKind::all_reduce, "x", &comm_x, &stream1, 1200));
@@ -66,7 +70,7 @@ TEST(HostTimeline, ScriptedIterationWritesAndAnalyzesExactly) {
   tl.end();  // layer0
   tl.completed(c3, 1600);
   g_now = 1600;
-  tl.begin(RangeInfo{"layer1", "layer"});
+  tl.begin(plain("layer1", "layer"));
   g_now = 1700;
   tl.end();
   g_now = 1800;
@@ -75,7 +79,7 @@ TEST(HostTimeline, ScriptedIterationWritesAndAnalyzesExactly) {
   tl.stop();
   EXPECT_EQ(range_recorder(), nullptr);
   EXPECT_EQ(host_timeline_sink(), nullptr);
-  tl.begin(RangeInfo{"after stop", "phase"});  // ignored
+  tl.begin(plain("after stop", "phase"));  // ignored
 
   ovb::trace::testing::TempDir dir;
   const std::string path = dir.file("rank-00000.trace.json");
@@ -145,7 +149,7 @@ TEST(HostTimeline, UnfinishedWorkEndsWithTheTrace) {
   HostTimeline tl(&fake_clock);
   g_now = 100;
   tl.start();
-  tl.begin(RangeInfo{"open range", "compute"});
+  tl.begin(plain("open range", "compute"));
   tl.issued(coll(CollKind::all_reduce, "data", &comm, &stream, 150));
   g_now = 300;
   tl.stop();

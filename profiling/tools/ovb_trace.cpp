@@ -50,15 +50,15 @@ int main(int argc, char** argv) {
       return 0;
     }
     const auto reports = ovb::trace::analyze_traces(paths);
-    std::cout << "ovb-trace: " << paths.size() << " trace" << (paths.size() == 1 ? "" : "s")
-              << ", times in microseconds\n\n";
-    ovb::trace::print_report(std::cout, reports, top);
-    if (!json_out.empty()) {
+    if (!json_out.empty()) {  // first: a failed write is then the only thing printed
       nlohmann::json j = {{"context", ovb::run_context(nullptr, ctx)}};
       j.update(ovb::trace::report_json(reports, paths));
       ovb::write_json(json_out, j);
-      std::cout << "\nwrote " << json_out << "\n";
     }
+    std::cout << "ovb-trace: " << paths.size() << " trace" << (paths.size() == 1 ? "" : "s")
+              << ", times in microseconds\n\n";
+    ovb::trace::print_report(std::cout, reports, top);
+    if (!json_out.empty()) std::cout << "\nwrote " << json_out << "\n";
     return 0;
   });
 }

@@ -14,6 +14,7 @@
 // comes after CUDA initialisation; set it yourself otherwise).
 // The rank comes from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK); the
 // trace is DIR/rank-NNNNN.trace.json, written at exit or on SIGTERM/SIGINT.
+#include <cupti.h>
 #include <dlfcn.h>
 #include <unistd.h>
 

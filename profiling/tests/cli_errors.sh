@@ -1,0 +1,51 @@
+#!/bin/sh
+# ovb-trace on bad input: exactly one line naming the problem, a non-zero status (2 for bad input,
+# 1 for a failure to write), never a crash or a hang.
+# Usage: cli_errors.sh OVB_TRACE WORK_DIR GOLDEN_DIR
+set -u
+T=$1
+D=$2
+G=$3
+rm -rf "$D"
+mkdir -p "$D/empty"
+fail=0
+
+# expect STATUS PATTERN command...: the status, the pattern in the output, one line on failure.
+expect() {
+  want=$1
+  pattern=$2
+  shift 2
+  out=$("$@" 2>&1)
+  rc=$?
+  lines=$(printf '%s\n' "$out" | wc -l)
+  if [ "$rc" -ne "$want" ] || ! printf '%s' "$out" | grep -q -e "$pattern" ||
+    { [ "$want" -ne 0 ] && [ "$lines" -ne 1 ]; }; then
+    echo "FAIL: $* -> status $rc (want $want, pattern '$pattern'), output:"
+    printf '%s\n' "$out"
+    fail=1
+  else
+    echo "ok ($rc): $*"
+  fi
+}
+
+head -c 300 "$G/kineto_two_streams.json" >"$D/truncated.json"
+printf 'not json at all' >"$D/garbage.json"
+printf '{"foo": 1}' >"$D/notrace.json"
+cp "$G/suite_host_rank1.json" "$D/copy.json"
+
+expect 2 "cannot read trace" "$T" analyze "$D/missing.json"
+expect 2 "truncated.json': malformed JSON at byte 301" "$T" analyze "$D/truncated.json"
+expect 2 "malformed JSON at byte 2" "$T" analyze "$D/garbage.json"
+expect 2 'no "traceEvents" array' "$T" analyze "$D/notrace.json"
+expect 2 "both of rank 1" "$T" analyze "$G/suite_host_rank1.json" "$D/copy.json"
+expect 2 "has no \*.json trace files" "$T" analyze "$D/empty"
+expect 2 "traces is required" "$T" analyze
+expect 2 "bogus" "$T" analyze "$G/array_form.json" --bogus
+expect 2 "subcommand" "$T"
+expect 2 "out is required" "$T" merge "$G/array_form.json"
+expect 1 "cannot" "$T" analyze "$G/array_form.json" --json "$D/garbage.json/sub/a.json"
+expect 0 "overlap%" "$T" analyze "$G/kineto_two_streams.json" "$G/suite_host_rank1.json"
+expect 0 "merged 2 ranks" "$T" merge "$G/kineto_two_streams.json" "$G/suite_host_rank1.json" \
+  -o "$D/merged.json"
+expect 0 "overlap%" "$T" analyze "$D/merged.json"
+exit $fail
