@@ -83,9 +83,11 @@ class Suite:
         if step.ranks:
             env.update(self.launcher.env())
             if self.backend == "host" and step.ranks > 1:
-                # One BLAS thread per rank: ranks already fill the cores.
+                # One BLAS thread per rank: ranks already fill the cores. Open MPI ranks waiting in
+                # a collective yield the core instead of spinning (srun launches too).
                 env.setdefault("OPENBLAS_NUM_THREADS", "1")
                 env.setdefault("OMP_NUM_THREADS", "1")
+                env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
         env.update(self.extra_env)
         env.update(step.env)
         env.update(OVB_SUITE_STEP=step.name, OVB_SUITE_TMP=tmp, OVB_SUITE_OUT=self.f.root)
