@@ -6,7 +6,7 @@ report can then rank the measured configurations against the prediction.
 Input: the search JSON (results/SCHEMA.md "Model"). The model and batch come from its `inputs`
 object - `inputs.model.{layers,hidden,heads,seq,vocab}` (or the same keys directly in `inputs`),
 `inputs.batch`, `inputs.gpus`, optionally `inputs.overlap` (list or comma string) and
-`inputs.preset` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
+`inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
 Configurations that do not fit in memory are left out. `--gpt4d-args` adds words to every gpt4d
 command (e.g. "--iters 50 --recompute").
 """
@@ -39,6 +39,8 @@ def read_search(path):
     model = inputs.get("model") if isinstance(inputs.get("model"), dict) else inputs
     shape = {k: int(_get(model, k, f"{path}: inputs.model")) for k in MODEL_KEYS}
     batch, gpus = int(_get(inputs, "batch", path)), int(_get(inputs, "gpus", path))
+    if inputs.get("recompute"):
+        shape["recompute"] = True
     overlap = inputs.get("overlap", "none")
     if isinstance(overlap, list):
         overlap = ",".join(overlap) or "none"
@@ -70,6 +72,8 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
         words += ["--grid-order", c["order"]]
     for k in MODEL_KEYS:
         words += [f"--{k}", str(shape[k])]
+    if shape.get("recompute"):
+        words.append("--recompute")
     return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra
 
 
