@@ -44,12 +44,7 @@ void run_coll_point(benchmark::State& state, BenchEnv& env, const CollPoint& p) 
   if (!st) return;
   Stream& s = env.stream(1, Priority::normal);
   if (!st->ready) {
-    st->work.run(s);
-    s.synchronize();
-    st->wrong = sum_over_ranks(st->work.check(env.opts().inject_wrong));
-    env.add_wrong(name, st->wrong);
-    for (int i = 0; i < env.opts().warmup; ++i) st->work.run(s);
-    s.synchronize();
+    st->wrong = check_and_warm_up(env, name, st->work, s);
     st->ready = true;
   }
 

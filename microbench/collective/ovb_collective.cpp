@@ -36,10 +36,7 @@ ovb::mb::Program collective_program(CollOptions& o) {
   p.name = "ovb-collective";
   p.about = "Collective bandwidth (nccl-tests conventions) on NCCL (CUDA) or MPI (host)";
   p.add_options = [&o](CLI::App& app) {
-    app.add_option("--colls", o.colls, "Collectives: all_reduce, reduce_scatter, all_gather")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}))
-        ->capture_default_str();
+    ovb::mb::add_colls_option(app, o.colls);
     app.add_option("--dtypes", o.dtypes,
                    "Element types: bf16, fp16, fp32; default: bf16 on CUDA, fp32 on host")
         ->delimiter(',')

@@ -48,12 +48,7 @@ void run_gemm_point(benchmark::State& state, BenchEnv& env, const GemmPoint& p) 
   Stream& s = env.stream(0, Priority::normal);
   if (!st->ready) {
     if (p.autotune > 1) st->tune = autotune(st->work, s, st->timer, p.autotune_reps);
-    st->work.run(s);
-    s.synchronize();
-    st->wrong = sum_over_ranks(st->work.check(env.opts().inject_wrong));
-    env.add_wrong(name, st->wrong);
-    for (int i = 0; i < env.opts().warmup; ++i) st->work.run(s);
-    s.synchronize();
+    st->wrong = check_and_warm_up(env, name, st->work, s);  // checks the algorithm it will time
     st->ready = true;
   }
 

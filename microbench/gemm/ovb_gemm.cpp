@@ -18,9 +18,7 @@
 namespace {
 
 struct GemmOptions {
-  std::vector<std::string> shapes;
-  std::vector<std::string> dtypes{"default"};
-  ovb::mb::GptGemmOptions gpt;
+  ovb::mb::GemmSelection gemms;
   ovb::GridShape grid;
   int autotune = 0;
   int autotune_reps = 5;
@@ -34,17 +32,7 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
   p.name = "ovb-gemm";
   p.about = "GEMM throughput on cuBLASLt (CUDA) or OpenBLAS (host), explicit or GPT-layer shapes";
   p.add_options = [&o](CLI::App& app) {
-    app.add_option("--shapes", o.shapes,
-                   "GEMM shapes MxNxK[:TATB], comma-separated; row-major C[M,N] = op(A) op(B), "
-                   "TATB = transposes of A and B, n or t (default nn)")
-        ->delimiter(',');
-    app.add_option("--dtypes", o.dtypes,
-                   "Precisions: fp32, tf32, fp16, bf16, fp8 (e4m3 inputs, bf16 output, sm_89+); "
-                   "default: bf16 on CUDA, fp32 on host")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
-        ->capture_default_str();
-    ovb::mb::add_gpt_options(app, o.gpt);
+    ovb::mb::add_gemm_selection_options(app, o.gemms, "");
     ovb::add_grid_options(app, o.grid);
     app.add_option("--autotune", o.autotune,
                    "Time the top N cuBLASLt heuristic algorithms and use the fastest (0: the "
@@ -64,25 +52,13 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
         ->capture_default_str();
   };
   p.configure = [&o](const ovb::LaunchContext&, const std::set<std::string>&) {
-    if (o.shapes.empty() && !o.gpt.enabled())
-      throw ovb::UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
-    for (const std::string& s : o.shapes) ovb::mb::parse_gemm_shape(s);  // fail before the run
-    if (o.gpt.enabled()) ovb::mb::gpt_gemm_cases(o.gpt, o.grid);
+    ovb::mb::gemm_cases(o.gemms, o.grid);  // fails before the run
     ovb::mb::parse_bytes(o.flush_bytes, "--flush-bytes");
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
-    std::vector<ovb::mb::GemmCase> cases;
-    for (const std::string& s : o.shapes) cases.push_back({"", ovb::mb::parse_gemm_shape(s)});
     std::string gpt_label;
-    if (o.gpt.enabled()) {
-      for (auto& c : ovb::mb::gpt_gemm_cases(o.gpt, o.grid)) cases.push_back(c);
-      gpt_label = ovb::mb::gpt_label(o.gpt, o.grid);
-    }
-    for (const std::string& d : o.dtypes) {
-      const ovb::GemmType type =
-          d == "default"
-              ? (env.backend().name() == "host" ? ovb::GemmType::fp32 : ovb::GemmType::bf16)
-              : ovb::parse_gemm_type(d);
+    const std::vector<ovb::mb::GemmCase> cases = ovb::mb::gemm_cases(o.gemms, o.grid, &gpt_label);
+    for (const ovb::GemmType type : ovb::mb::gemm_types(o.gemms, env.backend().name())) {
       for (const ovb::mb::GemmCase& c : cases) {
         ovb::mb::GemmPoint pt;
         pt.gcase = c;

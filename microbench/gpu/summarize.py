@@ -34,12 +34,19 @@ def runs(doc):
     return list(out.values()), skipped
 
 
+def result_runs(folder, pattern):
+    """(file name, runs, skipped) of every readable result file matching pattern."""
+    for path in sorted(glob.glob(os.path.join(folder, pattern))):
+        doc = load(path)
+        if doc:
+            yield (os.path.basename(path),) + runs(doc)
+
+
 def fmt(v, nd=1):
     return "-" if v is None else f"{v:.{nd}f}"
 
 
 def gemm_section(folder, lines):
-    docs = [(p, load(p)) for p in sorted(glob.glob(os.path.join(folder, "gemm-*.json")))]
     target = load(os.path.join(folder, "gemm-target.json"))
     lines.append("## GEMM (1 rank)\n")
     if target:
@@ -59,14 +66,10 @@ def gemm_section(folder, lines):
     lines.append("| file | benchmark | TFLOP/s | % peak | time (us) | algo | over_best |")
     lines.append("|---|---|---|---|---|---|---|")
     skipped_all = {}
-    for path, doc in docs:
-        if not doc:
-            lines.append(f"| {os.path.basename(path)} | (unreadable) | | | | | |")
-            continue
-        rs, skipped = runs(doc)
+    for name, rs, skipped in result_runs(folder, "gemm-*.json"):
         skipped_all.update(skipped)
         for b in rs:
-            lines.append(f"| {os.path.basename(path)} | `{b['name']}` | {fmt(b.get('tflops'))} | "
+            lines.append(f"| {name} | `{b['name']}` | {fmt(b.get('tflops'))} | "
                          f"{fmt(b.get('pct_peak'))} | {fmt(b.get('time_us'))} | "
                          f"{int(b.get('algo', -1))} | {fmt(b.get('over_best'), 3)} |")
     for name, msg in skipped_all.items():
@@ -79,13 +82,9 @@ def collective_section(folder, lines):
     lines.append("Multi-rank runs share one GPU over loopback sockets: emulated bandwidth.\n")
     lines.append("| file | ranks | benchmark | size (B) | time max (us) | algbw | busbw | wrong |")
     lines.append("|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(folder, "collective-*.json"))):
-        doc = load(path)
-        if not doc:
-            continue
-        rs, _ = runs(doc)
+    for name, rs, _ in result_runs(folder, "collective-*.json"):
         for b in rs:
-            lines.append(f"| {os.path.basename(path)} | {int(b['ranks'])} | `{b['name']}` | "
+            lines.append(f"| {name} | {int(b['ranks'])} | `{b['name']}` | "
                          f"{int(b['bytes'])} | {fmt(b['time_max_us'])} | {fmt(b['algbw'], 2)} | "
                          f"{fmt(b['busbw'], 2)} | {int(b['wrong'])} |")
     lines.append("")
@@ -96,16 +95,12 @@ def overlap_section(folder, lines):
     lines.append("| file | benchmark | label | t_c | t_m | t_o | efficiency | speedup | "
                  "fraction of ideal | compute slowdown | comm slowdown |")
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
-    for path in sorted(glob.glob(os.path.join(folder, "overlap-*.json"))):
-        doc = load(path)
-        if not doc:
-            continue
-        rs, _ = runs(doc)
+    for name, rs, _ in result_runs(folder, "overlap-*.json"):
         for b in rs:
             label = " ".join(kv for kv in b.get("label", "").split()
                              if kv.split("=")[0] in ("prio", "order", "max_ctas", "cdmc"))
             lines.append(
-                f"| {os.path.basename(path)} | `{b['name']}` | {label} | {fmt(b['t_compute_us'])} | "
+                f"| {name} | `{b['name']}` | {label} | {fmt(b['t_compute_us'])} | "
                 f"{fmt(b['t_comm_us'])} | {fmt(b['t_overlap_us'])} | "
                 f"{fmt(b['overlap_efficiency'], 3)} | {fmt(b['speedup_vs_serial'], 3)} | "
                 f"{fmt(b.get('fraction_of_ideal'), 3)} | {fmt(b['compute_slowdown'], 3)} | "

@@ -92,8 +92,8 @@ int bench_main(const Program& program, int argc, char** argv) {
     {
       BenchEnv env(ctx, *backend, common);
       program.register_all(env);
-      const std::vector<RunRecord> records =
-          run_benchmarks(args.out, ctx.rank, [&] { return run_context(backend.get(), ctx); });
+      const std::vector<RunRecord> records = run_benchmarks(
+          args.out, ctx.rank, ctx.world, [&] { return run_context(backend.get(), ctx); });
       if (ctx.rank == 0 && program.report) program.report(records);
       wrong = env.wrong();
       benchmark::ClearRegisteredBenchmarks();  // their closures refer to env

@@ -10,6 +10,13 @@
 
 namespace ovb::mb {
 
+void add_colls_option(CLI::App& app, std::vector<std::string>& colls) {
+  app.add_option("--colls", colls, "Collectives: all_reduce, reduce_scatter, all_gather")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}))
+      ->capture_default_str();
+}
+
 void add_comm_options(CLI::App& app, CommOptions& o) {
   app.add_option("--groups", o.groups,
                  "Groups: world, or x, y, z, data of the grid --gx --gy --gz --gdata")

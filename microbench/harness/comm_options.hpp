@@ -18,6 +18,9 @@ struct CommOptions {
   std::vector<std::string> min_ctas{"default"}, max_ctas{"default"}, cta_policy{"default"};
 };
 
+// --colls: collective kinds to run.
+void add_colls_option(CLI::App& app, std::vector<std::string>& colls);
+
 // --groups, --gx --gy --gz --gdata --grid-order, --min-ctas, --max-ctas, --cta-policy.
 void add_comm_options(CLI::App& app, CommOptions& o);
 

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "harness/ranks.hpp"
 #include "ovb/backend.hpp"
 #include "ovb/error.hpp"
 #include "ovb/gemm.hpp"
@@ -121,6 +122,23 @@ std::string agree_on_skip(const std::string& local_reason);
 
 // Fails (Error) unless all ranks run the same number of iterations in this call.
 void check_iterations_agree(const benchmark::State& state);
+
+// The untimed start of a prepared workload (anything with run(Stream&) and check(bool)): one run,
+// the correctness check (wrong elements summed over ranks, recorded under `benchmark`), then
+// --warmup runs. Returns the wrong count.
+template <class W>
+std::int64_t check_and_warm_up(BenchEnv& env, const std::string& benchmark, W& work, Stream& s);
+
+template <class W>
+std::int64_t check_and_warm_up(BenchEnv& env, const std::string& benchmark, W& work, Stream& s) {
+  work.run(s);
+  s.synchronize();
+  const std::int64_t wrong = sum_over_ranks(work.check(env.opts().inject_wrong));
+  env.add_wrong(benchmark, wrong);
+  for (int i = 0; i < env.opts().warmup; ++i) work.run(s);
+  s.synchronize();
+  return wrong;
+}
 
 template <class T>
 T* prepare_or_skip(benchmark::State& state, BenchEnv& env, const std::string& key,

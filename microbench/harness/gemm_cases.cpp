@@ -1,6 +1,8 @@
 // GEMM cases: explicit shapes and the local GEMMs of a GPT on a 4D grid (see gemm_cases.hpp).
 #include "harness/gemm_cases.hpp"
 
+#include <algorithm>
+
 #include "harness/sizes.hpp"
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
@@ -112,6 +114,44 @@ std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& g
         throw UsageError("unknown GEMM pass '" + pass + "' (expected fwd, dx or dw)");
       out.push_back({layer + "." + pass, s});
     }
+  }
+  return out;
+}
+
+void add_gemm_selection_options(CLI::App& app, GemmSelection& sel, const std::string& dtype_note) {
+  app.add_option("--shapes", sel.shapes,
+                 "GEMM shapes MxNxK[:TATB], comma-separated; row-major C[M,N] = op(A) op(B), "
+                 "TATB = transposes of A and B, n or t (default nn)")
+      ->delimiter(',');
+  app.add_option("--dtypes", sel.dtypes,
+                 "GEMM precisions: fp32, tf32, fp16, bf16, fp8 (e4m3 inputs, bf16 output, sm_89+); "
+                 "default: bf16 on CUDA, fp32 on host" +
+                     (dtype_note.empty() ? "" : "; " + dtype_note))
+      ->delimiter(',')
+      ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
+      ->capture_default_str();
+  add_gpt_options(app, sel.gpt);
+}
+
+std::vector<GemmCase> gemm_cases(const GemmSelection& sel, const GridShape& grid,
+                                 std::string* label) {
+  if (sel.shapes.empty() && !sel.gpt.enabled())
+    throw UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
+  std::vector<GemmCase> cases;
+  for (const std::string& s : sel.shapes) cases.push_back({"", parse_gemm_shape(s)});
+  if (sel.gpt.enabled())
+    for (GemmCase& c : gpt_gemm_cases(sel.gpt, grid)) cases.push_back(std::move(c));
+  if (label) *label = sel.gpt.enabled() ? gpt_label(sel.gpt, grid) : "";
+  return cases;
+}
+
+std::vector<GemmType> gemm_types(const GemmSelection& sel, std::string_view backend_name) {
+  std::vector<GemmType> out;
+  for (const std::string& d : sel.dtypes) {
+    const GemmType t = d != "default"           ? parse_gemm_type(d)
+                       : backend_name == "host" ? GemmType::fp32
+                                                : GemmType::bf16;
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }
   return out;
 }

@@ -44,6 +44,25 @@ void add_gpt_options(CLI::App& app, GptGemmOptions& o);
 // Throws UsageError when the model does not fit the grid (validate_gpt_plan) or a name is unknown.
 std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& grid);
 
+// What a program's GEMM options select: shapes, GPT layers, precisions.
+struct GemmSelection {
+  std::vector<std::string> shapes;
+  std::vector<std::string> dtypes{"default"};
+  GptGemmOptions gpt;
+};
+
+// --shapes, --dtypes (dtype_note: what the precision also decides, may be empty), and the GPT
+// options.
+void add_gemm_selection_options(CLI::App& app, GemmSelection& sel, const std::string& dtype_note);
+
+// The cases (explicit shapes, then GPT GEMMs on the grid). Throws UsageError for a bad shape, an
+// invalid GPT configuration, or nothing selected. gpt_label, when given, gets gpt_label(...) or "".
+std::vector<GemmCase> gemm_cases(const GemmSelection& sel, const GridShape& grid,
+                                 std::string* gpt_label = nullptr);
+
+// The precisions, once each; "default" is bf16 on CUDA and fp32 on host.
+std::vector<GemmType> gemm_types(const GemmSelection& sel, std::string_view backend_name);
+
 // A description of the GPT configuration for labels: "gpt=1.3B hidden=2048 grid=2x2x1x1 batch=8
 // seq=2048".
 std::string gpt_label(const GptGemmOptions& o, const GridShape& grid);

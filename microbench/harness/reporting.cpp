@@ -73,12 +73,13 @@ class NullBuf final : public std::streambuf {
   int overflow(int c) override { return c; }
 };
 
-std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const OutputOptions& out) {
+std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const OutputOptions& out,
+                                                               int world) {
   if (out.format == "json") return std::make_unique<benchmark::JSONReporter>();
   const char* term = std::getenv("TERM");
-  const bool color = out.color == "auto"
-                         ? (isatty(STDOUT_FILENO) && term && std::string(term) != "dumb")
-                         : truthy(out.color);
+  const bool color = out.color == "auto" ? (world == 1 && isatty(STDOUT_FILENO) && term &&
+                                            std::string(term) != "dumb")
+                                         : truthy(out.color);
   int opts = benchmark::ConsoleReporter::OO_None;
   if (color) opts |= benchmark::ConsoleReporter::OO_Color;
   if (out.tabular) opts |= benchmark::ConsoleReporter::OO_Tabular;
@@ -172,7 +173,7 @@ std::string gbench_flags_help() {
          "  --benchmark_counters_tabular=true   rank 0's standard output\n";
 }
 
-std::vector<RunRecord> run_benchmarks(const OutputOptions& out, int rank,
+std::vector<RunRecord> run_benchmarks(const OutputOptions& out, int rank, int world,
                                       const std::function<nlohmann::json()>& context) {
   std::vector<RunRecord> records;
   if (rank != 0) {
@@ -189,7 +190,7 @@ std::vector<RunRecord> run_benchmarks(const OutputOptions& out, int rank,
     std::cout.rdbuf(saved);
     return records;
   }
-  std::unique_ptr<benchmark::BenchmarkReporter> display = display_reporter(out);
+  std::unique_ptr<benchmark::BenchmarkReporter> display = display_reporter(out, world);
   std::ostringstream json_text;
   benchmark::JSONReporter json;
   json.SetOutputStream(&json_text);

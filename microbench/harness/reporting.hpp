@@ -57,7 +57,9 @@ std::string gbench_flags_help();
 
 // Runs the registered benchmarks. Rank 0 prints and, with out.out_path, writes the JSON file
 // (atomically) with context() merged into its "context"; returns rank 0's records (none elsewhere).
-std::vector<RunRecord> run_benchmarks(const OutputOptions& out, int rank,
+// Colour (--benchmark_color=auto) only on a terminal and with one rank: mpirun gives ranks a
+// pseudo-terminal even when its own output goes to a file.
+std::vector<RunRecord> run_benchmarks(const OutputOptions& out, int rank, int world,
                                       const std::function<nlohmann::json()>& context);
 
 }  // namespace ovb::mb

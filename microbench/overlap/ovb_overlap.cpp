@@ -24,9 +24,7 @@
 namespace {
 
 struct OverlapOptions {
-  std::vector<std::string> shapes;
-  std::vector<std::string> dtypes{"default"};
-  ovb::mb::GptGemmOptions gpt;
+  ovb::mb::GemmSelection gemms;
   std::vector<std::string> colls{"all_reduce"};
   std::vector<std::string> sizes{"16M"};
   ovb::mb::CommOptions comm;
@@ -77,19 +75,8 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
   p.name = "ovb-overlap";
   p.about = "Overlap of one GEMM and one collective on two streams, against each alone";
   p.add_options = [&o](CLI::App& app) {
-    app.add_option("--shapes", o.shapes, "GEMM shapes MxNxK[:TATB], comma-separated")
-        ->delimiter(',');
-    app.add_option("--dtypes", o.dtypes,
-                   "GEMM precisions (the collective uses the GEMM's output type): fp32, tf32, "
-                   "fp16, bf16, fp8; default: bf16 on CUDA, fp32 on host")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
-        ->capture_default_str();
-    ovb::mb::add_gpt_options(app, o.gpt);
-    app.add_option("--colls", o.colls, "Collectives: all_reduce, reduce_scatter, all_gather")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}))
-        ->capture_default_str();
+    ovb::mb::add_gemm_selection_options(app, o.gemms, "the collective uses the GEMM's output type");
+    ovb::mb::add_colls_option(app, o.colls);
     app.add_option("--sizes", o.sizes, "Collective sizes S (bytes of the full buffer), e.g. 16M")
         ->delimiter(',')
         ->capture_default_str();
@@ -117,28 +104,17 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
   };
   p.configure = [&o](const ovb::LaunchContext& ctx, const std::set<std::string>& cli) {
     apply_cdmc(o, ctx);
-    if (o.shapes.empty() && !o.gpt.enabled())
-      throw ovb::UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
-    for (const std::string& s : o.shapes) ovb::mb::parse_gemm_shape(s);
-    if (o.gpt.enabled()) ovb::mb::gpt_gemm_cases(o.gpt, o.comm.grid);
+    ovb::mb::gemm_cases(o.gemms, o.comm.grid);  // fails before the run
     for (const std::string& s : o.sizes) ovb::mb::parse_bytes(s, "--sizes");
     ovb::mb::check_comm_options(o.comm, cli, ctx.world);
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     ovb::mb::setup_groups(env, o.comm);
-    std::vector<ovb::mb::GemmCase> cases;
-    for (const std::string& s : o.shapes) cases.push_back({"", ovb::mb::parse_gemm_shape(s)});
     std::string gpt_label;
-    if (o.gpt.enabled()) {
-      for (auto& c : ovb::mb::gpt_gemm_cases(o.gpt, o.comm.grid)) cases.push_back(c);
-      gpt_label = ovb::mb::gpt_label(o.gpt, o.comm.grid);
-    }
+    const std::vector<ovb::mb::GemmCase> cases =
+        ovb::mb::gemm_cases(o.gemms, o.comm.grid, &gpt_label);
     std::set<std::string> names;
-    for (const std::string& d : o.dtypes) {
-      const ovb::GemmType gt =
-          d == "default"
-              ? (env.backend().name() == "host" ? ovb::GemmType::fp32 : ovb::GemmType::bf16)
-              : ovb::parse_gemm_type(d);
+    for (const ovb::GemmType gt : ovb::mb::gemm_types(o.gemms, env.backend().name())) {
       for (const ovb::mb::GemmCase& c : cases)
         for (const std::string& coll : o.colls)
           for (const std::string& g : o.comm.groups)
