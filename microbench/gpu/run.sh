@@ -70,10 +70,10 @@ step gemm-gpt13b 120 "$bin/ovb-gemm" --backend cuda --gpt 13B --gx 2 --gy 2 --gz
   --dtypes bf16,fp8 --min-time 0.05 --benchmark_out="$out/gemm-gpt13b.json"
 step gemm-coldl2 60 "$bin/ovb-gemm" --backend cuda --shapes 8192x8192x8192,2048x2048x2048 \
   --dtypes bf16 --l2-flush --min-time 0.1 --benchmark_out="$out/gemm-coldl2.json"
-step collective-1 120 "$bin/ovb-collective" --backend cuda -b 1K -e 256M -f 4 --dtypes bf16 \
+step collective-1 90 "$bin/ovb-collective" --backend cuda -b 64K -e 64M -f 8 --dtypes bf16 \
   --inner 5 --min-time 0.05 --benchmark_out="$out/collective-1.json"
 step overlap-1 150 "$sweep" "$out/overlap-1" "$bin/ovb-overlap" --backend cuda \
-  --shapes 8192x8192x8192:nt,4096x4096x4096:nt --sizes 64M --colls all_reduce,all_gather \
+  --shapes 8192x8192x8192:nt,4096x4096x4096:nt --sizes 64M --colls all_reduce \
   --priorities equal,comm_high,compute_high --orders comm_first,gemm_first --max-ctas default,8 \
   --cdmc 1,default --min-time 0.05
 
