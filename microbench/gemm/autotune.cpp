@@ -12,6 +12,9 @@ AutotuneResult autotune(GemmWorkload& w, Stream& s, StreamTimer& timer, int reps
   ScopedRange range("autotune " + std::string(name_of(w.type())), "measure");
   AutotuneResult r;
   r.candidates = w.plan().algo_count();
+  // Every rank times the same candidates (each time is reduced over ranks): a GPU that offers a
+  // different number must stop the run, not desynchronize it.
+  require_same_on_all_ranks(r.candidates, "the number of cuBLASLt autotune candidates");
   for (int i = 0; i < r.candidates; ++i) {
     w.plan().set_algo(i);
     w.run(s);  // first call of an algorithm: module loading, not its speed

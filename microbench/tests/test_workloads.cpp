@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "harness/collective.hpp"
+#include "harness/env.hpp"
 #include "harness/gemm_workload.hpp"
 #include "harness/ranks.hpp"
 #include "ovb/test_main.hpp"
@@ -128,6 +129,24 @@ TEST(GemmWorkload, UnsupportedTypesAndBudgetsAreUsageErrors) {
                UsageError);
   EXPECT_THROW(GemmWorkload(*backend, *gemm, GemmShape{0, 8, 8}, GemmType::fp32, 1, 1u << 30),
                UsageError);
+}
+
+// The rank agreements that keep every rank issuing the same collectives.
+TEST(Ranks, SkipReasonsAndIterationCountsAreAgreed) {
+  const LaunchContext& ctx = ovb::testing::launch();
+  EXPECT_EQ(agree_on_skip(""), "");
+  const std::string last = ctx.rank == ctx.world - 1 ? "too big" : "";
+  const std::string want =
+      ctx.world == 1 ? "too big" : "rank " + std::to_string(ctx.world - 1) + ": too big";
+  EXPECT_EQ(agree_on_skip(last), want);
+  EXPECT_EQ(agree_on_skip(ctx.rank == 0 ? "first" : "other"), "first");
+  EXPECT_NO_THROW(require_same_on_all_ranks(42, "x"));
+  if (ctx.world > 1) {
+    EXPECT_THROW(require_same_on_all_ranks(ctx.rank, "the rank"), Error);
+  }
+  const MeanMax mm = mean_max_over_ranks(static_cast<double>(ctx.rank));
+  EXPECT_DOUBLE_EQ(mm.max, ctx.world - 1);
+  EXPECT_DOUBLE_EQ(mm.mean, (ctx.world - 1) / 2.0);
 }
 
 }  // namespace
