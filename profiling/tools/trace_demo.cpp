@@ -199,11 +199,11 @@ int main(int argc, char** argv) {
     auto backend = make_backend(o.backend, ctx);
     const ProcessGrid pg(o.grid);
     const std::vector<CollOp> ops = plan(o, *backend);
-    Comms comms = make_comms(*backend, pg);
-    // Before warm-up: the CUDA tracer must see the kernels' modules load.
+    // Before NCCL and the warm-up: the CUDA tracer must see the kernels' modules load.
     std::optional<TraceSession> trace;
     if (!o.trace_dir.empty())
       trace.emplace(TraceOptions{o.trace_dir, ctx.rank, ctx.world, backend.get()});
+    Comms comms = make_comms(*backend, pg);
     Iteration it(*backend, comms, ops, o.gemm);
     for (int i = 0; i < o.warmup; ++i) it.run();
     MPI_Barrier(MPI_COMM_WORLD);

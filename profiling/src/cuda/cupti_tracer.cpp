@@ -143,10 +143,11 @@ void CuptiTracer::start(const TracerConfig& cfg) {
           CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
           CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
       OVB_TRACE_CUPTI(cuptiActivityEnable(k));
-    if (cfg_.api_records) {
-      OVB_TRACE_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
-      OVB_TRACE_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
-    }
+    // Always on: CUPTI writes an external-correlation record only in front of an API record, so
+    // the join of kernels to ranges needs them (NCCL launches through the driver API). They are
+    // kept in the trace only with api_records.
+    OVB_TRACE_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME));
+    OVB_TRACE_CUPTI(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
   } catch (...) {
     cuptiUnsubscribe(sub);
     subscriber_ = nullptr;
@@ -373,6 +374,7 @@ void CuptiTracer::keep_record(const void* rec) {
     }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
+      if (!cfg_.api_records) break;
       const auto* a = static_cast<const ApiRecord*>(rec);
       const auto b = static_cast<std::int64_t>(a->start), e = static_cast<std::int64_t>(a->end);
       if (keep(b, e))

@@ -1,13 +1,14 @@
 // The process's CUPTI tracer (CUPTI allows one subscriber per process, so there is one).
 //
 // Collection: CUPTI Activity API with CONCURRENT_KERNEL (never KERNEL, which serialises kernels),
-// MEMCPY, MEMSET, SYNCHRONIZATION, MARKER (NVTX), EXTERNAL_CORRELATION, and RUNTIME/DRIVER when
-// asked. Buffers of 1-8 MB (default 4), 8-byte aligned inside a larger allocation that is the one
-// freed. Ranges: the caller's hooks (linked: ovb::ScopedRange; injected: CUPTI's NVTX callbacks)
-// record them and push an external correlation id while they are open, so every kernel launched
-// inside one is joined to it through its correlation id - that is how NCCL kernels get the
-// collective kind, group and bytes of the suite's collective ranges.
-// Flushing: flush() after a device synchronize, on context destruction, and before writing.
+// MEMCPY, MEMSET, SYNCHRONIZATION, MARKER (NVTX), EXTERNAL_CORRELATION, RUNTIME and DRIVER (the
+// API records are what external-correlation records precede; kept in the trace only when asked).
+// Buffers of 1-8 MB (default 4), 8-byte aligned inside a larger allocation that is the one freed.
+// Ranges: the caller's hooks (linked: ovb::ScopedRange; injected: CUPTI's NVTX callbacks) record
+// them and push an external correlation id while they are open, so every kernel launched inside one
+// is joined to it through its correlation id - that is how NCCL kernels get the collective kind,
+// group and bytes of the suite's collective ranges. Flushing: flush() after a device synchronize,
+// on context destruction, and before writing.
 #pragma once
 
 #include <atomic>
@@ -25,7 +26,7 @@ namespace ovb::trace::cuda {
 
 struct TracerConfig {
   std::size_t buffer_bytes = 4u << 20;  // clamped to 1..8 MB
-  bool api_records = false;             // RUNTIME + DRIVER activity (cuda_runtime events)
+  bool api_records = false;             // write the runtime/driver API calls into the trace
   bool nvtx_callbacks = false;          // injected mode: ranges from CUPTI's NVTX callbacks
   WindowConfig window;
   std::string mode = "linked";  // "linked" or "injected", written into the trace
