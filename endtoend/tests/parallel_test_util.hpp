@@ -23,6 +23,9 @@ struct Case {
   }
 };
 
+// On the GPU (ranks sharing one GPU over loopback NCCL) the tests run a reduced case list.
+inline bool on_gpu() { return ovb::testing::options().backend == "cuda"; }
+
 inline Config test_config(const Case& c, int iters = 10) {
   Config cfg;
   cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64, 4 heads
@@ -32,7 +35,12 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.plan.batch = 8;
   cfg.plan.recompute = c.recompute;
   cfg.plan.cache_weights = c.cache;
-  cfg.plan.gemm_workspace_bytes = 0;
+  // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
+  // either, so that the equivalence tolerances hold.
+  cfg.backend.name = ovb::testing::options().backend;
+  cfg.backend.ranks_per_gpu = ovb::testing::options().ranks_per_gpu;
+  cfg.plan.act_dtype = DType::f32;
+  cfg.plan.gemm_workspace_bytes = on_gpu() ? kCudaGemmWorkspace : 0;
   parse_overlap(c.overlap, cfg.plan);
   cfg.iters = iters;
   cfg.warmup = 0;
@@ -41,7 +49,6 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.optim.min_lr = 3e-4;
   cfg.optim.lr_warmup_iters = 2;
   cfg.optim.lr_decay_iters = iters;
-  cfg.backend.name = "host";
   return cfg;
 }
 

@@ -1,4 +1,5 @@
 // Picks the kernel implementation of a backend, and what memory a rank may use (kernels.hpp).
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -27,7 +28,8 @@ std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory
 
 double free_device_memory(Backend& backend, const LaunchContext& ctx) {
 #ifdef OVB_HAVE_CUDA
-  if (backend.name() == "cuda") return cuda_free_memory();
+  // Ranks sharing one GPU (--ranks-per-gpu) share its free memory.
+  if (backend.name() == "cuda") return cuda_free_memory() / std::max(1, backend.ranks_per_gpu());
 #endif
   std::ifstream in("/proc/meminfo");
   std::string line;

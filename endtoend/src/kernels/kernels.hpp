@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "kernels/math.hpp"  // kLnEps
 #include "model/layout.hpp"
 #include "train/memory.hpp"
 #include "ovb/backend.hpp"
@@ -22,8 +23,6 @@ struct AdamWArgs {
   int step = 1;     // 1-based, for the bias corrections
   float clip = 0;   // > 0: gradients scaled by min(1, clip / global norm)
 };
-
-inline constexpr float kLnEps = 1e-5f;
 
 class Kernels {
  public:

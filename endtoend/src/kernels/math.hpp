@@ -7,6 +7,8 @@
 
 namespace ovb::gpt {
 
+inline constexpr float kLnEps = 1e-5f;  // layer-norm epsilon
+
 // GELU, tanh approximation (GPT-2; cuBLASLt's GELU epilogue uses the same).
 OVB_HD float gelu(float x) {
   const float k = 0.7978845608028654f;  // sqrt(2/pi)

@@ -1,0 +1,131 @@
+// CUDA kernels: memory, initialisation by global index, casts, residual add, GELU, bias gradient
+// (see kernels.hpp for the contracts; the host versions are in kernels/host/elementwise.cpp).
+#include "kernels/cuda/common.cuh"
+#include "kernels/cuda/launch.hpp"
+#include "kernels/math.hpp"
+#include "model/rng.hpp"
+
+namespace ovb::gpt::cuda {
+
+namespace {
+
+
+__global__ void init_kernel(float* p, InitArgs a) {
+  for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < a.count;
+       e += std::int64_t(gridDim.x) * blockDim.x) {
+    float v = a.init == 1 ? 1.0f : 0.0f;
+    if (a.init == 0) {
+      const std::int64_t f = a.flat0 + e;
+      const std::int64_t g = (a.row0 + f / a.block_cols) * a.cols + a.col0 + f % a.block_cols;
+      v = a.stddev * normal_at(a.seed, a.id, static_cast<std::uint64_t>(g));
+    }
+    p[e] = v;
+  }
+}
+
+template <class To, class From>
+__global__ void cast_kernel(const From* src, To* dst, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dst[i] = from_f<To>(to_f(src[i]));
+}
+
+template <class T>
+__global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    out[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+}
+
+template <class T>
+__global__ void gelu_fwd_kernel(const T* x, T* y, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    y[i] = from_f<T>(gelu(to_f(x[i])));
+}
+
+template <class T>
+__global__ void gelu_bwd_kernel(const T* x, const T* dy, T* dx, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    dx[i] = from_f<T>(gelu_grad(to_f(x[i])) * to_f(dy[i]));
+}
+
+// db[c] += sum_t dy[t, c]: 32 columns per block (coalesced rows), 16 row lanes, no atomics.
+template <class T>
+__global__ void bias_grad_kernel(const T* dy, float* db, std::int64_t T_, std::int64_t C) {
+  __shared__ float part[16][33];
+  const std::int64_t c = blockIdx.x * 32 + threadIdx.x;
+  float s = 0;
+  if (c < C)
+    for (std::int64_t t = threadIdx.y; t < T_; t += 16) s += to_f(dy[t * C + c]);
+  part[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < C) {
+    for (int r = 1; r < 16; ++r) s += part[r][threadIdx.x];
+    db[c] += s;
+  }
+}
+
+}  // namespace
+
+void launch_init(cudaStream_t s, float* p, const InitArgs& a) {
+  if (a.count == 0) return;
+  init_kernel<<<grid_for(a.count, 256), 256, 0, s>>>(p, a);
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_to_act(cudaStream_t s, DType act, const float* src, void* dst, std::int64_t n) {
+  dispatch(act, [&](auto tag) {
+    using T = decltype(tag);
+    cast_kernel<T, float><<<grid_for(n, 256), 256, 0, s>>>(src, static_cast<T*>(dst), n);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_to_f32(cudaStream_t s, DType act, const void* src, float* dst, std::int64_t n) {
+  dispatch(act, [&](auto tag) {
+    using T = decltype(tag);
+    cast_kernel<float, T><<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(src), dst, n);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out, std::int64_t n) {
+  dispatch(act, [&](auto tag) {
+    using T = decltype(tag);
+    add_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
+        static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_gelu_forward(cudaStream_t s, DType act, const void* x, void* y, std::int64_t n) {
+  dispatch(act, [&](auto tag) {
+    using T = decltype(tag);
+    gelu_fwd_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(x),
+                                                                static_cast<T*>(y), n);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* dy, void* dx,
+                                std::int64_t n) {
+  dispatch(act, [&](auto tag) {
+    using T = decltype(tag);
+    gelu_bwd_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
+        static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+void launch_bias_grad(cudaStream_t s, DType act, const void* dy, float* db, std::int64_t T, std::int64_t C) {
+  dispatch(act, [&](auto tag) {
+    using E = decltype(tag);
+    bias_grad_kernel<E><<<static_cast<unsigned>((C + 31) / 32), dim3(32, 16), 0, s>>>(
+        static_cast<const E*>(dy), db, T, C);
+  });
+  OVB_CHECK_LAUNCH();
+}
+
+}  // namespace ovb::gpt::cuda

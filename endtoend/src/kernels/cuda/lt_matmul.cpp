@@ -1,0 +1,133 @@
+// cuBLASLt front end (see lt_matmul.hpp).
+#include "kernels/cuda/lt_matmul.hpp"
+
+#include <cublasLt.h>
+
+#include <bit>
+
+#include "ovb/cuda/check.hpp"
+#include "ovb/error.hpp"
+#include "ovb/gpt_plan.hpp"
+
+namespace ovb::gpt::cuda {
+
+namespace {
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::f32: return CUDA_R_32F;
+    case DType::f16: return CUDA_R_16F;
+    case DType::bf16: return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
+}
+
+// Largest power of two <= 256 that divides every pointer's address.
+int alignment(std::initializer_list<const void*> ptrs) {
+  std::uintptr_t bits = 256;
+  for (const void* p : ptrs)
+    if (p) bits |= reinterpret_cast<std::uintptr_t>(p);
+  return static_cast<int>(bits & (~bits + 1));
+}
+
+enum Epilogue { kDefault = 0, kBias = 1, kGelu = 2, kGeluBias = 3 };
+}  // namespace
+
+struct LtMatmul::Plan {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  ~Plan() {
+    if (ld) cublasLtMatrixLayoutDestroy(ld);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (desc) cublasLtMatmulDescDestroy(desc);
+  }
+};
+
+LtMatmul::LtMatmul(Backend& backend, TrackedMemory* mem) {
+  cublasLtHandle_t h = nullptr;
+  OVB_CHECK_CUBLAS(cublasLtCreate(&h));
+  handle_ = h;
+  workspace_ = mem ? mem->allocate(kCudaGemmWorkspace, MemKind::workspace)
+                   : backend.allocate(kCudaGemmWorkspace);
+}
+
+LtMatmul::~LtMatmul() {
+  plans_.clear();
+  if (handle_) cublasLtDestroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+std::string LtMatmul::description() const {
+  return "cuBLASLt (heuristic, fused bias/GELU epilogues, " + std::to_string(plans_.size()) +
+         " GEMM shapes)";
+}
+
+LtMatmul::Plan& LtMatmul::plan(const Key& key) {
+  auto it = plans_.find(key);
+  if (it != plans_.end()) return *it->second;
+  auto p = std::make_unique<Plan>();
+  const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // fp32 accumulation, no TF32
+  OVB_CHECK_CUBLAS(cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F));
+  const cublasOperation_t ta = key.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t tb = key.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
+  if (key.epilogue == kBias) epi = CUBLASLT_EPILOGUE_BIAS;
+  if (key.epilogue == kGelu) epi = CUBLASLT_EPILOGUE_GELU_AUX;
+  if (key.epilogue == kGeluBias) epi = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  if (key.epilogue & kGelu) {
+    const std::int64_t ld_aux = key.ldd;
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
+                                                    &ld_aux, sizeof ld_aux));
+  }
+  const auto a = cuda_type(static_cast<DType>(key.a)), b = cuda_type(static_cast<DType>(key.b)),
+             d = cuda_type(static_cast<DType>(key.d));
+  // Stored shapes: A is [m,k] (or [k,m] when transposed), B [k,n] (or [n,k]), D [m,n].
+  OVB_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->la, a, key.ta ? key.k : key.m,
+                                              key.ta ? key.m : key.k, key.lda));
+  OVB_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->lb, b, key.tb ? key.n : key.k,
+                                              key.tb ? key.k : key.n, key.ldb));
+  OVB_CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&p->ld, d, key.m, key.n, key.ldd));
+  cublasLtMatmulPreference_t pref = nullptr;
+  OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  const std::size_t ws = kCudaGemmWorkspace;
+  const std::uint32_t al = static_cast<std::uint32_t>(key.align);
+  OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+    OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof al));
+  cublasLtMatmulHeuristicResult_t heur{};
+  int found = 0;
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->la,
+                                                           p->lb, p->ld, p->ld, pref, 1, &heur, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    throw Error("cuBLASLt has no algorithm for GEMM m=" + std::to_string(key.m) + " n=" +
+                std::to_string(key.n) + " k=" + std::to_string(key.k) + " epilogue " +
+                std::to_string(key.epilogue) + " alignment " + std::to_string(key.align) + " (" +
+                ovb::cuda::cublas_message(st) + ")");
+  p->algo = heur.algo;
+  return *plans_.emplace(key, std::move(p)).first->second;
+}
+
+void LtMatmul::run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
+  const int epi = (op.bias ? kBias : 0) | (op.aux ? kGelu : 0);
+  const Key key{op.m, op.n, op.k, op.lda, op.ldb, op.ldd, op.ta, op.tb,
+                static_cast<int>(op.a), static_cast<int>(op.b), static_cast<int>(op.d), epi,
+                alignment({A, B, D, op.aux})};
+  Plan& p = plan(key);
+  if (op.bias)
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                    &op.bias, sizeof op.bias));
+  if (op.aux)
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
+                                                    &op.aux, sizeof op.aux));
+  const float alpha = 1.0f, beta = 0.0f;
+  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, A, p.la, B,
+                                  p.lb, &beta, D, p.ld, D, p.ld, &p.algo, workspace_.data(),
+                                  kCudaGemmWorkspace, static_cast<cudaStream_t>(s.native())));
+}
+
+}  // namespace ovb::gpt::cuda

@@ -1,0 +1,48 @@
+// A small cuBLASLt front end for gpt4d's GEMMs: mixed input/output types (bf16 inputs with an
+// fp32 weight gradient), fused epilogues (bias; GELU with the pre-activation kept as the aux
+// output), a cache of descriptors and heuristic choices per shape, and pointer alignment passed
+// to the heuristic so an algorithm never assumes more alignment than the buffers have.
+// Column-major terms, as cuBLASLt: D[m,n] = op(A)[m,k] op(B)[k,n] (+ bias[m]).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ovb/backend.hpp"
+#include "train/memory.hpp"
+
+namespace ovb::gpt::cuda {
+
+struct LtOp {
+  std::int64_t m = 0, n = 0, k = 0;
+  bool ta = false, tb = false;  // op(A) = A^T, op(B) = B^T
+  std::int64_t lda = 0, ldb = 0, ldd = 0;
+  DType a = DType::bf16, b = DType::bf16, d = DType::bf16;
+  const void* bias = nullptr;  // [m] in type d (BIAS epilogue)
+  void* aux = nullptr;         // GELU epilogue: aux[m,n] (ld ldd) receives the pre-activation
+};
+
+class LtMatmul {
+ public:
+  LtMatmul(Backend& backend, TrackedMemory* mem);
+  ~LtMatmul();
+  void run(Stream& s, const LtOp& op, const void* A, const void* B, void* D);
+  std::string description() const;
+
+ private:
+  struct Plan;
+  struct Key {
+    std::int64_t m, n, k, lda, ldb, ldd;
+    int ta, tb, a, b, d, epilogue, align;
+    auto operator<=>(const Key&) const = default;
+  };
+  Plan& plan(const Key& key);
+
+  void* handle_ = nullptr;  // cublasLtHandle_t
+  Buffer workspace_;
+  std::map<Key, std::unique_ptr<Plan>> plans_;
+};
+
+}  // namespace ovb::gpt::cuda

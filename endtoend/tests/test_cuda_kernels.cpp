@@ -1,0 +1,309 @@
+// Every CUDA kernel against the host kernel on the same inputs, in fp32 (tight: the same
+// arithmetic up to ordering and fast exp) and in bf16 (inputs rounded to bf16 first, outputs
+// compared with bf16-sized tolerances). GPU-labelled: skipped visibly without a GPU.
+// Run: ovb-gpt4d-cuda-kernel-tests (no MPI launcher needed).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernel_test_util.hpp"
+#include "ovb/dtype.hpp"
+#include "ovb/test_main.hpp"
+
+using namespace ovb;
+using namespace ovb::gpt;
+using namespace ovb::gpt::testing;
+
+namespace {
+
+class CudaVsHost : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    BackendOptions h, c;
+    h.name = "host";
+    c.name = "cuda";
+    host_ = make_backend(h, ovb::testing::launch());
+    cuda_ = make_backend(c, ovb::testing::launch());
+    hk_ = make_kernels(*host_, DType::f32);
+    ck_ = make_kernels(*cuda_, GetParam());
+    hs_ = host_->create_stream();
+    cs_ = cuda_->create_stream();
+  }
+  DType act() const { return GetParam(); }
+  bool bf16() const { return GetParam() == DType::bf16; }
+  // Tolerance for values of magnitude ~1 computed in the activation dtype.
+  float tol(float f32 = 1e-4f, float b16 = 3e-2f) const { return bf16() ? b16 : f32; }
+
+  // Rounds host values to what the device holds in the activation dtype.
+  std::vector<float> quantized(std::vector<float> v) const {
+    if (bf16())
+      for (float& x : v) x = bf16_bits_to_float(float_to_bf16_bits(x));
+    return v;
+  }
+  // Device buffers: activation dtype or fp32.
+  Buffer act_buf(const std::vector<float>& v) {
+    Buffer b = cuda_->allocate(std::max<std::size_t>(1, v.size()) * size_of(act()));
+    std::vector<unsigned char> raw(v.size() * size_of(act()));
+    for (std::size_t i = 0; i < v.size(); ++i) store_host(raw.data(), act(), i, v[i]);
+    cuda_->upload(b, raw.data(), raw.size());
+    return b;
+  }
+  Buffer f32_buf(const std::vector<float>& v) {
+    Buffer b = cuda_->allocate(std::max<std::size_t>(1, v.size()) * 4);
+    cuda_->upload(b, v.data(), v.size() * 4);
+    return b;
+  }
+  template <class I>
+  Buffer int_buf(const std::vector<I>& v) {
+    Buffer b = cuda_->allocate(v.size() * sizeof(I));
+    cuda_->upload(b, v.data(), v.size() * sizeof(I));
+    return b;
+  }
+  std::vector<float> act_out(const Buffer& b, std::size_t n) {
+    cs_->synchronize();
+    std::vector<unsigned char> raw(n * size_of(act()));
+    cuda_->download(raw.data(), b, raw.size());
+    std::vector<float> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = load_host(raw.data(), act(), i);
+    return v;
+  }
+  std::vector<float> f32_out(const Buffer& b, std::size_t n) {
+    cs_->synchronize();
+    std::vector<float> v(n);
+    cuda_->download(v.data(), b, n * 4);
+    return v;
+  }
+  static void expect_close(const std::vector<float>& got, const std::vector<float>& want,
+                           float rtol, const char* what, float atol = -1) {
+    ASSERT_EQ(got.size(), want.size()) << what;
+    float scale = 0;
+    for (float w : want) scale = std::max(scale, std::abs(w));
+    if (atol < 0) atol = rtol * std::max(scale, 1e-6f);
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < got.size(); ++i)
+      if (!(std::abs(got[i] - want[i]) <= atol + rtol * std::abs(want[i])) && bad++ < 5)
+        ADD_FAILURE() << what << "[" << i << "]: cuda " << got[i] << " host " << want[i];
+    EXPECT_EQ(bad, 0u) << what << ": elements off";
+  }
+
+  std::unique_ptr<Backend> host_, cuda_;
+  std::unique_ptr<Kernels> hk_, ck_;
+  std::unique_ptr<Stream> hs_, cs_;
+};
+
+}  // namespace
+
+TEST_P(CudaVsHost, InitialisationAndCasts) {
+  TensorDesc t;
+  t.id = 9;
+  t.rows = 40;
+  t.cols = 24;
+  t.row0 = 8;
+  t.col0 = 12;
+  t.block_rows = 16;
+  t.block_cols = 12;
+  t.flat0 = 64;
+  t.count = 96;
+  t.init = Init::normal;
+  t.stddev = 0.5f;
+  std::vector<float> want(96);
+  hk_->init_tensor(*hs_, want.data(), t, 77);
+  Buffer d = cuda_->allocate(96 * 4);
+  ck_->init_tensor(*cs_, d.as<float>(), t, 77);
+  expect_close(f32_out(d, 96), want, 1e-6f, "init normal");
+  t.init = Init::ones;
+  ck_->init_tensor(*cs_, d.as<float>(), t, 77);
+  EXPECT_EQ(f32_out(d, 96), std::vector<float>(96, 1.0f));
+  const std::vector<float> x = random_vec(300, 1, 3.0f);
+  Buffer xs = f32_buf(x), a = act_buf(std::vector<float>(300)), back = f32_buf(std::vector<float>(300));
+  ck_->to_act(*cs_, xs.as<float>(), a.data(), 300);
+  ck_->to_f32(*cs_, a.data(), back.as<float>(), 300);
+  EXPECT_EQ(act_out(a, 300), quantized(x));
+  EXPECT_EQ(f32_out(back, 300), quantized(x));
+}
+
+TEST_P(CudaVsHost, ElementwiseGeluAddBiasGrad) {
+  const std::int64_t T = 37, C = 70, n = T * C;
+  const std::vector<float> x = quantized(random_vec(n, 2, 2.0f)), y = quantized(random_vec(n, 3));
+  std::vector<float> sum(n), g(n), dg(n), db(C, 0.5f);
+  hk_->add(*hs_, x.data(), y.data(), sum.data(), n);
+  hk_->gelu_forward(*hs_, x.data(), g.data(), n);
+  hk_->gelu_backward(*hs_, x.data(), y.data(), dg.data(), n);
+  hk_->bias_grad(*hs_, y.data(), db.data(), T, C);
+  Buffer X = act_buf(x), Y = act_buf(y), S = act_buf(x), G = act_buf(x), DG = act_buf(y),
+         DB = f32_buf(std::vector<float>(C, 0.5f));
+  ck_->add(*cs_, X.data(), Y.data(), S.data(), n);
+  ck_->gelu_forward(*cs_, X.data(), G.data(), n);
+  ck_->gelu_backward(*cs_, X.data(), DG.data(), DG.data(), n);  // in place, as in the model
+  ck_->bias_grad(*cs_, Y.data(), DB.as<float>(), T, C);
+  expect_close(act_out(S, n), sum, tol(1e-6f, 1e-2f), "add");
+  expect_close(act_out(G, n), g, tol(1e-5f, 1e-2f), "gelu");
+  expect_close(act_out(DG, n), dg, tol(1e-5f, 1e-2f), "gelu backward");
+  expect_close(f32_out(DB, C), db, 1e-4f, "bias grad");
+}
+
+TEST_P(CudaVsHost, Embedding) {
+  const std::int64_t V = 50, S = 7, T = 21, C = 40;
+  const std::vector<float> wte = quantized(random_vec(V * C, 4)), wpe = quantized(random_vec(S * C, 5)),
+                           dout = quantized(random_vec(T * C, 6));
+  std::vector<std::int32_t> tok(T);
+  for (std::int64_t t = 0; t < T; ++t) tok[t] = static_cast<std::int32_t>((t * 7) % 11);  // repeats
+  std::vector<float> out(T * C), dwte(V * C, 0.0f), dwpe(S * C, 0.0f);
+  hk_->embedding_forward(*hs_, tok.data(), wte.data(), wpe.data(), out.data(), T, S, C);
+  hk_->embedding_backward(*hs_, tok.data(), dout.data(), dwte.data(), dwpe.data(), T, S, C);
+  Buffer TK = int_buf(tok), E = act_buf(wte), P = act_buf(wpe), O = act_buf(out), DO = act_buf(dout),
+         DE = f32_buf(std::vector<float>(V * C)), DP = f32_buf(std::vector<float>(S * C));
+  ck_->embedding_forward(*cs_, TK.as<std::int32_t>(), E.data(), P.data(), O.data(), T, S, C);
+  ck_->embedding_backward(*cs_, TK.as<std::int32_t>(), DO.data(), DE.as<float>(), DP.as<float>(),
+                          T, S, C);
+  expect_close(act_out(O, T * C), out, tol(1e-6f, 1e-2f), "embedding");
+  expect_close(f32_out(DE, V * C), dwte, 1e-5f, "dwte");
+  expect_close(f32_out(DP, S * C), dwpe, 1e-5f, "dwpe");
+}
+
+TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
+  const std::int64_t T = 45, C = 96, Ct = 192;  // this rank holds half the features
+  const std::vector<float> x = quantized(random_vec(T * C, 7, 2.0f)),
+                           g = quantized(random_vec(C, 8)), b = quantized(random_vec(C, 9)),
+                           dy = quantized(random_vec(T * C, 10)), dx0 = quantized(random_vec(T * C, 11));
+  // Reduced statistics as if the other half had the same values (exercises C_total != C).
+  std::vector<float> st(2 * T), mr(2 * T), out(T * C), sums(2 * T), dx = dx0, dg(C, 0.0f), db(C, 0.0f);
+  hk_->ln_partial(*hs_, x.data(), st.data(), T, C);
+  for (float& v : st) v *= 2;
+  hk_->ln_forward(*hs_, x.data(), st.data(), g.data(), b.data(), out.data(), mr.data(), T, C, Ct);
+  hk_->ln_backward_partial(*hs_, dy.data(), x.data(), mr.data(), g.data(), sums.data(), T, C);
+  hk_->ln_backward(*hs_, dy.data(), x.data(), mr.data(), g.data(), sums.data(), dx.data(),
+                   dg.data(), db.data(), T, C, Ct);
+  Buffer X = act_buf(x), G = act_buf(g), B = act_buf(b), DY = act_buf(dy), DX = act_buf(dx0),
+         ST = f32_buf(std::vector<float>(2 * T)), MR = f32_buf(mr), O = act_buf(out),
+         SU = f32_buf(sums), DG = f32_buf(std::vector<float>(C)), DB = f32_buf(std::vector<float>(C));
+  ck_->ln_partial(*cs_, X.data(), ST.as<float>(), T, C);
+  std::vector<float> dst = f32_out(ST, 2 * T);
+  expect_close(dst, [&] { auto v = st; for (float& e : v) e /= 2; return v; }(), 1e-5f, "ln stats");
+  for (float& v : dst) v *= 2;
+  cuda_->upload(ST, dst.data(), dst.size() * 4);
+  ck_->ln_forward(*cs_, X.data(), ST.as<float>(), G.data(), B.data(), O.data(), MR.as<float>(), T, C, Ct);
+  expect_close(act_out(O, T * C), out, tol(1e-4f, 2e-2f), "ln forward");
+  expect_close(f32_out(MR, 2 * T), mr, 1e-4f, "ln mean/rstd");
+  ck_->ln_backward_partial(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(), T, C);
+  expect_close(f32_out(SU, 2 * T), sums, 1e-4f, "ln backward sums");
+  cuda_->upload(SU, sums.data(), sums.size() * 4);
+  ck_->ln_backward(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(), DX.data(),
+                   DG.as<float>(), DB.as<float>(), T, C, Ct);
+  expect_close(act_out(DX, T * C), dx, tol(1e-4f, 2e-2f), "ln dx");
+  expect_close(f32_out(DG, C), dg, 1e-4f, "ln dgamma");
+  expect_close(f32_out(DB, C), db, 1e-4f, "ln dbeta");
+}
+
+TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
+  for (const auto [T, N, K] : {std::array<std::int64_t, 3>{48, 64, 40}, {33, 20, 24}}) {
+    const std::vector<float> x = quantized(random_vec(T * K, 12)), w = quantized(random_vec(N * K, 13)),
+                             bias = quantized(random_vec(N, 14)), dy = quantized(random_vec(T * N, 15));
+    std::vector<float> y(T * N), act_y(T * N), dx(T * K), dw(N * K);
+    hk_->linear_forward(*hs_, x.data(), w.data(), bias.data(), y.data(), act_y.data(), T, N, K);
+    hk_->linear_backward_input(*hs_, dy.data(), w.data(), dx.data(), T, N, K);
+    hk_->linear_backward_weight(*hs_, dy.data(), x.data(), dw.data(), T, N, K);
+    Buffer X = act_buf(x), W = act_buf(w), Bi = act_buf(bias), Y = act_buf(y), A = act_buf(y),
+           DY = act_buf(dy), DX = act_buf(dx), DW = f32_buf(dw);
+    // N = 64: GELU fused into the cuBLASLt epilogue; N = 20: GELU as its own kernel.
+    ck_->linear_forward(*cs_, X.data(), W.data(), Bi.data(), Y.data(), A.data(), T, N, K);
+    ck_->linear_backward_input(*cs_, DY.data(), W.data(), DX.data(), T, N, K);
+    ck_->linear_backward_weight(*cs_, DY.data(), X.data(), DW.as<float>(), T, N, K);
+    expect_close(act_out(Y, T * N), y, tol(1e-5f, 2e-2f), "linear forward");
+    expect_close(act_out(A, T * N), act_y, tol(1e-5f, 2e-2f), "linear forward gelu");
+    expect_close(act_out(DX, T * K), dx, tol(1e-5f, 2e-2f), "linear dx");
+    expect_close(f32_out(DW, N * K), dw, 1e-5f, "linear dw");  // fp32 output of exact products
+    ck_->linear_forward(*cs_, X.data(), W.data(), nullptr, Y.data(), nullptr, T, N, K);
+    std::vector<float> nb(T * N);
+    hk_->linear_forward(*hs_, x.data(), w.data(), nullptr, nb.data(), nullptr, T, N, K);
+    expect_close(act_out(Y, T * N), nb, tol(1e-5f, 2e-2f), "linear forward, no bias");
+  }
+}
+
+TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
+  for (const auto [B, S, H, D] : {std::array<std::int64_t, 4>{2, 50, 3, 16}, {1, 70, 2, 64},
+                                  {1, 33, 1, 80}, {1, 40, 2, 128}}) {
+    const std::int64_t rows = B * S;
+    const std::vector<float> qkv = quantized(random_vec(rows * 3 * H * D, 16)),
+                             dout = quantized(random_vec(rows * H * D, 17));
+    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
+    hk_->attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, D);
+    const std::vector<float> outq = quantized(out);  // what the device's backward will read
+    hk_->attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
+                            scratch.data(), B, S, H, D);
+    Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
+           DX = act_buf(qkv), SC = f32_buf(scratch);
+    ck_->attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, D);
+    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
+                              std::to_string(H) + " D" + std::to_string(D);
+    expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f), ("attention out " + shape).c_str());
+    expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("attention lse " + shape).c_str());
+    cuda_->upload(O, [&] {  // the backward reads the host's output, rounded like the device's
+      std::vector<unsigned char> raw(outq.size() * size_of(act()));
+      for (std::size_t i = 0; i < outq.size(); ++i) store_host(raw.data(), act(), i, outq[i]);
+      return raw;
+    }().data(), outq.size() * size_of(act()));
+    cuda_->upload(L, lse.data(), lse.size() * 4);
+    ck_->attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
+                            SC.as<float>(), B, S, H, D);
+    expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f), ("attention dqkv " + shape).c_str());
+  }
+}
+
+TEST_P(CudaVsHost, VocabParallelCrossEntropy) {
+  const std::int64_t T = 29, V = 1000, v0 = 1000;  // this rank's slice: [1000, 2000)
+  const std::vector<float> logits = quantized(random_vec(T * V, 18, 3.0f));
+  std::vector<std::int32_t> tgt(T);
+  for (std::int64_t t = 0; t < T; ++t) tgt[t] = static_cast<std::int32_t>((t * 97) % 2500);
+  // Two slices' stats: this one and a made-up second one, combined as after the all-gather.
+  std::vector<float> parts(2 * 3 * T), lse(T), dl = logits;
+  hk_->ce_partial(*hs_, logits.data(), tgt.data(), parts.data(), T, V, v0);
+  for (std::int64_t t = 0; t < T; ++t) {
+    parts[3 * T + t] = 1.5f;              // max
+    parts[4 * T + t] = 300.0f;            // sum exp
+    parts[5 * T + t] = tgt[t] < v0 ? 0.7f : 0.0f;
+  }
+  float loss = 0;
+  hk_->ce_combine(*hs_, parts.data(), 2, lse.data(), &loss, T);
+  hk_->ce_backward(*hs_, dl.data(), tgt.data(), lse.data(), 0.01f, T, V, v0);
+  Buffer Lg = act_buf(logits), TG = int_buf(tgt), P = f32_buf(parts), LS = f32_buf(lse),
+         LO = f32_buf(std::vector<float>{0.0f});
+  ck_->ce_partial(*cs_, Lg.data(), TG.as<std::int32_t>(), P.as<float>(), T, V, v0);
+  std::vector<float> dparts = f32_out(P, parts.size());
+  expect_close(std::vector<float>(dparts.begin(), dparts.begin() + 3 * T),
+               std::vector<float>(parts.begin(), parts.begin() + 3 * T), 1e-4f, "ce stats");
+  ck_->ce_combine(*cs_, P.as<float>(), 2, LS.as<float>(), LO.as<float>(), T);
+  expect_close(f32_out(LS, T), lse, 1e-5f, "ce log-sum-exp");
+  EXPECT_NEAR(f32_out(LO, 1)[0], loss, 1e-4f * std::abs(loss));
+  ck_->ce_backward(*cs_, Lg.data(), TG.as<std::int32_t>(), LS.as<float>(), 0.01f, T, V, v0);
+  expect_close(act_out(Lg, T * V), dl, tol(1e-4f, 2e-2f), "ce dlogits", 1e-7f);
+}
+
+TEST_P(CudaVsHost, GradNormAndAdamW) {
+  const std::int64_t n = 5000;
+  std::vector<float> p = random_vec(n, 19), g = random_vec(n, 20), m(n, 0.1f), v(n, 0.2f),
+                     work(n);
+  float ss = 0;
+  hk_->sumsq(*hs_, g.data(), n, &ss);
+  Buffer P = f32_buf(p), G = f32_buf(g), M = f32_buf(m), Vb = f32_buf(v), W = act_buf(work),
+         SS = f32_buf(std::vector<float>{0.0f});
+  ck_->sumsq(*cs_, G.as<float>(), n, SS.as<float>());
+  const float dss = f32_out(SS, 1)[0];
+  EXPECT_NEAR(dss, ss, 1e-5f * ss);
+  AdamWArgs a;
+  a.lr = 0.01f;
+  a.weight_decay = 0.1f;
+  a.clip = 1.0f;
+  a.step = 3;
+  hk_->adamw(*hs_, p.data(), g.data(), m.data(), v.data(), work.data(), n, a, &ss);
+  ck_->adamw(*cs_, P.as<float>(), G.as<float>(), M.as<float>(), Vb.as<float>(), W.data(), n, a,
+             SS.as<float>());
+  expect_close(f32_out(P, n), p, 1e-5f, "adamw weights");
+  expect_close(f32_out(M, n), m, 1e-5f, "adamw m");
+  expect_close(f32_out(Vb, n), v, 1e-5f, "adamw v");
+  expect_close(act_out(W, n), quantized(p), tol(1e-5f, 1e-2f), "adamw working copy");
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaVsHost, ::testing::Values(DType::f32, DType::bf16),
+                         [](const auto& info) { return std::string(name_of(info.param)); });
