@@ -1,5 +1,5 @@
-// The CUPTI tracer: subscription, activity buffers, callbacks and range hooks (see
-// cupti_tracer.hpp). Writing the trace: cuda_export.cpp.
+// The CUPTI tracer: subscription, activity buffers, callbacks, range hooks and writing (see
+// cupti_tracer.hpp). The records become events in activity_export.cpp.
 #include "cupti_tracer.hpp"
 
 #include <cupti.h>
@@ -14,8 +14,10 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <set>
 #include <vector>
 
+#include "activity_export.hpp"
 #include "cupti_call.hpp"
 #include "cupti_compat.hpp"
 #include "device_props.hpp"
@@ -411,6 +413,37 @@ void CuptiTracer::keep_record(const void* rec) {
     }
     default: break;
   }
+}
+
+void CuptiTracer::write(const std::string& path, TraceHeader header) {
+  flush();
+  const std::int64_t now_cupti = now();
+  std::lock_guard lock(mu_);
+  if (device_props_.empty()) {
+    std::set<std::uint32_t> devices;
+    for (const KernelRec& k : store_.kernels) devices.insert(k.device);
+    for (std::uint32_t d : devices) device_props_.push_back(device_properties(static_cast<int>(d)));
+  }
+  header.device_properties = device_props_;
+  const auto windows = window_->windows();
+  // The base is the earliest time written, so every ts is non-negative.
+  const std::int64_t base =
+      earliest_record(store_, windows.empty() ? now_cupti : windows.front().first);
+  header.base_ns = base + epoch_offset_;
+  nlohmann::ordered_json w_json = nlohmann::ordered_json::array();
+  for (const auto& [b, e] : windows)
+    w_json.push_back({(b - base) / 1e3, e == CaptureWindow::kOpenEnd
+                                            ? nlohmann::ordered_json()
+                                            : nlohmann::ordered_json((e - base) / 1e3)});
+  header.extra["ovbTracer"] = {{"tracer", "cupti"},
+                               {"mode", cfg_.mode},
+                               {"capture", cfg_.window.describe()},
+                               {"windows_us", w_json},
+                               {"dropped_records", store_.dropped},
+                               {"records_outside_window", store_.outside_window}};
+  TraceWriter w(path, header);
+  write_activity(store_, epoch_offset_, now_cupti, w);
+  w.finish();
 }
 
 }  // namespace ovb::trace::cuda

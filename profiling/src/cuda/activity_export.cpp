@@ -1,5 +1,5 @@
-// Writing the CUDA tracer's trace: the kept records as Kineto-dialect events, with kernels joined
-// to the ranges they were launched in (collective metadata, gpu_user_annotation spans).
+// The CUDA tracer's records as Kineto-dialect events (see activity_export.hpp), with kernels
+// joined to the ranges they were launched in (collective metadata, gpu_user_annotation spans).
 //
 // Tracks: pid = device, tid = stream (kernels, copies, sets; one stream never runs two at once),
 // plus annotation lanes (gpu_user_annotation: the GPU span of each range); pid = OS process:
@@ -13,8 +13,7 @@
 #include <set>
 
 #include "../lanes.hpp"
-#include "cupti_tracer.hpp"
-#include "device_props.hpp"
+#include "activity_export.hpp"
 
 namespace ovb::trace::cuda {
 
@@ -230,40 +229,20 @@ class Exporter {
 
 }  // namespace
 
-void CuptiTracer::write(const std::string& path, TraceHeader header) {
-  flush();
-  const std::int64_t now_cupti = now();
-  std::lock_guard lock(mu_);
-  if (device_props_.empty()) {
-    std::set<std::uint32_t> devices;
-    for (const KernelRec& k : store_.kernels) devices.insert(k.device);
-    for (std::uint32_t d : devices) device_props_.push_back(device_properties(static_cast<int>(d)));
-  }
-  header.device_properties = device_props_;
-  const auto windows = window_->windows();
-  // The base is the earliest time written, so every ts is non-negative.
-  std::int64_t base = windows.empty() ? now_cupti : windows.front().first;
-  for (const KernelRec& k : store_.kernels) base = std::min(base, k.start);
-  for (const CopyRec& c : store_.copies) base = std::min(base, c.start);
-  for (const auto& [id, r] : store_.ranges) base = std::min(base, r.begin);
-  for (const MarkerRec& m : store_.markers) base = std::min(base, m.start);
-  for (const ApiRec& a : store_.apis) base = std::min(base, a.start);
-  for (const SyncRec& y : store_.syncs) base = std::min(base, y.start);
-  header.base_ns = base + epoch_offset_;
-  nlohmann::ordered_json w_json = nlohmann::ordered_json::array();
-  for (const auto& [b, e] : windows)
-    w_json.push_back({(b - base) / 1e3, e == CaptureWindow::kOpenEnd
-                                            ? nlohmann::ordered_json()
-                                            : nlohmann::ordered_json((e - base) / 1e3)});
-  header.extra["ovbTracer"] = {{"tracer", "cupti"},
-                               {"mode", cfg_.mode},
-                               {"capture", cfg_.window.describe()},
-                               {"windows_us", w_json},
-                               {"dropped_records", store_.dropped},
-                               {"records_outside_window", store_.outside_window}};
-  TraceWriter w(path, header);
-  Exporter(store_, epoch_offset_, now_cupti).write(w);
-  w.finish();
+std::int64_t earliest_record(const ActivityStore& s, std::int64_t start) {
+  std::int64_t base = start;
+  for (const KernelRec& k : s.kernels) base = std::min(base, k.start);
+  for (const CopyRec& c : s.copies) base = std::min(base, c.start);
+  for (const auto& [id, r] : s.ranges) base = std::min(base, r.begin);
+  for (const MarkerRec& m : s.markers) base = std::min(base, m.start);
+  for (const ApiRec& a : s.apis) base = std::min(base, a.start);
+  for (const SyncRec& y : s.syncs) base = std::min(base, y.start);
+  return base;
+}
+
+void write_activity(const ActivityStore& s, std::int64_t epoch_offset, std::int64_t now,
+                    TraceWriter& w) {
+  Exporter(s, epoch_offset, now).write(w);
 }
 
 }  // namespace ovb::trace::cuda
