@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
                 << merge_out << "\n";
       return 0;
     }
-    const auto reports = ovb::trace::analyze_traces(paths);
+    const auto reports = ovb::trace::analyze_traces(paths, &std::cerr);
     if (!json_out.empty()) {  // first: a failed write is then the only thing printed
       nlohmann::json j = {{"context", ovb::run_context(nullptr, ctx)}};
       j.update(ovb::trace::report_json(reports, paths));

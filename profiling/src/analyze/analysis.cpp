@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -187,10 +188,16 @@ RankReport analyze_rank(const RankTrace& t) {
   return r;
 }
 
-std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths) {
+std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
+                                       std::ostream* progress) {
   std::vector<RankReport> reports;
   std::map<int, std::string> seen;
   for (std::size_t i = 0; i < paths.size(); ++i) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(paths[i], ec);
+    if (progress && !ec && size > (100u << 20))
+      *progress << "ovb-trace: reading " << paths[i] << " (" << size / (1u << 20) << " MB, "
+                << i + 1 << " of " << paths.size() << ")" << std::endl;
     RankTrace t = load_rank_trace(paths[i]);
     if (t.rank < 0) t.rank = static_cast<int>(i);
     if (const auto [it, added] = seen.try_emplace(t.rank, paths[i]); !added)

@@ -45,8 +45,10 @@ struct RankReport {
 RankReport analyze_rank(const RankTrace& t);
 
 // Ranks from distributedInfo; traces without one take their position among the inputs. Two
-// traces of one rank: UsageError naming both files.
-std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths);
+// traces of one rank: UsageError naming both files. With `progress`, files over 100 MB are named
+// there as they are read (long runs print progress).
+std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
+                                       std::ostream* progress = nullptr);
 
 // { "inputs", "ranks": [...], "summary": {...}, "skipped": {...} } (the caller adds "context").
 nlohmann::json report_json(const std::vector<RankReport>& reports,
