@@ -63,6 +63,21 @@ __device__ __forceinline__ float dot(const float* a, const float* b, int D) {
   return s;
 }
 
+// acc[e] += sum_{j < jn} w_j rows[j][e] for this lane's elements e = lane + 32 i, where w_j is
+// lane j's value of w (one weight per key or query of the tile).
+template <int NI>
+__device__ __forceinline__ void add_tile(float (&acc)[NI], float w, const float* rows, int ld,
+                                         int jn, int D, int lane) {
+  for (int j = 0; j < jn; ++j) {
+    const float wj = __shfl_sync(kFull, w, j);
+#pragma unroll
+    for (int i = 0; i < NI; ++i) {
+      const int e = lane + 32 * i;
+      if (e < D) acc[i] += wj * rows[j * ld + e];
+    }
+  }
+}
+
 template <class T, int NI>
 __global__ void __launch_bounds__(kWarps * 32)
     attn_fwd_kernel(const T* qkv, T* out, float* lse, Geo g) {
@@ -98,15 +113,7 @@ __global__ void __launch_bounds__(kWarps * 32)
       const float corr = m[rr] == -INFINITY ? 0.0f : __expf(m[rr] - mn);
       l[rr] = l[rr] * corr + warp_sum(p);
       for (int i = 0; i < NI; ++i) acc[rr][i] *= corr;
-      const int jn = min(kTile, q - k0 + 1);
-      for (int j = 0; j < jn; ++j) {
-        const float pj = __shfl_sync(kFull, p, j);
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-          const int e = lane + 32 * i;
-          if (e < D) acc[rr][i] += pj * Vs[j * ld + e];
-        }
-      }
+      add_tile<NI>(acc[rr], p, Vs, ld, min(kTile, q - k0 + 1), D, lane);
       m[rr] = mn;
     }
   }
@@ -176,15 +183,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         const float p = __expf(dot(Qs + r * ld, Ks + lane * ld, D) - L[rr]);
         ds = p * (dot(dOs + r * ld, Vs + lane * ld, D) - Dl[rr]);
       }
-      const int jn = min(kTile, q - k0 + 1);
-      for (int j = 0; j < jn; ++j) {
-        const float dsj = __shfl_sync(kFull, ds, j);
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-          const int e = lane + 32 * i;
-          if (e < D) dq[rr][i] += dsj * Ks[j * ld + e];
-        }
-      }
+      add_tile<NI>(dq[rr], ds, Ks, ld, min(kTile, q - k0 + 1), D, lane);
     }
   }
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
@@ -239,17 +238,8 @@ __global__ void __launch_bounds__(kWarps * 32)
         p = __expf(dot(Qs + lane * ld, Ks + r * ld, D) - Lt[lane]);
         ds = p * (dot(dOs + lane * ld, Vs + r * ld, D) - Dt[lane]);
       }
-      for (int j = 0; j < kTile; ++j) {
-        const float pj = __shfl_sync(kFull, p, j), dsj = __shfl_sync(kFull, ds, j);
-#pragma unroll
-        for (int i = 0; i < NI; ++i) {
-          const int e = lane + 32 * i;
-          if (e < D) {
-            dv[rr][i] += pj * dOs[j * ld + e];
-            dk[rr][i] += dsj * Qs[j * ld + e];  // Qs is pre-scaled: dK = scale * dS^T Q
-          }
-        }
-      }
+      add_tile<NI>(dv[rr], p, dOs, ld, kTile, D, lane);
+      add_tile<NI>(dk[rr], ds, Qs, ld, kTile, D, lane);  // Qs pre-scaled: dK = scale dS^T Q
     }
   }
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {

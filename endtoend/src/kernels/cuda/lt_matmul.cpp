@@ -36,6 +36,7 @@ struct LtMatmul::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  bool found = false;
   ~Plan() {
     if (ld) cublasLtMatrixLayoutDestroy(ld);
     if (lb) cublasLtMatrixLayoutDestroy(lb);
@@ -62,9 +63,9 @@ std::string LtMatmul::description() const {
          " GEMM shapes)";
 }
 
-LtMatmul::Plan& LtMatmul::plan(const Key& key) {
+LtMatmul::Plan* LtMatmul::plan(const Key& key) {
   auto it = plans_.find(key);
-  if (it != plans_.end()) return *it->second;
+  if (it != plans_.end()) return it->second->found ? it->second.get() : nullptr;
   auto p = std::make_unique<Plan>();
   const cublasComputeType_t compute = CUBLAS_COMPUTE_32F;  // fp32 accumulation, no TF32
   OVB_CHECK_CUBLAS(cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F));
@@ -103,31 +104,41 @@ LtMatmul::Plan& LtMatmul::plan(const Key& key) {
   const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->la,
                                                            p->lb, p->ld, p->ld, pref, 1, &heur, &found);
   cublasLtMatmulPreferenceDestroy(pref);
-  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
-    throw Error("cuBLASLt has no algorithm for GEMM m=" + std::to_string(key.m) + " n=" +
-                std::to_string(key.n) + " k=" + std::to_string(key.k) + " epilogue " +
-                std::to_string(key.epilogue) + " alignment " + std::to_string(key.align) + " (" +
-                ovb::cuda::cublas_message(st) + ")");
-  p->algo = heur.algo;
-  return *plans_.emplace(key, std::move(p)).first->second;
+  p->found = st == CUBLAS_STATUS_SUCCESS && found > 0;
+  if (p->found) p->algo = heur.algo;
+  Plan* result = p->found ? p.get() : nullptr;
+  plans_.emplace(key, std::move(p));
+  return result;
 }
 
 void LtMatmul::run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
+  if (!try_run(s, op, A, B, D))
+    throw Error("cuBLASLt has no algorithm for GEMM m=" + std::to_string(op.m) + " n=" +
+                std::to_string(op.n) + " k=" + std::to_string(op.k) + " (" +
+                std::string(name_of(op.a)) + " x " + std::string(name_of(op.b)) + " -> " +
+                std::string(name_of(op.d)) + (op.bias ? ", bias" : "") +
+                (op.aux ? ", GELU" : "") + ")");
+}
+
+bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
   const int epi = (op.bias ? kBias : 0) | (op.aux ? kGelu : 0);
   const Key key{op.m, op.n, op.k, op.lda, op.ldb, op.ldd, op.ta, op.tb,
                 static_cast<int>(op.a), static_cast<int>(op.b), static_cast<int>(op.d), epi,
-                alignment({A, B, D, op.aux})};
-  Plan& p = plan(key);
+                alignment({A, B, D, op.aux, op.bias})};
+  Plan* p = plan(key);
+  if (!p) return false;
   if (op.bias)
-    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &op.bias, sizeof op.bias));
   if (op.aux)
-    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER,
-                                                    &op.aux, sizeof op.aux));
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(
+        p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &op.aux, sizeof op.aux));
   const float alpha = 1.0f, beta = 0.0f;
-  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, A, p.la, B,
-                                  p.lb, &beta, D, p.ld, D, p.ld, &p.algo, workspace_.data(),
-                                  kCudaGemmWorkspace, static_cast<cudaStream_t>(s.native())));
+  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p->desc, &alpha, A,
+                                  p->la, B, p->lb, &beta, D, p->ld, D, p->ld, &p->algo,
+                                  workspace_.data(), kCudaGemmWorkspace,
+                                  static_cast<cudaStream_t>(s.native())));
+  return true;
 }
 
 }  // namespace ovb::gpt::cuda

@@ -28,7 +28,11 @@ class LtMatmul {
  public:
   LtMatmul(Backend& backend, TrackedMemory* mem);
   ~LtMatmul();
+  // Enqueues the GEMM; throws Error when cuBLASLt has no algorithm for it.
   void run(Stream& s, const LtOp& op, const void* A, const void* B, void* D);
+  // The same, returning false (and enqueuing nothing) when there is no algorithm, e.g. for an
+  // epilogue this cuBLASLt does not offer with these types.
+  bool try_run(Stream& s, const LtOp& op, const void* A, const void* B, void* D);
   std::string description() const;
 
  private:
@@ -38,7 +42,7 @@ class LtMatmul {
     int ta, tb, a, b, d, epilogue, align;
     auto operator<=>(const Key&) const = default;
   };
-  Plan& plan(const Key& key);
+  Plan* plan(const Key& key);  // nullptr when cuBLASLt has no algorithm (remembered)
 
   void* handle_ = nullptr;  // cublasLtHandle_t
   Buffer workspace_;

@@ -12,6 +12,25 @@ std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedM
 
 namespace ovb::gpt::cuda {
 
+namespace {
+// A column-major cuBLASLt GEMM D[m,n] = op(A)[m,k] op(B)[k,n] with leading dimensions.
+LtOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, std::int64_t lda,
+          std::int64_t ldb, std::int64_t ldd, DType ab, DType d) {
+  LtOp op;
+  op.m = m;
+  op.n = n;
+  op.k = k;
+  op.ta = ta;
+  op.tb = tb;
+  op.lda = lda;
+  op.ldb = ldb;
+  op.ldd = ldd;
+  op.a = op.b = ab;
+  op.d = d;
+  return op;
+}
+}  // namespace
+
 CudaKernels::CudaKernels(Backend& backend, DType act, TrackedMemory* mem)
     : act_(act), lt_(std::make_unique<LtMatmul>(backend, mem)) {
   if (act != DType::bf16 && act != DType::f32)
@@ -30,23 +49,14 @@ std::string CudaKernels::description() const {
 void CudaKernels::linear_forward(Stream& s, const void* x, const void* w, const void* bias,
                                  void* y, void* gelu_out, std::int64_t T, std::int64_t N,
                                  std::int64_t K) {
-  LtOp op;
-  op.m = N;
-  op.n = T;
-  op.k = K;
-  op.ta = true;
-  op.lda = K;
-  op.ldb = K;
-  op.ldd = N;
-  op.a = op.b = op.d = act_;
+  LtOp op = gemm(N, T, K, true, false, K, K, N, act_, act_);
   op.bias = bias;
   // The GELU epilogue writes gelu(y) to D and keeps y (pre-activation) in aux; its leading
   // dimension must be a multiple of 8, else GELU runs as its own kernel.
-  const bool fuse = gelu_out && N % 8 == 0;
-  if (fuse) {
-    op.aux = y;
-    lt_->run(s, op, w, x, gelu_out);
-    return;
+  if (gelu_out && N % 8 == 0) {
+    LtOp fused = op;
+    fused.aux = y;
+    if (lt_->try_run(s, fused, w, x, gelu_out)) return;
   }
   lt_->run(s, op, w, x, y);
   if (gelu_out) gelu_forward(s, y, gelu_out, T * N);
@@ -55,30 +65,14 @@ void CudaKernels::linear_forward(Stream& s, const void* x, const void* w, const 
 // dx[T,K] = dy[T,N] W[N,K] is column-major dx^T[K,T] = (W as [K,N]) dy^T[N,T].
 void CudaKernels::linear_backward_input(Stream& s, const void* dy, const void* w, void* dx,
                                         std::int64_t T, std::int64_t N, std::int64_t K) {
-  LtOp op;
-  op.m = K;
-  op.n = T;
-  op.k = N;
-  op.lda = K;
-  op.ldb = N;
-  op.ldd = K;
-  op.a = op.b = op.d = act_;
+  const LtOp op = gemm(K, T, N, false, false, K, N, K, act_, act_);
   lt_->run(s, op, w, dy, dx);
 }
 
 // dw[N,K] = dy^T x is column-major dw^T[K,N] = (x as [K,T]) op_T(dy as [N,T]), fp32 output.
 void CudaKernels::linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw,
                                          std::int64_t T, std::int64_t N, std::int64_t K) {
-  LtOp op;
-  op.m = K;
-  op.n = N;
-  op.k = T;
-  op.tb = true;
-  op.lda = K;
-  op.ldb = N;
-  op.ldd = K;
-  op.a = op.b = act_;
-  op.d = DType::f32;
+  const LtOp op = gemm(K, N, T, false, true, K, N, K, act_, DType::f32);
   lt_->run(s, op, x, dy, dw);
 }
 
