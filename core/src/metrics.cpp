@@ -89,4 +89,6 @@ double tflops_per_gpu(double flop, double seconds, int n_gpus) {
 
 double mfu(double tflops_per_gpu_value, double peak) { return tflops_per_gpu_value / peak; }
 
+double tokens_per_s(double batch, double seq, double seconds) { return batch * seq / seconds; }
+
 }  // namespace ovb::metrics

@@ -83,4 +83,5 @@ TEST(Metrics, GptFlopFormula) {
   EXPECT_DOUBLE_EQ(m::gpt_hardware_flop(f, false), f);
   EXPECT_DOUBLE_EQ(m::tflops_per_gpu(8e15, 2.0, 4), 1000.0);
   EXPECT_DOUBLE_EQ(m::mfu(494.5, 989.0), 0.5);
+  EXPECT_DOUBLE_EQ(m::tokens_per_s(4, 2048, 0.5), 16384.0);
 }

@@ -79,4 +79,7 @@ double tflops_per_gpu(double flop, double seconds, int n_gpus);
 // MFU = achieved TFLOP/s per GPU / peak (a fraction, 0..1).
 double mfu(double tflops_per_gpu, double peak);
 
+// Training throughput: tokens/s = B * s / t (global batch B sequences of s tokens per iteration).
+double tokens_per_s(double batch, double seq, double seconds);
+
 }  // namespace ovb::metrics

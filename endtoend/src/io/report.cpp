@@ -50,7 +50,8 @@ void Reporter::add(IterStats st) {
   OVB_CHECK_MPI(MPI_Allreduce(&st.time_s, &slowest, 1, MPI_DOUBLE, MPI_MAX, world_));
   st.time_s = slowest;
   if (ctx_.rank == 0 && !cfg_.quiet) {
-    const double tok = static_cast<double>(cfg_.plan.batch * cfg_.model.seq) / st.time_s;
+    const double tok = metrics::tokens_per_s(static_cast<double>(cfg_.plan.batch),
+                                             static_cast<double>(cfg_.model.seq), st.time_s);
     const double tf = metrics::tflops_per_gpu(model_flop(), st.time_s, n_devices_);
     char mfu[32] = "n/a";
     if (peak_ > 0) std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * metrics::mfu(tf, peak_));
@@ -117,7 +118,10 @@ nlohmann::json Reporter::config_json() const {
 }
 
 nlohmann::json Reporter::finish() {
-  const double tokens = static_cast<double>(cfg_.plan.batch * cfg_.model.seq);
+  auto tokens_per_s = [&](double seconds) {
+    return metrics::tokens_per_s(static_cast<double>(cfg_.plan.batch),
+                                 static_cast<double>(cfg_.model.seq), seconds);
+  };
   const double F = model_flop();
   const double F_hw = metrics::gpt_hardware_flop(F, cfg_.plan.recompute);
   nlohmann::json iters = nlohmann::json::array();
@@ -132,7 +136,7 @@ nlohmann::json Reporter::finish() {
                      {"grad_norm", st.grad_norm},
                      {"lr", st.lr},
                      {"time_ms", st.time_s * 1e3},
-                     {"tokens_per_s", tokens / st.time_s},
+                     {"tokens_per_s", tokens_per_s(st.time_s)},
                      {"tflops_per_gpu", tf},
                      {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, st.time_s, n_devices_)},
                      {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr}});
@@ -194,7 +198,7 @@ nlohmann::json Reporter::finish() {
       {"median_time_ms", median * 1e3},
       {"p10_time_ms", percentile(measured, 0.1) * 1e3},
       {"p90_time_ms", percentile(measured, 0.9) * 1e3},
-      {"tokens_per_s", tokens / median},
+      {"tokens_per_s", tokens_per_s(median)},
       {"tflops_per_gpu", tf},
       {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, median, n_devices_)},
       {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr},
