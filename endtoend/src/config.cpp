@@ -140,6 +140,11 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   cfg.plan.grad_dtype = DType::f32;
   cfg.plan.gemm_workspace_bytes = backend_name == "cuda" ? kCudaGemmWorkspace : 0;
 
+  // The CUDA attention kernel keeps a head's row in registers spread over a warp: head <= 256.
+  if (backend_name == "cuda" && cfg.model.heads > 0 && cfg.model.hidden % cfg.model.heads == 0 &&
+      cfg.model.head_dim() > 256)
+    throw UsageError("head size hidden/heads = " + std::to_string(cfg.model.head_dim()) +
+                     " is larger than 256, which the CUDA attention kernel supports");
   if (cfg.iters < 1) throw UsageError("--iters must be >= 1, got " + std::to_string(cfg.iters));
   if (cfg.warmup < 0 || cfg.warmup >= cfg.iters)
     throw UsageError("--warmup must be >= 0 and less than --iters (" + std::to_string(cfg.iters) +

@@ -89,6 +89,9 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--dtype", "bf16"}),
                   "needs the cuda backend"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--lr", "0"}), "--lr must be > 0"));
+  EXPECT_TRUE(has(parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"},
+                        nullptr, "cuda"),
+                  "head size hidden/heads = 512 is larger than 256"));
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));
 }

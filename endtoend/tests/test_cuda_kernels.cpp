@@ -211,7 +211,8 @@ TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
     ck_->linear_backward_input(*cs_, DY.data(), W.data(), DX.data(), T, N, K);
     ck_->linear_backward_weight(*cs_, DY.data(), X.data(), DW.as<float>(), T, N, K);
     expect_close(act_out(Y, T * N), y, tol(1e-5f, 2e-2f), "linear forward");
-    expect_close(act_out(A, T * N), act_y, tol(1e-5f, 2e-2f), "linear forward gelu");
+    // cuBLASLt's GELU epilogue may approximate tanh differently from the host formula.
+    expect_close(act_out(A, T * N), act_y, tol(1e-3f, 2e-2f), "linear forward gelu");
     expect_close(act_out(DX, T * K), dx, tol(1e-5f, 2e-2f), "linear dx");
     expect_close(f32_out(DW, N * K), dw, 1e-5f, "linear dw");  // fp32 output of exact products
     ck_->linear_forward(*cs_, X.data(), W.data(), nullptr, Y.data(), nullptr, T, N, K);

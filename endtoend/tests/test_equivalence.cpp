@@ -51,7 +51,8 @@ TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
       worst = std::max(worst, dev);
-      EXPECT_LT(dev, 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs "
+      // fp32 reordering only; on the GPU cuBLASLt picks other algorithms per shape as well.
+      EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs "
                            << ref[i];
     }
   }
@@ -87,7 +88,7 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
       // Relative to the tensor's largest element: some elements are ~0 by symmetry (the key
       // bias cannot change a softmax) and carry only rounding noise.
       for (std::size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], 1e-4f * scale) << c.str() << " " << t.name << "[" << i << "]";
+        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale) << c.str() << " " << t.name << "[" << i << "]";
     }
   }
 }
