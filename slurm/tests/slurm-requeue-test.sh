@@ -3,7 +3,8 @@
 # (independent of the suite's binaries). A job with a 1-minute limit and --signal=B:USR1@50 runs a
 # steps file whose second step hangs in the first allocation: Slurm's USR1 reaches the driver, the
 # step gets SIGTERM and flushes a partial result, is recorded as interrupted, and the driver requeues
-# the job; in the next allocation the finished step is skipped and the rest completes.
+# the job; in the next allocation the finished step is skipped and the rest completes. On the way,
+# a 2-rank step launched by srun hangs and is stopped by the watchdog (its ranks must be gone).
 # Usage: slurm/tests/slurm-requeue-test.sh BUILD_DIR        (ctest: slurm_requeue_signal)
 set -euo pipefail
 BUILD=$(cd "${1:?usage: slurm-requeue-test.sh BUILD_DIR}" && pwd)
@@ -12,10 +13,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_slurm
 new_workdir requeue
 res=$WORK/results
-# Step b hangs unless this is a restarted job; on SIGTERM it writes what it has.
+# Steps hang and b hang unless this is a restarted job: the watchdog stops "hang" (2 ranks through
+# srun) after 3 s; b waits for the time-limit signal and then writes what it has.
 cat >"$WORK/steps.json" <<'EOF2'
 {"steps": [
   {"name": "a", "command": ["sh", "-c", "echo '{}' > {tmp}/a.json"], "outputs": ["a.json"]},
+  {"name": "hang", "ranks": 2, "timeout_s": 3, "command": ["sh", "-c",
+   "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then echo rank $SLURM_PROCID hangs; exec sleep 987; fi"]},
   {"name": "b", "outputs": ["b.json"], "timeout_s": 600, "command": ["sh", "-c",
    "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then trap 'echo flushed > {tmp}/partial.txt; exit 143' TERM; echo waiting for the time limit; sleep 600 & wait; fi; echo '{\"restart\": 1}' > {tmp}/b.json"]},
   {"name": "c", "command": ["sh", "-c", "echo '{}' > {tmp}/c.json"], "outputs": ["c.json"],
@@ -39,10 +43,15 @@ wait_job "$id" 240
 show_job_output "$id"
 [ "$(job_field "$id" JobState)" = COMPLETED ] || fail "requeued job did not complete"
 "$PY" "$ROOT/slurm/tests/check_results.py" "$res" --records || fail "bad records"
-for s in a b c; do [ "$(step_json "$res" $s status)" = finished ] || fail "step $s not finished"; done
+for s in a hang b c; do
+  [ "$(step_json "$res" $s status)" = finished ] || fail "step $s not finished"
+done
+grep -q "hang attempt 1: failed: watchdog: no completion within 3 s (timeout); killed" \
+  "$res/logs/hang.txt" || fail "the watchdog did not stop the hanging 2-rank step"
+! pgrep -f "sleep 987" >/dev/null || fail "the hanging step's ranks survived the watchdog"
 [ "$(step_json "$res" a attempt)" = 1 ] || fail "step a ran again"
 [ "$(step_json "$res" b attempt)" = 2 ] || fail "step b not redone once"
 grep -qx flushed "$res/.suite/partial/b.1/partial.txt" || fail "step b did not flush on SIGTERM"
 grep -q "requeueing job $id" "$WORK/job-$id.out" || fail "the driver did not requeue"
-grep -q "(1/3) a: skipped, finished" "$WORK/job-$id.out" || fail "a not skipped after requeue"
+grep -q "(1/4) a: skipped, finished" "$WORK/job-$id.out" || fail "a not skipped after requeue"
 say "PASS: time-limit signal, partial flush, requeue and resume"
