@@ -24,7 +24,7 @@ from .runner import SignalWatch
 from .state import ResultsFolder
 from .step import Step, check_steps, load_steps_file
 from .suite import Suite
-from .util import SuiteError, iso, now, progress
+from .util import OneLineParser, SuiteError, iso, now, progress
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 # Options recorded in .suite/suite.json: a rerun into the same folder must not change them.
@@ -62,7 +62,7 @@ def _target_options(p):
 
 
 def make_parser():
-    ap = argparse.ArgumentParser(prog="ovb-suite", description="OverlapBench suite driver: runs "
+    ap = OneLineParser(prog="ovb-suite", description="OverlapBench suite driver: runs "
                                  "named steps into one results folder, resumably, with a watchdog; "
                                  "under Slurm or on a workstation.")
     ap.add_argument("--version", action="version", version=f"ovb-suite {__version__}")

@@ -17,7 +17,7 @@ import shlex
 import stat
 import sys
 
-from .util import SuiteError, atomic_write_text, read_json
+from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
@@ -146,7 +146,7 @@ def _write(a, name, lines):
 
 
 def make_parser():
-    p = argparse.ArgumentParser(prog="emit-sbatch", description="Slurm jobs (one per top-k "
+    p = OneLineParser(prog="emit-sbatch", description="Slurm jobs (one per top-k "
                                 "configuration, or a job array) from an `ovb-model search` JSON.")
     p.add_argument("--search", required=True, metavar="JSON", help="ovb-model search --json output")
     p.add_argument("--out-dir", required=True, metavar="DIR", help="where the job scripts go")

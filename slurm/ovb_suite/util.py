@@ -1,5 +1,6 @@
 """Small shared pieces of the driver: its error type, atomic file writes, progress lines."""
 
+import argparse
 import json
 import os
 import sys
@@ -11,6 +12,13 @@ from datetime import datetime, timezone
 class SuiteError(Exception):
     """A problem the user must fix (bad option, unreadable file, wrong folder); main() prints it as
     one line `ovb-suite: error: ...` and exits with status 2."""
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line (`PROG: error: ... (see --help)`), exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def now():

@@ -321,6 +321,15 @@ class Options(DriverCase):
             self.assertIn(msg, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
 
+    def test_usage_errors_are_one_line(self):
+        for args in (["run", "--preset", "huge"], ["bogus"], ["run", "--ranks", "0"],
+                     ["exec", "--name", "a", "--out", self.out]):
+            r = subprocess.run([sys.executable, DRIVER, *args], capture_output=True, text=True,
+                               env=self.env)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertRegex(r.stderr, r"^ovb-suite( run| exec)?: error: ")
+
     def test_unknown_only_and_out_required(self):
         f = self.steps_file([sh("true", name="a")])
         r = self.run_driver(f, "--only", "nope")
