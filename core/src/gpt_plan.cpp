@@ -22,11 +22,11 @@ std::int64_t GptShape::parameter_count() const {
 const std::vector<GptPreset>& gpt_presets() {
   static const std::vector<GptPreset> presets = {
       {"tiny", 2, 64, 4},  // tests and demos
-      {"125M", 12, 768, 12},      {"350M", 24, 1024, 16},     {"760M", 24, 1536, 16},
-      {"1.3B", 24, 2048, 16},     {"2.7B", 32, 2560, 32},     {"6.7B", 32, 4096, 32},
-      {"13B", 40, 5120, 40},      {"18B", 40, 6144, 48},      {"39B", 48, 8192, 64},
-      {"76B", 60, 10240, 80},     {"145B", 80, 12288, 96},    {"175B", 96, 12288, 96},
-      {"310B", 96, 16384, 128},   {"530B", 105, 20480, 128},  {"1T", 128, 25600, 160},
+      {"125M", 12, 768, 12},    {"350M", 24, 1024, 16},    {"760M", 24, 1536, 16},
+      {"1.3B", 24, 2048, 16},   {"2.7B", 32, 2560, 32},    {"6.7B", 32, 4096, 32},
+      {"13B", 40, 5120, 40},    {"18B", 40, 6144, 48},     {"39B", 48, 8192, 64},
+      {"76B", 60, 10240, 80},   {"145B", 80, 12288, 96},   {"175B", 96, 12288, 96},
+      {"310B", 96, 16384, 128}, {"530B", 105, 20480, 128}, {"1T", 128, 25600, 160},
   };
   return presets;
 }
@@ -39,8 +39,10 @@ static std::string upper(std::string_view s) {
 
 GptShape gpt_preset(std::string_view name) {
   std::string key = upper(name);
-  if (key.rfind("GPT-", 0) == 0) key = key.substr(4);
-  else if (key.rfind("GPT", 0) == 0) key = key.substr(3);
+  if (key.rfind("GPT-", 0) == 0)
+    key = key.substr(4);
+  else if (key.rfind("GPT", 0) == 0)
+    key = key.substr(3);
   std::string known;
   for (const GptPreset& p : gpt_presets()) {
     if (upper(p.name) == key) {
@@ -103,10 +105,10 @@ std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o) {
 void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
   const GridShape& g = o.grid;
   auto fail = [&](const std::string& what) {
-    throw UsageError("GPT " + std::to_string(m.layers) + "x" + std::to_string(m.hidden) + " (heads " +
-                     std::to_string(m.heads) + ", seq " + std::to_string(m.seq) + ", vocab " +
-                     std::to_string(m.vocab) + ", batch " + std::to_string(o.batch) + ") on grid " +
-                     g.str() + ": " + what);
+    throw UsageError("GPT " + std::to_string(m.layers) + "x" + std::to_string(m.hidden) +
+                     " (heads " + std::to_string(m.heads) + ", seq " + std::to_string(m.seq) +
+                     ", vocab " + std::to_string(m.vocab) + ", batch " + std::to_string(o.batch) +
+                     ") on grid " + g.str() + ": " + what);
   };
   const std::pair<const char*, std::int64_t> positive[] = {
       {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
@@ -118,8 +120,8 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
          std::to_string(m.heads));
   const std::int64_t gxy = static_cast<std::int64_t>(g.gx) * g.gy;
   if (m.hidden % gxy != 0)
-    fail("hidden " + std::to_string(m.hidden) + " is not divisible by Gx*Gy = " +
-         std::to_string(gxy));
+    fail("hidden " + std::to_string(m.hidden) +
+         " is not divisible by Gx*Gy = " + std::to_string(gxy));
   if (m.heads % g.gy != 0)
     fail("heads " + std::to_string(m.heads) + " is not divisible by Gy = " + std::to_string(g.gy) +
          " (attention heads are split over Y)");

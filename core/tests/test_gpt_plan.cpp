@@ -64,8 +64,8 @@ TEST(GptPlan, GeometryOfNormalAndTransposedLayers) {
   const auto specs = block_linears(m);
   const LinearGeom qkv = linear_geom(specs[0], g);
   EXPECT_EQ(qkv.in_dim, Dim::x);
-  EXPECT_EQ(qkv.in_local, 32);        // 64 / Gx
-  EXPECT_EQ(qkv.out_local, 48);       // 192 / Gy
+  EXPECT_EQ(qkv.in_local, 32);   // 64 / Gx
+  EXPECT_EQ(qkv.out_local, 48);  // 192 / Gy
   EXPECT_EQ(qkv.block, 32 * 48);
   EXPECT_EQ(qkv.shard, 32 * 48 / 2);  // / Gz
   EXPECT_EQ(qkv.bias_local, 48);
@@ -211,8 +211,7 @@ TEST(GptPlan, MemoryTermsByHand) {
   const double residual = 3 * T * 64 * 4.0;  // res[0..L]
   EXPECT_DOUBLE_EQ(mem.activations, residual + 2 * per_block);
   // LN_f out + logits + dres + dtmp + two [T,4h]; fp32 scratch 10T + 3T*Gy + T*heads; 2 scalars.
-  EXPECT_DOUBLE_EQ(mem.workspace,
-                   T * (3 * 64 + 256 + 8 * 64) * 4.0 + T * (10 + 3 + 4) * 4.0 + 8);
+  EXPECT_DOUBLE_EQ(mem.workspace, T * (3 * 64 + 256 + 8 * 64) * 4.0 + T * (10 + 3 + 4) * 4.0 + 8);
   o.recompute = true;
   EXPECT_DOUBLE_EQ(gpt_memory(m, o).activations, residual + per_block);
   GptPlanOptions z = opts("1x1x2x1", 2);

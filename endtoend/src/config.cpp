@@ -14,9 +14,12 @@ void parse_overlap(const std::string& s, GptPlanOptions& plan) {
   std::stringstream in(s);
   std::string item;
   while (std::getline(in, item, ',')) {
-    if (item == "oar") plan.oar = true;
-    else if (item == "ors") plan.ors = true;
-    else if (item == "oag") plan.oag = true;
+    if (item == "oar")
+      plan.oar = true;
+    else if (item == "ors")
+      plan.ors = true;
+    else if (item == "oag")
+      plan.oag = true;
     else
       throw UsageError("--overlap: unknown flag '" + item +
                        "' (expected a comma-separated subset of oar,ors,oag, or none)");
@@ -51,8 +54,7 @@ void add_options(CLI::App& app, Config& cfg) {
                  "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)")
       ->required();
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
-  app.add_option("--warmup", cfg.warmup,
-                 "Iterations left out of the summary's timing statistics")
+  app.add_option("--warmup", cfg.warmup, "Iterations left out of the summary's timing statistics")
       ->capture_default_str();
   app.add_option("--seed", cfg.seed, "Seed of the weights and of synthetic data")
       ->capture_default_str();
@@ -78,8 +80,9 @@ void add_options(CLI::App& app, Config& cfg) {
 
   // Optimizer.
   app.add_option("--lr", cfg.optim.lr, "Peak learning rate (AdamW)")->capture_default_str();
-  app.add_option("--min-lr", cfg.optim.min_lr, "Learning rate at the end of the cosine decay "
-                                               "(default lr/10)");
+  app.add_option("--min-lr", cfg.optim.min_lr,
+                 "Learning rate at the end of the cosine decay "
+                 "(default lr/10)");
   app.add_option("--warmup-iters,--lr-warmup-iters", cfg.optim.lr_warmup_iters,
                  "Linear learning-rate warm-up iterations")
       ->capture_default_str();
@@ -95,8 +98,7 @@ void add_options(CLI::App& app, Config& cfg) {
 
   // Streams and NCCL.
   app.add_option_function<std::string>(
-         "--comm-priority",
-         [&cfg](const std::string& s) { cfg.comm_priority = parse_priority(s); },
+         "--comm-priority", [&cfg](const std::string& s) { cfg.comm_priority = parse_priority(s); },
          "Priority of the communication streams: high or normal")
       ->check(CLI::IsMember({"high", "normal"}))
       ->default_str("high");
@@ -133,8 +135,10 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   }
   if (cfg.data.rfind("text:", 0) == 0 && app.count("--vocab") == 0) cfg.model.vocab = 256;
 
-  if (cfg.dtype == "auto") cfg.plan.act_dtype = backend_name == "cuda" ? DType::bf16 : DType::f32;
-  else cfg.plan.act_dtype = parse_dtype(cfg.dtype);
+  if (cfg.dtype == "auto")
+    cfg.plan.act_dtype = backend_name == "cuda" ? DType::bf16 : DType::f32;
+  else
+    cfg.plan.act_dtype = parse_dtype(cfg.dtype);
   if (cfg.plan.act_dtype != DType::f32 && backend_name != "cuda")
     throw UsageError("--dtype " + cfg.dtype + " needs the cuda backend (the host backend is fp32)");
   cfg.plan.grad_dtype = DType::f32;
@@ -155,8 +159,7 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   if (cfg.optim.lr_warmup_iters < 0) throw UsageError("--warmup-iters must be >= 0");
   if (cfg.optim.lr_decay_iters < 0) cfg.optim.lr_decay_iters = cfg.iters;
   if (cfg.optim.weight_decay < 0) throw UsageError("--weight-decay must be >= 0");
-  if (!(cfg.optim.beta1 >= 0 && cfg.optim.beta1 < 1 && cfg.optim.beta2 >= 0 &&
-        cfg.optim.beta2 < 1))
+  if (!(cfg.optim.beta1 >= 0 && cfg.optim.beta1 < 1 && cfg.optim.beta2 >= 0 && cfg.optim.beta2 < 1))
     throw UsageError("--beta1 and --beta2 must be in [0, 1)");
 }
 

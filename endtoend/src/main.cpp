@@ -22,9 +22,10 @@ int main(int argc, char** argv) {
     using namespace ovb;
     using namespace ovb::gpt;
     Config cfg;
-    CLI::App app{"gpt4d: GPT training with the 4D hybrid-parallel algorithm (AxoNN) and its "
-                 "overlap optimisations (OAR, ORS, OAG), on the host or CUDA backend.",
-                 "gpt4d"};
+    CLI::App app{
+        "gpt4d: GPT training with the 4D hybrid-parallel algorithm (AxoNN) and its "
+        "overlap optimisations (OAR, ORS, OAG), on the host or CUDA backend.",
+        "gpt4d"};
     add_options(app, cfg);
     parse_cli(app, argc, argv, ctx);
     check_trace_support(cfg);

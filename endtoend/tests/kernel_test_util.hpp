@@ -25,9 +25,8 @@ inline std::vector<float> random_vec(std::size_t n, unsigned seed, float scale =
 // Checks grad against central differences of loss() with respect to x, on up to `samples`
 // evenly spread elements. loss() must read x.
 inline void check_gradient(std::vector<float>& x, const std::vector<float>& grad,
-                           const std::function<double()>& loss, const char* what,
-                           double eps = 1e-2, double rtol = 5e-3, double atol = 5e-4,
-                           std::size_t samples = 40) {
+                           const std::function<double()>& loss, const char* what, double eps = 1e-2,
+                           double rtol = 5e-3, double atol = 5e-4, std::size_t samples = 40) {
   ASSERT_EQ(x.size(), grad.size()) << what;
   const std::size_t step = std::max<std::size_t>(1, x.size() / samples);
   for (std::size_t i = 0; i < x.size(); i += step) {

@@ -24,7 +24,9 @@ struct Case {
 };
 
 // On the GPU (ranks sharing one GPU over loopback NCCL) the tests run a reduced case list.
-inline bool on_gpu() { return ovb::testing::options().backend == "cuda"; }
+inline bool on_gpu() {
+  return ovb::testing::options().backend == "cuda";
+}
 
 inline Config test_config(const Case& c, int iters = 10) {
   Config cfg;
@@ -75,8 +77,8 @@ inline std::vector<double> losses(const Config& cfg, MPI_Comm world) {
 // The 8-rank grids of the tests (other world sizes: the grids of that size).
 inline std::vector<std::string> grids_for(int world) {
   if (world == 8)
-    return {"2x2x2x1", "2x1x2x2", "1x2x1x4", "4x2x1x1", "1x4x2x1", "2x2x1x2:y,x,z",
-            "1x1x8x1", "8x1x1x1", "1x1x1x8", "1x2x2x2:z,y,x"};
+    return {"2x2x2x1",       "2x1x2x2", "1x2x1x4", "4x2x1x1", "1x4x2x1",
+            "2x2x1x2:y,x,z", "1x1x8x1", "8x1x1x1", "1x1x1x8", "1x2x2x2:z,y,x"};
   if (world == 4) return {"2x2x1x1", "1x2x2x1", "2x1x1x2", "1x1x4x1", "1x1x2x2"};
   if (world == 2) return {"2x1x1x1", "1x2x1x1", "1x1x2x1", "1x1x1x2"};
   return {"1x1x1x1"};

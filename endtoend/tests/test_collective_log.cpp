@@ -59,10 +59,11 @@ TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
   TrainerRun run(cfg, MPI_COMM_WORLD);
   run.trainer.run_iteration(0);
   std::vector<bool> seen(10, false);
-  for (const CollOp& op : run.trainer.collective_log()) seen[static_cast<std::size_t>(op.role)] = true;
+  for (const CollOp& op : run.trainer.collective_log())
+    seen[static_cast<std::size_t>(op.role)] = true;
   // Gz = 1 here: no weight gathers or reduce-scatters, no Z parameter reduce.
-  for (CollRole r : {CollRole::output_reduce, CollRole::input_grad_reduce, CollRole::ln_stats,
-                     CollRole::ln_grad_stats, CollRole::ce_stats, CollRole::data_grad_reduce,
-                     CollRole::scalars})
+  for (CollRole r :
+       {CollRole::output_reduce, CollRole::input_grad_reduce, CollRole::ln_stats,
+        CollRole::ln_grad_stats, CollRole::ce_stats, CollRole::data_grad_reduce, CollRole::scalars})
     EXPECT_TRUE(seen[static_cast<std::size_t>(r)]) << name_of(r);
 }

@@ -33,7 +33,9 @@ std::string parse(std::vector<std::string> args, Config* out = nullptr,
   return "";
 }
 
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
 
 std::string temp_file(const std::string& name, const std::string& content) {
   const std::string path = ::testing::TempDir() + "/" + name;
@@ -89,9 +91,9 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--dtype", "bf16"}),
                   "needs the cuda backend"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--lr", "0"}), "--lr must be > 0"));
-  EXPECT_TRUE(has(parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"},
-                        nullptr, "cuda"),
-                  "head size hidden/heads = 512 is larger than 256"));
+  EXPECT_TRUE(has(
+      parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"}, nullptr, "cuda"),
+      "head size hidden/heads = 512 is larger than 256"));
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));
 }
@@ -106,7 +108,9 @@ TEST(Data, BadSourcesNameTheProblem) {
                   "--vocab must be >= 256"));
   // 300 is >= vocab 256.
   std::string toks;
-  for (int i = 0; i < 20; ++i) toks += std::string{static_cast<char>(i == 5 ? 300 & 0xFF : 1), static_cast<char>(i == 5 ? 300 >> 8 : 0)};
+  for (int i = 0; i < 20; ++i)
+    toks += std::string{static_cast<char>(i == 5 ? 300 & 0xFF : 1),
+                        static_cast<char>(i == 5 ? 300 >> 8 : 0)};
   EXPECT_TRUE(has(data_error("tokens:" + temp_file("big.bin", toks)), "token id 300"));
 }
 

@@ -116,7 +116,8 @@ TEST_P(CudaVsHost, InitialisationAndCasts) {
   ck_->init_tensor(*cs_, d.as<float>(), t, 77);
   EXPECT_EQ(f32_out(d, 96), std::vector<float>(96, 1.0f));
   const std::vector<float> x = random_vec(300, 1, 3.0f);
-  Buffer xs = f32_buf(x), a = act_buf(std::vector<float>(300)), back = f32_buf(std::vector<float>(300));
+  Buffer xs = f32_buf(x), a = act_buf(std::vector<float>(300)),
+         back = f32_buf(std::vector<float>(300));
   ck_->to_act(*cs_, xs.as<float>(), a.data(), 300);
   ck_->to_f32(*cs_, a.data(), back.as<float>(), 300);
   EXPECT_EQ(act_out(a, 300), quantized(x));
@@ -145,18 +146,20 @@ TEST_P(CudaVsHost, ElementwiseGeluAddBiasGrad) {
 
 TEST_P(CudaVsHost, Embedding) {
   const std::int64_t V = 50, S = 7, T = 21, C = 40;
-  const std::vector<float> wte = quantized(random_vec(V * C, 4)), wpe = quantized(random_vec(S * C, 5)),
+  const std::vector<float> wte = quantized(random_vec(V * C, 4)),
+                           wpe = quantized(random_vec(S * C, 5)),
                            dout = quantized(random_vec(T * C, 6));
   std::vector<std::int32_t> tok(T);
   for (std::int64_t t = 0; t < T; ++t) tok[t] = static_cast<std::int32_t>((t * 7) % 11);  // repeats
   std::vector<float> out(T * C), dwte(V * C, 0.0f), dwpe(S * C, 0.0f);
   hk_->embedding_forward(*hs_, tok.data(), wte.data(), wpe.data(), out.data(), T, S, C);
   hk_->embedding_backward(*hs_, tok.data(), dout.data(), dwte.data(), dwpe.data(), T, S, C);
-  Buffer TK = int_buf(tok), E = act_buf(wte), P = act_buf(wpe), O = act_buf(out), DO = act_buf(dout),
-         DE = f32_buf(std::vector<float>(V * C)), DP = f32_buf(std::vector<float>(S * C));
+  Buffer TK = int_buf(tok), E = act_buf(wte), P = act_buf(wpe), O = act_buf(out),
+         DO = act_buf(dout), DE = f32_buf(std::vector<float>(V * C)),
+         DP = f32_buf(std::vector<float>(S * C));
   ck_->embedding_forward(*cs_, TK.as<std::int32_t>(), E.data(), P.data(), O.data(), T, S, C);
-  ck_->embedding_backward(*cs_, TK.as<std::int32_t>(), DO.data(), DE.as<float>(), DP.as<float>(),
-                          T, S, C);
+  ck_->embedding_backward(*cs_, TK.as<std::int32_t>(), DO.data(), DE.as<float>(), DP.as<float>(), T,
+                          S, C);
   expect_close(act_out(O, T * C), out, tol(1e-6f, 1e-2f), "embedding");
   expect_close(f32_out(DE, V * C), dwte, 1e-5f, "dwte");
   expect_close(f32_out(DP, S * C), dwpe, 1e-5f, "dwpe");
@@ -166,9 +169,11 @@ TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
   const std::int64_t T = 45, C = 96, Ct = 192;  // this rank holds half the features
   const std::vector<float> x = quantized(random_vec(T * C, 7, 2.0f)),
                            g = quantized(random_vec(C, 8)), b = quantized(random_vec(C, 9)),
-                           dy = quantized(random_vec(T * C, 10)), dx0 = quantized(random_vec(T * C, 11));
+                           dy = quantized(random_vec(T * C, 10)),
+                           dx0 = quantized(random_vec(T * C, 11));
   // Reduced statistics as if the other half had the same values (exercises C_total != C).
-  std::vector<float> st(2 * T), mr(2 * T), out(T * C), sums(2 * T), dx = dx0, dg(C, 0.0f), db(C, 0.0f);
+  std::vector<float> st(2 * T), mr(2 * T), out(T * C), sums(2 * T), dx = dx0, dg(C, 0.0f),
+                                                                    db(C, 0.0f);
   hk_->ln_partial(*hs_, x.data(), st.data(), T, C);
   for (float& v : st) v *= 2;
   hk_->ln_forward(*hs_, x.data(), st.data(), g.data(), b.data(), out.data(), mr.data(), T, C, Ct);
@@ -177,16 +182,26 @@ TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
                    dg.data(), db.data(), T, C, Ct);
   Buffer X = act_buf(x), G = act_buf(g), B = act_buf(b), DY = act_buf(dy), DX = act_buf(dx0),
          ST = f32_buf(std::vector<float>(2 * T)), MR = f32_buf(mr), O = act_buf(out),
-         SU = f32_buf(sums), DG = f32_buf(std::vector<float>(C)), DB = f32_buf(std::vector<float>(C));
+         SU = f32_buf(sums), DG = f32_buf(std::vector<float>(C)),
+         DB = f32_buf(std::vector<float>(C));
   ck_->ln_partial(*cs_, X.data(), ST.as<float>(), T, C);
   std::vector<float> dst = f32_out(ST, 2 * T);
-  expect_close(dst, [&] { auto v = st; for (float& e : v) e /= 2; return v; }(), 1e-5f, "ln stats");
+  expect_close(
+      dst,
+      [&] {
+        auto v = st;
+        for (float& e : v) e /= 2;
+        return v;
+      }(),
+      1e-5f, "ln stats");
   for (float& v : dst) v *= 2;
   cuda_->upload(ST, dst.data(), dst.size() * 4);
-  ck_->ln_forward(*cs_, X.data(), ST.as<float>(), G.data(), B.data(), O.data(), MR.as<float>(), T, C, Ct);
+  ck_->ln_forward(*cs_, X.data(), ST.as<float>(), G.data(), B.data(), O.data(), MR.as<float>(), T,
+                  C, Ct);
   expect_close(act_out(O, T * C), out, tol(1e-4f, 2e-2f), "ln forward");
   expect_close(f32_out(MR, 2 * T), mr, 1e-4f, "ln mean/rstd");
-  ck_->ln_backward_partial(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(), T, C);
+  ck_->ln_backward_partial(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(), T,
+                           C);
   expect_close(f32_out(SU, 2 * T), sums, 1e-4f, "ln backward sums");
   cuda_->upload(SU, sums.data(), sums.size() * 4);
   ck_->ln_backward(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(), DX.data(),
@@ -198,8 +213,10 @@ TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
 
 TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
   for (const auto [T, N, K] : {std::array<std::int64_t, 3>{48, 64, 40}, {33, 20, 24}}) {
-    const std::vector<float> x = quantized(random_vec(T * K, 12)), w = quantized(random_vec(N * K, 13)),
-                             bias = quantized(random_vec(N, 14)), dy = quantized(random_vec(T * N, 15));
+    const std::vector<float> x = quantized(random_vec(T * K, 12)),
+                             w = quantized(random_vec(N * K, 13)),
+                             bias = quantized(random_vec(N, 14)),
+                             dy = quantized(random_vec(T * N, 15));
     std::vector<float> y(T * N), act_y(T * N), dx(T * K), dw(N * K);
     hk_->linear_forward(*hs_, x.data(), w.data(), bias.data(), y.data(), act_y.data(), T, N, K);
     hk_->linear_backward_input(*hs_, dy.data(), w.data(), dx.data(), T, N, K);
@@ -223,8 +240,10 @@ TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
 }
 
 TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
-  for (const auto [B, S, H, D] : {std::array<std::int64_t, 4>{2, 50, 3, 16}, {1, 70, 2, 64},
-                                  {1, 33, 1, 80}, {1, 40, 2, 128}}) {
+  for (const auto [B, S, H, D] : {std::array<std::int64_t, 4>{2, 50, 3, 16},
+                                  {1, 70, 2, 64},
+                                  {1, 33, 1, 80},
+                                  {1, 40, 2, 128}}) {
     const std::int64_t rows = B * S;
     const std::vector<float> qkv = quantized(random_vec(rows * 3 * H * D, 16)),
                              dout = quantized(random_vec(rows * H * D, 17));
@@ -238,17 +257,23 @@ TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
     ck_->attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, D);
     const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
                               std::to_string(H) + " D" + std::to_string(D);
-    expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f), ("attention out " + shape).c_str());
+    expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f),
+                 ("attention out " + shape).c_str());
     expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("attention lse " + shape).c_str());
-    cuda_->upload(O, [&] {  // the backward reads the host's output, rounded like the device's
-      std::vector<unsigned char> raw(outq.size() * size_of(act()));
-      for (std::size_t i = 0; i < outq.size(); ++i) store_host(raw.data(), act(), i, outq[i]);
-      return raw;
-    }().data(), outq.size() * size_of(act()));
+    cuda_->upload(
+        O,
+        [&] {  // the backward reads the host's output, rounded like the device's
+          std::vector<unsigned char> raw(outq.size() * size_of(act()));
+          for (std::size_t i = 0; i < outq.size(); ++i) store_host(raw.data(), act(), i, outq[i]);
+          return raw;
+        }()
+            .data(),
+        outq.size() * size_of(act()));
     cuda_->upload(L, lse.data(), lse.size() * 4);
     ck_->attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
                             SC.as<float>(), B, S, H, D);
-    expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f), ("attention dqkv " + shape).c_str());
+    expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f),
+                 ("attention dqkv " + shape).c_str());
   }
 }
 
@@ -261,8 +286,8 @@ TEST_P(CudaVsHost, VocabParallelCrossEntropy) {
   std::vector<float> parts(2 * 3 * T), lse(T), dl = logits;
   hk_->ce_partial(*hs_, logits.data(), tgt.data(), parts.data(), T, V, v0);
   for (std::int64_t t = 0; t < T; ++t) {
-    parts[3 * T + t] = 1.5f;              // max
-    parts[4 * T + t] = 300.0f;            // sum exp
+    parts[3 * T + t] = 1.5f;    // max
+    parts[4 * T + t] = 300.0f;  // sum exp
     parts[5 * T + t] = tgt[t] < v0 ? 0.7f : 0.0f;
   }
   float loss = 0;
@@ -283,8 +308,7 @@ TEST_P(CudaVsHost, VocabParallelCrossEntropy) {
 
 TEST_P(CudaVsHost, GradNormAndAdamW) {
   const std::int64_t n = 5000;
-  std::vector<float> p = random_vec(n, 19), g = random_vec(n, 20), m(n, 0.1f), v(n, 0.2f),
-                     work(n);
+  std::vector<float> p = random_vec(n, 19), g = random_vec(n, 20), m(n, 0.1f), v(n, 0.2f), work(n);
   float ss = 0;
   hk_->sumsq(*hs_, g.data(), n, &ss);
   Buffer P = f32_buf(p), G = f32_buf(g), M = f32_buf(m), Vb = f32_buf(v), W = act_buf(work),

@@ -18,7 +18,9 @@ using namespace ovb::gpt::testing;
 
 namespace {
 
-int world_size() { return ovb::testing::launch().world; }
+int world_size() {
+  return ovb::testing::launch().world;
+}
 
 // Every grid with a few flag combinations, and the first two grids with every combination.
 std::vector<Case> equivalence_cases() {
@@ -52,8 +54,8 @@ TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
       const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
       worst = std::max(worst, dev);
       // fp32 reordering only; on the GPU cuBLASLt picks other algorithms per shape as well.
-      EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs "
-                           << ref[i];
+      EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5)
+          << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
     }
   }
   if (ovb::testing::launch().rank == 0)
@@ -88,7 +90,8 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
       // Relative to the tensor's largest element: some elements are ~0 by symmetry (the key
       // bias cannot change a softmax) and carry only rounding noise.
       for (std::size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale) << c.str() << " " << t.name << "[" << i << "]";
+        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
+            << c.str() << " " << t.name << "[" << i << "]";
     }
   }
 }
@@ -100,9 +103,8 @@ TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
   for (const TensorDesc& t : run.trainer.layout().tensors) {
     const std::vector<float> g = run.trainer.global_tensor(t.name, true);
     // The element with the largest gradient: the best signal over fp32 rounding of the loss.
-    const auto it = std::max_element(g.begin(), g.end(), [](float a, float b) {
-      return std::abs(a) < std::abs(b);
-    });
+    const auto it = std::max_element(g.begin(), g.end(),
+                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
     const std::int64_t i = it - g.begin();
     run.trainer.perturb(t.name, i, eps);
     const double lp = run.trainer.compute_gradients(0);

@@ -111,11 +111,14 @@ TEST_F(HostKernels, GeluIsCloseToExactAndItsGradientToFiniteDifferences) {
   for (std::size_t i = 0; i < x.size(); ++i)
     EXPECT_NEAR(y[i], 0.5 * x[i] * (1 + std::erf(x[i] / std::sqrt(2.0))), 2e-3);  // tanh approx.
   k().gelu_backward(s(), x.data(), dy.data(), dx.data(), 64);
-  check_gradient(x, dx, [&] {
-    std::vector<float> out(64);
-    k().gelu_forward(s(), x.data(), out.data(), 64);
-    return dot(out, dy);
-  }, "gelu", 1e-3);
+  check_gradient(
+      x, dx,
+      [&] {
+        std::vector<float> out(64);
+        k().gelu_forward(s(), x.data(), out.data(), 64);
+        return dot(out, dy);
+      },
+      "gelu", 1e-3);
 }
 
 TEST_F(HostKernels, LinearMatchesLoopsAndItsGradients) {
@@ -192,11 +195,14 @@ TEST_F(HostKernels, AttentionMatchesMaskedSoftmaxAndFiniteDifferences) {
   std::vector<float> dqkv(qkv.size(), 7.0f), scratch(B * S * H);
   k().attention_backward(s(), qkv.data(), out.data(), R.data(), lse.data(), dqkv.data(),
                          scratch.data(), B, S, H, D);
-  check_gradient(qkv, dqkv, [&] {
-    std::vector<float> o(out.size()), l(lse.size());
-    k().attention_forward(s(), qkv.data(), o.data(), l.data(), B, S, H, D);
-    return dot(o, R);
-  }, "attention dqkv", 1e-2, 5e-3, 5e-4, 120);
+  check_gradient(
+      qkv, dqkv,
+      [&] {
+        std::vector<float> o(out.size()), l(lse.size());
+        k().attention_forward(s(), qkv.data(), o.data(), l.data(), B, S, H, D);
+        return dot(o, R);
+      },
+      "attention dqkv", 1e-2, 5e-3, 5e-4, 120);
 }
 
 // Cross-entropy with the vocabulary split in two slices, combined as after the Y all-gather.
@@ -228,7 +234,8 @@ TEST_F(HostKernels, VocabParallelCrossEntropyMatchesLogSoftmaxAndFiniteDifferenc
   }
   std::vector<float> dl;
   EXPECT_NEAR(run(&dl), ref, 1e-4);
-  check_gradient(logits, dl, [&] { return scale * run(nullptr); }, "cross-entropy dlogits");
+  check_gradient(
+      logits, dl, [&] { return scale * run(nullptr); }, "cross-entropy dlogits");
 }
 
 TEST_F(HostKernels, EmbeddingForwardAndBackward) {
@@ -253,8 +260,7 @@ TEST_F(HostKernels, EmbeddingForwardAndBackward) {
 
 TEST_F(HostKernels, AdamWWithClippingMatchesDoubleReference) {
   const std::int64_t n = 16;
-  std::vector<float> p = random_vec(n, 18), g = random_vec(n, 19), m(n, 0.0f), v(n, 0.0f),
-                     work(n);
+  std::vector<float> p = random_vec(n, 18), g = random_vec(n, 19), m(n, 0.0f), v(n, 0.0f), work(n);
   std::vector<double> pr(p.begin(), p.end()), mr(n, 0), vr(n, 0);
   float sumsq = 0;
   k().sumsq(s(), g.data(), n, &sumsq);
@@ -310,7 +316,8 @@ TEST_F(HostKernels, InitialisationDependsOnlyOnGlobalIndex) {
         t.flat0 = z * 6;
         std::vector<float> piece(6);
         k().init_tensor(s(), piece.data(), t, 7);
-        for (int e = 0; e < 6; ++e) assembled[static_cast<std::size_t>(t.global_index(e))] = piece[e];
+        for (int e = 0; e < 6; ++e)
+          assembled[static_cast<std::size_t>(t.global_index(e))] = piece[e];
       }
   EXPECT_EQ(assembled, ref);
 }

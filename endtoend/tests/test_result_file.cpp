@@ -40,7 +40,8 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
   const char* path = env("OVB_GPT4D_RESULT");
   if (!path) GTEST_SKIP() << "OVB_GPT4D_RESULT not set (run through ctest)";
   const nlohmann::json r = read_json(path);
-  for (const char* k : {"context", "config", "iterations", "summary"}) ASSERT_TRUE(r.contains(k)) << k;
+  for (const char* k : {"context", "config", "iterations", "summary"})
+    ASSERT_TRUE(r.contains(k)) << k;
   const auto& cfg = r["config"];
   for (const char* k : {"model", "grid", "batch", "iters", "seed", "lr", "data", "overlap", "dtype",
                         "recompute", "world_size"})
@@ -54,9 +55,9 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
     EXPECT_GT(it["time_ms"].get<double>(), 0);
   }
   const auto& s = r["summary"];
-  for (const char* k : {"warmup_iters", "median_time_ms", "p10_time_ms", "p90_time_ms",
-                        "tokens_per_s", "tflops_per_gpu", "mfu", "peak_memory_bytes",
-                        "memory_estimate_bytes", "collectives"})
+  for (const char* k :
+       {"warmup_iters", "median_time_ms", "p10_time_ms", "p90_time_ms", "tokens_per_s",
+        "tflops_per_gpu", "mfu", "peak_memory_bytes", "memory_estimate_bytes", "collectives"})
     EXPECT_TRUE(s.contains(k)) << k;
   EXPECT_TRUE(s["mfu"].is_null());  // a CPU has no entry in the peak table
   EXPECT_EQ(s["peak_memory_bytes"].get<double>(), s["memory_estimate_bytes"].get<double>());

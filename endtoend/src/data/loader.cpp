@@ -53,7 +53,8 @@ DataSource::DataSource(const std::string& spec, const GptShape& m, std::int64_t 
   }
   void* p = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
-  if (p == MAP_FAILED) throw UsageError("--data: cannot map '" + path_ + "': " + std::strerror(errno));
+  if (p == MAP_FAILED)
+    throw UsageError("--data: cannot map '" + path_ + "': " + std::strerror(errno));
   data_ = static_cast<const unsigned char*>(p);
 }
 
@@ -63,17 +64,16 @@ DataSource::~DataSource() {
 
 std::int32_t DataSource::token_at(std::int64_t window, std::int64_t pos) const {
   if (kind_ == Kind::synthetic)
-    return static_cast<std::int32_t>(
-        hash3(seed_ ^ 0xDA7Aull, static_cast<std::uint64_t>(window), static_cast<std::uint64_t>(pos)) %
-        static_cast<std::uint64_t>(vocab_));
+    return static_cast<std::int32_t>(hash3(seed_ ^ 0xDA7Aull, static_cast<std::uint64_t>(window),
+                                           static_cast<std::uint64_t>(pos)) %
+                                     static_cast<std::uint64_t>(vocab_));
   const std::int64_t i = (window * seq_) % (n_ - seq_) + pos;
   if (kind_ == Kind::text) return data_[i];
   std::uint16_t v;
   std::memcpy(&v, data_ + 2 * i, 2);  // little-endian files on little-endian hosts
   if (v >= vocab_)
-    throw UsageError("--data: token id " + std::to_string(v) + " at position " +
-                     std::to_string(i) + " of '" + path_ + "' is >= --vocab " +
-                     std::to_string(vocab_));
+    throw UsageError("--data: token id " + std::to_string(v) + " at position " + std::to_string(i) +
+                     " of '" + path_ + "' is >= --vocab " + std::to_string(vocab_));
   return v;
 }
 

@@ -4,8 +4,9 @@
 // Which sequences a rank trains on: iteration i uses the global sequences 0..B-1; global sequence
 // g of iteration i is the window of seq+1 tokens starting at ((i*B + g) * seq) mod (N - seq) of a
 // file of N tokens (synthetic: token p of that window is hash(seed, i*B + g, p) mod V). Rank
-// (x, y, z, d) takes the B / (Gdata*Gz) consecutive sequences starting at (d*Gz + z) * B/(Gdata*Gz),
-// so the global batch is the same on every grid, and X/Y ranks of one (z, d) share their tokens.
+// (x, y, z, d) takes the B / (Gdata*Gz) consecutive sequences starting at (d*Gz + z) *
+// B/(Gdata*Gz), so the global batch is the same on every grid, and X/Y ranks of one (z, d) share
+// their tokens.
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,7 @@ class DataSource {
   // n_seq * seq entries each. Throws UsageError for a token id >= vocab in a token file.
   void batch(int iter, std::int64_t first_seq, std::int64_t n_seq, std::int32_t* tokens,
              std::int32_t* targets) const;
-  std::string describe() const;  // e.g. "text:data.txt (12345 tokens)"
+  std::string describe() const;             // e.g. "text:data.txt (12345 tokens)"
   std::int64_t size() const { return n_; }  // tokens in the file (0 for synthetic)
 
  private:

@@ -24,11 +24,13 @@ double percentile(std::vector<double> v, double q) {
   return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
-nlohmann::json or_null(double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); }
+nlohmann::json or_null(double v) {
+  return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
 }  // namespace
 
-Reporter::Reporter(const Config& cfg, const LaunchContext& ctx, Backend& backend,
-                   Trainer& trainer, MPI_Comm world)
+Reporter::Reporter(const Config& cfg, const LaunchContext& ctx, Backend& backend, Trainer& trainer,
+                   MPI_Comm world)
     : cfg_(cfg), ctx_(ctx), backend_(backend), trainer_(trainer), world_(world) {
   int size = 1;
   MPI_Comm_size(world, &size);
@@ -55,10 +57,10 @@ void Reporter::add(IterStats st) {
     const double tf = metrics::tflops_per_gpu(model_flop(), st.time_s, n_devices_);
     char mfu[32] = "n/a";
     if (peak_ > 0) std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * metrics::mfu(tf, peak_));
-    std::printf("iter %4d/%d  loss %.4f  norm %.3f  lr %.2e  time %.1f ms  tokens/s %.0f  "
-                "TFLOP/s/GPU %.2f  MFU %s\n",
-                st.iter + 1, cfg_.iters, st.loss, st.grad_norm, st.lr, st.time_s * 1e3, tok, tf,
-                mfu);
+    std::printf(
+        "iter %4d/%d  loss %.4f  norm %.3f  lr %.2e  time %.1f ms  tokens/s %.0f  "
+        "TFLOP/s/GPU %.2f  MFU %s\n",
+        st.iter + 1, cfg_.iters, st.loss, st.grad_norm, st.lr, st.time_s * 1e3, tok, tf, mfu);
     std::fflush(stdout);
   }
   iters_.push_back(std::move(st));
@@ -67,11 +69,11 @@ void Reporter::add(IterStats st) {
 std::string Reporter::collectives_jsonl(const std::vector<CollOp>& log) {
   std::string out;
   for (const CollOp& c : log) {
-    nlohmann::json j{{"phase", name_of(c.phase)}, {"layer", c.layer},
-                     {"op", c.op},                {"role", name_of(c.role)},
-                     {"kind", name_of(c.kind)},   {"group", name_of(c.group)},
-                     {"group_size", c.group_size}, {"count", c.count},
-                     {"dtype", name_of(c.dtype)},  {"recompute", c.recompute}};
+    nlohmann::json j{
+        {"phase", name_of(c.phase)},  {"layer", c.layer},        {"op", c.op},
+        {"role", name_of(c.role)},    {"kind", name_of(c.kind)}, {"group", name_of(c.group)},
+        {"group_size", c.group_size}, {"count", c.count},        {"dtype", name_of(c.dtype)},
+        {"recompute", c.recompute}};
     out += j.dump() + "\n";
   }
   return out;
@@ -88,8 +90,13 @@ nlohmann::json Reporter::config_json() const {
   if (cfg_.plan.oag) overlap.push_back("oag");
   return {
       {"model",
-       {{"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads}, {"seq", m.seq},
-        {"vocab", m.vocab}, {"preset", m.preset}, {"parameters", m.parameter_count()}}},
+       {{"layers", m.layers},
+        {"hidden", m.hidden},
+        {"heads", m.heads},
+        {"seq", m.seq},
+        {"vocab", m.vocab},
+        {"preset", m.preset},
+        {"parameters", m.parameter_count()}}},
       {"grid", {{"gx", g.gx}, {"gy", g.gy}, {"gz", g.gz}, {"gdata", g.gdata}, {"order", order}}},
       {"batch", cfg_.plan.batch},
       {"iters", cfg_.iters},
@@ -110,8 +117,10 @@ nlohmann::json Reporter::config_json() const {
       {"cache_weights", cfg_.plan.cache_weights},
       {"comm_priority", name_of(cfg_.comm_priority)},
       {"compute_priority", name_of(cfg_.compute_priority)},
-      {"nccl", {{"min_ctas", cfg_.nccl.min_ctas}, {"max_ctas", cfg_.nccl.max_ctas},
-                {"cta_policy", cfg_.nccl.cta_policy}}},
+      {"nccl",
+       {{"min_ctas", cfg_.nccl.min_ctas},
+        {"max_ctas", cfg_.nccl.max_ctas},
+        {"cta_policy", cfg_.nccl.cta_policy}}},
       {"kernels", trainer_.kernels_description()},
       {"world_size", g.world()},
       {"devices", n_devices_}};
@@ -143,8 +152,8 @@ nlohmann::json Reporter::finish() {
     if (st.iter < cfg_.warmup) continue;
     measured.push_back(st.time_s);
     for (const CollStat& c : st.collectives) {
-      double* e = &coll[static_cast<std::size_t>((static_cast<int>(c.kind) * kGroups +
-                                                  static_cast<int>(c.group)) * 4)];
+      double* e = &coll[static_cast<std::size_t>(
+          (static_cast<int>(c.kind) * kGroups + static_cast<int>(c.group)) * 4)];
       e[0] += c.count;
       e[1] += c.bytes;
       e[2] += c.time_ms;
@@ -192,27 +201,26 @@ nlohmann::json Reporter::finish() {
   if (backend_.name() == "cuda")
     device_used = static_cast<double>(backend_.device_info().memory_bytes) -
                   free_device_memory(backend_, ctx_);
-  nlohmann::json summary{
-      {"warmup_iters", cfg_.warmup},
-      {"measured_iters", measured.size()},
-      {"median_time_ms", median * 1e3},
-      {"p10_time_ms", percentile(measured, 0.1) * 1e3},
-      {"p90_time_ms", percentile(measured, 0.9) * 1e3},
-      {"tokens_per_s", tokens_per_s(median)},
-      {"tflops_per_gpu", tf},
-      {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, median, n_devices_)},
-      {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr},
-      {"peak_tflops", or_null(peak_)},
-      {"model_flop_per_iter", F},
-      {"first_loss", iters_.empty() ? 0.0 : iters_.front().loss},
-      {"final_loss", iters_.empty() ? 0.0 : iters_.back().loss},
-      {"peak_memory_bytes", peak_mem},
-      {"memory_estimate_bytes", est.total()},
-      {"device_memory_used_bytes", or_null(device_used)},
-      {"memory", mem},
-      {"comm_time_ms", comm_ms},
-      {"exposed_comm_ms", exposed_ms},
-      {"collectives", colls}};
+  nlohmann::json summary{{"warmup_iters", cfg_.warmup},
+                         {"measured_iters", measured.size()},
+                         {"median_time_ms", median * 1e3},
+                         {"p10_time_ms", percentile(measured, 0.1) * 1e3},
+                         {"p90_time_ms", percentile(measured, 0.9) * 1e3},
+                         {"tokens_per_s", tokens_per_s(median)},
+                         {"tflops_per_gpu", tf},
+                         {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, median, n_devices_)},
+                         {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr},
+                         {"peak_tflops", or_null(peak_)},
+                         {"model_flop_per_iter", F},
+                         {"first_loss", iters_.empty() ? 0.0 : iters_.front().loss},
+                         {"final_loss", iters_.empty() ? 0.0 : iters_.back().loss},
+                         {"peak_memory_bytes", peak_mem},
+                         {"memory_estimate_bytes", est.total()},
+                         {"device_memory_used_bytes", or_null(device_used)},
+                         {"memory", mem},
+                         {"comm_time_ms", comm_ms},
+                         {"exposed_comm_ms", exposed_ms},
+                         {"collectives", colls}};
   return {{"context", run_context(&backend_, ctx_)},
           {"config", config_json()},
           {"iterations", iters},

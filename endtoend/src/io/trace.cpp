@@ -40,8 +40,9 @@ struct TraceRun::Impl {};
 
 void check_trace_support(const Config& cfg) {
   if (!cfg.trace_dir.empty())
-    throw UsageError("--trace: this build of gpt4d has no tracer (the profiling part, target "
-                     "ovb::trace, was not built; configure with OVB_PARTS including profiling)");
+    throw UsageError(
+        "--trace: this build of gpt4d has no tracer (the profiling part, target "
+        "ovb::trace, was not built; configure with OVB_PARTS including profiling)");
 }
 
 TraceRun::TraceRun(const Config&, const LaunchContext&, Backend&) {}

@@ -13,15 +13,15 @@
 
 #include "kernels/math.hpp"  // kLnEps
 #include "model/layout.hpp"
-#include "train/memory.hpp"
 #include "ovb/backend.hpp"
+#include "train/memory.hpp"
 
 namespace ovb::gpt {
 
 struct AdamWArgs {
   float lr = 0, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0;
-  int step = 1;     // 1-based, for the bias corrections
-  float clip = 0;   // > 0: gradients scaled by min(1, clip / global norm)
+  int step = 1;    // 1-based, for the bias corrections
+  float clip = 0;  // > 0: gradients scaled by min(1, clip / global norm)
 };
 
 class Kernels {
@@ -41,9 +41,8 @@ class Kernels {
   virtual void embedding_forward(Stream& s, const std::int32_t* tok, const void* wte,
                                  const void* wpe, void* out, std::int64_t T, std::int64_t S,
                                  std::int64_t C) = 0;
-  virtual void embedding_backward(Stream& s, const std::int32_t* tok, const void* dout,
-                                  float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
-                                  std::int64_t C) = 0;
+  virtual void embedding_backward(Stream& s, const std::int32_t* tok, const void* dout, float* dwte,
+                                  float* dwpe, std::int64_t T, std::int64_t S, std::int64_t C) = 0;
 
   // ---- layer norm of rows whose features are split over ranks (statistics reduced in between)
   // stats[2t] = sum_c x[t,c], stats[2t+1] = sum_c x[t,c]^2 over this rank's C features.
@@ -58,9 +57,9 @@ class Kernels {
   virtual void ln_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
                                    const void* g, float* sums, std::int64_t T, std::int64_t C) = 0;
   // dx += rstd (dxhat - sums0/C_total - xhat sums1/C_total); dg += sum_t dy xhat; db += sum_t dy.
-  virtual void ln_backward(Stream& s, const void* dy, const void* x, const float* mr,
-                           const void* g, const float* sums, void* dx, float* dg, float* db,
-                           std::int64_t T, std::int64_t C, std::int64_t C_total) = 0;
+  virtual void ln_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
+                           const float* sums, void* dx, float* dg, float* db, std::int64_t T,
+                           std::int64_t C, std::int64_t C_total) = 0;
 
   // ---- elementwise (GELU is the tanh approximation of GPT-2, as cuBLASLt's epilogue)
   virtual void add(Stream& s, const void* a, const void* b, void* out, std::int64_t n) = 0;
@@ -95,8 +94,8 @@ class Kernels {
 
   // ---- vocab-parallel cross-entropy; logits [T, V] hold the vocabulary slice [v0, v0 + V)
   // stats [3, T]: row max m, sum exp(l - m), the target's logit (0 when outside the slice).
-  virtual void ce_partial(Stream& s, const void* logits, const std::int32_t* targets,
-                          float* stats, std::int64_t T, std::int64_t V, std::int64_t v0) = 0;
+  virtual void ce_partial(Stream& s, const void* logits, const std::int32_t* targets, float* stats,
+                          std::int64_t T, std::int64_t V, std::int64_t v0) = 0;
   // parts [n, 3, T] (every slice's stats) -> lse[t] = log sum_v exp(l_v); when loss_sum is not
   // null, *loss_sum += sum_t (lse[t] - target logit).
   virtual void ce_combine(Stream& s, const float* parts, int n, float* lse, float* loss_sum,

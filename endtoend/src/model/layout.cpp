@@ -32,8 +32,8 @@ class Builder {
     return static_cast<int>(p_.tensors.size()) - 1;
   }
 
-  LinearParams weight(const LinearSpec& spec, int layer, const std::string& name,
-                      std::uint64_t id, float stddev) {
+  LinearParams weight(const LinearSpec& spec, int layer, const std::string& name, std::uint64_t id,
+                      float stddev) {
     LinearParams lp;
     lp.geom = linear_geom(spec, o_.grid);
     lp.layer = layer;
@@ -111,7 +111,8 @@ ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords
   const float std_proj = 0.02f / std::sqrt(2.0f * static_cast<float>(m.layers));
   const std::int64_t h = m.hidden;
   for (int l = 0; l < m.layers; ++l) {
-    const std::string L = "L" + std::to_string(l) + ".";
+    std::string L = std::to_string(l);  // "L3." (built in steps: GCC 12 -Wrestrict false positive)
+    L.insert(0, 1, 'L').push_back('.');
     const std::uint64_t id = 16 * (static_cast<std::uint64_t>(l) + 1);
     Bucket bucket;
     bucket.layer = l;

@@ -38,10 +38,11 @@ struct TensorDesc {
 };
 
 struct Bucket {
-  int layer = -1;               // block index, -1 for the head bucket
-  std::int64_t offset = 0;      // in the flat buffers
-  std::int64_t count = 0;       // whole bucket (the data all-reduce's count)
-  std::int64_t small_offset = 0, small_count = 0;  // the Z all-reduced part (LN, biases, embeddings)
+  int layer = -1;           // block index, -1 for the head bucket
+  std::int64_t offset = 0;  // in the flat buffers
+  std::int64_t count = 0;   // whole bucket (the data all-reduce's count)
+  std::int64_t small_offset = 0,
+               small_count = 0;  // the Z all-reduced part (LN, biases, embeddings)
 };
 
 // Offsets of one linear layer's tensors and its geometry.

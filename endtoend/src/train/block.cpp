@@ -28,10 +28,13 @@ Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kerne
 }
 
 const void* Model::wptr(int tensor) const {
-  return static_cast<const char*>(st_.work()) + static_cast<std::size_t>(layout_[tensor].offset) * a_;
+  return static_cast<const char*>(st_.work()) +
+         static_cast<std::size_t>(layout_[tensor].offset) * a_;
 }
 
-float* Model::gptr(int tensor) const { return st_.grads() + layout_[tensor].offset; }
+float* Model::gptr(int tensor) const {
+  return st_.grads() + layout_[tensor].offset;
+}
 
 CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
                  std::int64_t count, DType dt, bool rc) const {
@@ -55,8 +58,7 @@ void Model::layer_norm_backward(int layer, const char* name, const void* dy, con
   comm_.wait(comm_.issue(op(Phase::backward, layer, name, CollRole::ln_grad_stats,
                             CollKind::all_reduce, Group::x, 2 * T_, DType::f32),
                          st_.ln_scratch, st_.ln_scratch));
-  k_.ln_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), gptr(b), T_, hx_,
-                 m_.hidden);
+  k_.ln_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), gptr(b), T_, hx_, m_.hidden);
 }
 
 void Model::block_forward(int l, Phase ph, bool rc) {

@@ -101,7 +101,8 @@ void CommEngine::wait(const std::vector<CollHandle>& hs) {
   if (w.handles.empty()) return;
   w.ready = next_event();
   w.ready->record(*compute_);
-  for (CollHandle h : w.handles) backend_.wait_event(*compute_, *records_[static_cast<std::size_t>(h)].end);
+  for (CollHandle h : w.handles)
+    backend_.wait_event(*compute_, *records_[static_cast<std::size_t>(h)].end);
   waits_.push_back(std::move(w));
 }
 

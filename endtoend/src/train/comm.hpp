@@ -52,7 +52,8 @@ class CommEngine {
 
   // Issues `op` (group_size is filled in) unless its group has size 1. `send`/`recv` and `count`
   // follow ovb::Communicator. Starts after the compute stream's work so far and after `deps`.
-  CollHandle issue(CollOp op, const void* send, void* recv, const std::vector<CollHandle>& deps = {});
+  CollHandle issue(CollOp op, const void* send, void* recv,
+                   const std::vector<CollHandle>& deps = {});
   // The compute stream waits for the collectives (once each; -1 and repeats are ignored).
   void wait(const std::vector<CollHandle>& hs);
   void wait(CollHandle h) { wait(std::vector<CollHandle>{h}); }

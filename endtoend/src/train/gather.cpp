@@ -49,29 +49,37 @@ WeightGatherer::WeightGatherer(const GptShape& m, const GptPlanOptions& o,
   if (o.cache_weights) {
     for (int l = 0; l < L; ++l)
       for (int i = 0; i < 4; ++i)
-        slots_.push_back({mem.allocate(static_cast<std::size_t>(layout.blocks[l].linear(i).geom.block) *
-                                           act_size_, MemKind::gathered)});
-    slots_.push_back({mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
+        slots_.push_back({mem.allocate(
+            static_cast<std::size_t>(layout.blocks[l].linear(i).geom.block) * act_size_,
+            MemKind::gathered)});
+    slots_.push_back(
+        {mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
     for (std::size_t k = 0; k < schedule_.size(); ++k)
-      ring_index_.push_back(schedule_[k].layer < 0 ? 4 * L : 4 * schedule_[k].layer + schedule_[k].linear);
+      ring_index_.push_back(schedule_[k].layer < 0 ? 4 * L
+                                                   : 4 * schedule_[k].layer + schedule_[k].linear);
   } else {
     std::int64_t max_block = 0;
     for (int i = 0; i < 4 && L > 0; ++i)
       max_block = std::max(max_block, layout.blocks[0].linear(i).geom.block);
     const int K = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
     for (int k = 0; k < K; ++k)
-      slots_.push_back({mem.allocate(static_cast<std::size_t>(max_block) * act_size_, MemKind::gathered)});
-    slots_.push_back({mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
+      slots_.push_back(
+          {mem.allocate(static_cast<std::size_t>(max_block) * act_size_, MemKind::gathered)});
+    slots_.push_back(
+        {mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
     int seq = 0;
     for (const Request& r : schedule_) ring_index_.push_back(r.layer < 0 ? K : seq++ % K);
   }
 }
 
 const LinearParams& WeightGatherer::params(const Request& r) const {
-  return r.layer < 0 ? layout_.head.lm_head : layout_.blocks[static_cast<std::size_t>(r.layer)].linear(r.linear);
+  return r.layer < 0 ? layout_.head.lm_head
+                     : layout_.blocks[static_cast<std::size_t>(r.layer)].linear(r.linear);
 }
 
-int WeightGatherer::slot_of(std::size_t k) const { return ring_index_[k]; }
+int WeightGatherer::slot_of(std::size_t k) const {
+  return ring_index_[k];
+}
 
 void WeightGatherer::issue(std::size_t k) {
   const Request& r = schedule_[k];
@@ -82,10 +90,18 @@ void WeightGatherer::issue(std::size_t k) {
                 std::to_string(slot.holder));
   slot.holder = static_cast<int>(k);
   const TensorDesc& w = layout_[lp.weight];
-  CollOp op{r.phase, r.layer, std::string(name_of(lp.geom.spec.id)), CollRole::weight_gather,
-            CollKind::all_gather, Group::z, 0, lp.geom.shard, o_.act_dtype, r.recompute};
-  handle_[k] = comm_.issue(op, work_ + static_cast<std::size_t>(w.offset) * act_size_,
-                           slot.buffer.data());
+  CollOp op{r.phase,
+            r.layer,
+            std::string(name_of(lp.geom.spec.id)),
+            CollRole::weight_gather,
+            CollKind::all_gather,
+            Group::z,
+            0,
+            lp.geom.shard,
+            o_.act_dtype,
+            r.recompute};
+  handle_[k] =
+      comm_.issue(op, work_ + static_cast<std::size_t>(w.offset) * act_size_, slot.buffer.data());
   issued_[k] = true;
 }
 
@@ -93,7 +109,8 @@ const void* WeightGatherer::acquire(const LinearParams& lp, Phase phase, bool re
   if (!active_) return work_ + static_cast<std::size_t>(layout_[lp.weight].offset) * act_size_;
   const int li = linear_index(lp);
   if (o_.cache_weights && phase == Phase::backward) {
-    const std::size_t k = lp.layer < 0 ? 4 * layout_.blocks.size() : 4 * static_cast<std::size_t>(lp.layer) + li;
+    const std::size_t k =
+        lp.layer < 0 ? 4 * layout_.blocks.size() : 4 * static_cast<std::size_t>(lp.layer) + li;
     return slots_[k].buffer.data();
   }
   if (o_.recompute && phase == Phase::backward && !recompute && lp.layer >= 0) {

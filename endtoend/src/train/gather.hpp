@@ -34,7 +34,7 @@ class WeightGatherer {
 
  private:
   struct Request {
-    int layer;  // -1: LM head
+    int layer;   // -1: LM head
     int linear;  // 0..3 in the block, 4: LM head
     Phase phase;
     bool recompute;

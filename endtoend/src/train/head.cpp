@@ -46,8 +46,7 @@ void Model::head_backward() {
   Stream& s = comm_.compute();
   const HeadParams& hp = layout_.head;
   const float scale = 1.0f / static_cast<float>(o_.batch * m_.seq);
-  k_.ce_backward(s, st_.logits, st_.targets, st_.ce_lse, scale, T_, vy_,
-                 comm_.coord(Dim::y) * vy_);
+  k_.ce_backward(s, st_.logits, st_.targets, st_.ce_lse, scale, T_, vy_, comm_.coord(Dim::y) * vy_);
   linear_backward(hp.lm_head, st_.logits, st_.lnf_out, st_.dtmp);
   k_.zero(s, st_.dres, static_cast<std::size_t>(T_ * hx_) * a_);
   layer_norm_backward(-1, "ln_f", st_.dtmp, st_.res(static_cast<int>(m_.layers)), st_.lnf_mr,
@@ -71,8 +70,7 @@ void Model::bucket_reduce(int bucket_index, int layer, const char* name) {
   const Bucket& b = layout_.buckets[static_cast<std::size_t>(bucket_index)];
   float* small = st_.grads() + b.small_offset;
   const CollHandle z = comm_.issue(op(Phase::backward, layer, name, CollRole::param_grad_reduce,
-                                      CollKind::all_reduce, Group::z, b.small_count,
-                                      o_.grad_dtype),
+                                      CollKind::all_reduce, Group::z, b.small_count, o_.grad_dtype),
                                    small, small);
   if (!o_.ors) comm_.wait(z);
   bucket_deps_.push_back(z);

@@ -15,8 +15,8 @@
 
 namespace ovb::gpt {
 
-void Model::linear_forward(const LinearParams& lp, const void* x, void* y, void* gelu_out,
-                           Phase ph, bool rc) {
+void Model::linear_forward(const LinearParams& lp, const void* x, void* y, void* gelu_out, Phase ph,
+                           bool rc) {
   const LinearGeom& g = lp.geom;
   Stream& s = comm_.compute();
   const void* w = gather_.acquire(lp, ph, rc);
@@ -57,8 +57,7 @@ void Model::linear_backward(const LinearParams& lp, const void* dy, const void* 
   auto input_grad = [&] {
     k_.linear_backward_input(s, dy, w, dx, T_, g.out_local, g.in_local);
     ar = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::input_grad_reduce,
-                        CollKind::all_reduce, group_of(g.out_dim), T_ * g.in_local,
-                        o_.act_dtype),
+                        CollKind::all_reduce, group_of(g.out_dim), T_ * g.in_local, o_.act_dtype),
                      dx, dx);
   };
   if (o_.ors && o_.grid.size(g.out_dim) == 1) {

@@ -18,8 +18,8 @@ namespace ovb::gpt {
 
 class Model {
  public:
-  Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
-        CommEngine& comm, WeightGatherer& gather);
+  Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k, CommEngine& comm,
+        WeightGatherer& gather);
 
   // Forward of this rank's tokens (st.tokens, st.targets on the device); adds the rank's share
   // of the loss sum to st.scalars[0] (only ranks with x = y = 0 count, each token once).

@@ -13,12 +13,14 @@ Optimizer::Optimizer(const Config& cfg, const ParamLayout& layout, ModelState& s
     if (t.owner) {
       if (!norm_runs_.empty() && norm_runs_.back().offset + norm_runs_.back().count == t.offset)
         norm_runs_.back().count += t.count;
-      else norm_runs_.push_back({t.offset, t.count, false});
+      else
+        norm_runs_.push_back({t.offset, t.count, false});
     }
     if (!update_runs_.empty() && update_runs_.back().decay == t.decay &&
         update_runs_.back().offset + update_runs_.back().count == t.offset)
       update_runs_.back().count += t.count;
-    else update_runs_.push_back({t.offset, t.count, t.decay});
+    else
+      update_runs_.push_back({t.offset, t.count, t.decay});
   }
 }
 

@@ -31,7 +31,8 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
 
   const std::int64_t T = tokens_per_rank(m, o);
   const std::int64_t hx = m.hidden / g.gx, hy = m.hidden / g.gy, hl = m.heads / g.gy;
-  for (int l = 0; l <= layers_; ++l) res_.push_back(mem.allocate(static_cast<std::size_t>(T * hx) * a_, MemKind::activations));
+  for (int l = 0; l <= layers_; ++l)
+    res_.push_back(mem.allocate(static_cast<std::size_t>(T * hx) * a_, MemKind::activations));
   const int n_sets = o.recompute ? 1 : layers_;
   for (int s = 0; s < n_sets; ++s) {
     ActSet a;
@@ -71,7 +72,8 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   if (g.gz > 1) {
     if (o.ors) {
       for (const BlockParams& b : layout.blocks)
-        for (int i = 0; i < 4; ++i) dw_.push_back(f32(b.linear(i).geom.block, MemKind::grad_blocks));
+        for (int i = 0; i < 4; ++i)
+          dw_.push_back(f32(b.linear(i).geom.block, MemKind::grad_blocks));
       dw_.push_back(f32(layout.head.lm_head.geom.block, MemKind::grad_blocks));
     } else {
       std::int64_t mx = layout.head.lm_head.geom.block;

@@ -48,7 +48,9 @@ class ModelState {
   bool separate_work() const { return work_.data() != nullptr; }
 
   void* res(int l) const { return res_[static_cast<std::size_t>(l)].data(); }
-  const ActSet& set(int block) const { return sets_[recompute_ ? 0 : static_cast<std::size_t>(block)]; }
+  const ActSet& set(int block) const {
+    return sets_[recompute_ ? 0 : static_cast<std::size_t>(block)];
+  }
   // Where dW of a linear goes before its Z reduce-scatter (Gz > 1 only).
   float* dw_block(const LinearParams& lp) const;
 

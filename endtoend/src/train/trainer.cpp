@@ -29,15 +29,15 @@ void check_memory(const Config& cfg, Backend& backend) {
   const GptMemory need = gpt_memory(cfg.model, cfg.plan);
   const double free = free_device_memory(backend, query_launch_context());
   if (need.total() <= free) return;
-  throw UsageError(
-      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
-      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
-      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
-      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
-      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
-      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
-      " is free for it on " + std::string(backend.name()) +
-      "; use more ranks (Gx, Gy, Gz), --recompute or a smaller --batch");
+  throw UsageError("GPT " + std::to_string(cfg.model.layers) + "x" +
+                   std::to_string(cfg.model.hidden) + " with batch " +
+                   std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() + " needs " +
+                   gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+                   gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+                   gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+                   gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
+                   gib(free) + " is free for it on " + std::string(backend.name()) +
+                   "; use more ranks (Gx, Gy, Gz), --recompute or a smaller --batch");
 }
 }  // namespace
 
@@ -53,18 +53,20 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_);
   comm_ = std::make_unique<CommEngine>(backend, grid, cfg);
   state_ = std::make_unique<ModelState>(cfg.model, cfg.plan, *layout_, mem_);
-  gather_ = std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_,
-                                             state_->work());
+  gather_ =
+      std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_, state_->work());
   model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_);
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
 
   // Weights by global index; moments zero; the working copy cast from the master.
   Stream& s = comm_->compute();
-  for (const TensorDesc& t : layout_->tensors) kernels_->init_tensor(s, state_->params(), t, cfg.seed);
+  for (const TensorDesc& t : layout_->tensors)
+    kernels_->init_tensor(s, state_->params(), t, cfg.seed);
   const std::size_t n = static_cast<std::size_t>(layout_->total);
   kernels_->zero(s, state_->adam_m(), n * 4);
   kernels_->zero(s, state_->adam_v(), n * 4);
-  if (state_->separate_work()) kernels_->to_act(s, state_->params(), state_->work(), layout_->total);
+  if (state_->separate_work())
+    kernels_->to_act(s, state_->params(), state_->work(), layout_->total);
   s.synchronize();
   const std::int64_t T = tokens_per_rank(cfg.model, cfg.plan);
   host_tokens_.resize(static_cast<std::size_t>(T));
@@ -73,9 +75,15 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
 
 Trainer::~Trainer() = default;
 
-std::string Trainer::kernels_description() const { return kernels_->description(); }
-std::string Trainer::data_description() const { return data_->describe(); }
-const std::vector<CollOp>& Trainer::collective_log() const { return comm_->log(); }
+std::string Trainer::kernels_description() const {
+  return kernels_->description();
+}
+std::string Trainer::data_description() const {
+  return data_->describe();
+}
+const std::vector<CollOp>& Trainer::collective_log() const {
+  return comm_->log();
+}
 
 void Trainer::load_batch(int iter) {
   // This rank's sequences: (d*Gz + z) * B_local onwards (loader.hpp).

@@ -20,7 +20,7 @@ struct IterStats {
   double loss = 0;       // mean cross-entropy over the global batch (before this step)
   double grad_norm = 0;  // global gradient norm before clipping
   double lr = 0;
-  double time_s = 0;     // wall clock of the iteration on this rank (data to synchronised step)
+  double time_s = 0;  // wall clock of the iteration on this rank (data to synchronised step)
   std::vector<CollStat> collectives;
 };
 

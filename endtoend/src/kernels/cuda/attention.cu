@@ -28,7 +28,8 @@ struct Geo {
   // Start of head h's q|k|v in sequence b.
   template <class T>
   __device__ const T* head(const T* qkv, int b, int h) const {
-    return qkv + static_cast<std::int64_t>(b) * S * row_stride() + static_cast<std::int64_t>(h) * 3 * D;
+    return qkv + static_cast<std::int64_t>(b) * S * row_stride() +
+           static_cast<std::int64_t>(h) * 3 * D;
   }
   __device__ std::int64_t out_index(int b, int q, int h) const {
     return (static_cast<std::int64_t>(b) * S + q) * H * D + static_cast<std::int64_t>(h) * D;
@@ -189,7 +190,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int q = r0 + warp * kRowsPerWarp + rr;
     if (q >= g.S) continue;
-    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + q) * stride + static_cast<std::int64_t>(h) * 3 * D;
+    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + q) * stride +
+             static_cast<std::int64_t>(h) * 3 * D;
     for (int i = 0; i < NI; ++i) {
       const int e = lane + 32 * i;
       if (e < D) dst[e] = from_f<T>(g.scale * dq[rr][i]);
@@ -204,12 +206,12 @@ __global__ void __launch_bounds__(kWarps * 32)
                         Geo g) {
   extern __shared__ float sm[];
   const int D = g.D, ld = D + 1;
-  float* Qs = sm;                    // [kTile][ld], pre-scaled
-  float* dOs = Qs + kTile * ld;      // [kTile][ld]
-  float* Ks = dOs + kTile * ld;      // [kRows][ld]
-  float* Vs = Ks + kRows * ld;       // [kRows][ld]
-  float* Lt = Vs + kRows * ld;       // [kTile]
-  float* Dt = Lt + kTile;            // [kTile]
+  float* Qs = sm;                // [kTile][ld], pre-scaled
+  float* dOs = Qs + kTile * ld;  // [kTile][ld]
+  float* Ks = dOs + kTile * ld;  // [kRows][ld]
+  float* Vs = Ks + kRows * ld;   // [kRows][ld]
+  float* Lt = Vs + kRows * ld;   // [kTile]
+  float* Dt = Lt + kTile;        // [kTile]
   const int b = blockIdx.z, h = blockIdx.y, c0 = blockIdx.x * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const T* hp = g.head(qkv, b, h);
@@ -245,7 +247,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int key = c0 + warp * kRowsPerWarp + rr;
     if (key >= g.S) continue;
-    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + key) * stride + static_cast<std::int64_t>(h) * 3 * D;
+    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + key) * stride +
+             static_cast<std::int64_t>(h) * 3 * D;
     for (int i = 0; i < NI; ++i) {
       const int e = lane + 32 * i;
       if (e < D) {
@@ -267,16 +270,16 @@ void launch_kernel(Kernel kernel, dim3 grid, std::size_t smem, cudaStream_t s, A
 }
 
 // KERNEL<T, NI> with NI = ceil(D / 32) in 1..8.
-#define OVB_ATTN_DISPATCH(NI_VAR, KERNEL, T, ...)                          \
-  switch (NI_VAR) {                                                        \
-    case 1: launch_kernel(KERNEL<T, 1>, __VA_ARGS__); break;                      \
-    case 2: launch_kernel(KERNEL<T, 2>, __VA_ARGS__); break;                      \
-    case 3: launch_kernel(KERNEL<T, 3>, __VA_ARGS__); break;                      \
-    case 4: launch_kernel(KERNEL<T, 4>, __VA_ARGS__); break;                      \
-    case 5: launch_kernel(KERNEL<T, 5>, __VA_ARGS__); break;                      \
-    case 6: launch_kernel(KERNEL<T, 6>, __VA_ARGS__); break;                      \
-    case 7: launch_kernel(KERNEL<T, 7>, __VA_ARGS__); break;                      \
-    default: launch_kernel(KERNEL<T, 8>, __VA_ARGS__); break;                     \
+#define OVB_ATTN_DISPATCH(NI_VAR, KERNEL, T, ...)             \
+  switch (NI_VAR) {                                           \
+    case 1: launch_kernel(KERNEL<T, 1>, __VA_ARGS__); break;  \
+    case 2: launch_kernel(KERNEL<T, 2>, __VA_ARGS__); break;  \
+    case 3: launch_kernel(KERNEL<T, 3>, __VA_ARGS__); break;  \
+    case 4: launch_kernel(KERNEL<T, 4>, __VA_ARGS__); break;  \
+    case 5: launch_kernel(KERNEL<T, 5>, __VA_ARGS__); break;  \
+    case 6: launch_kernel(KERNEL<T, 6>, __VA_ARGS__); break;  \
+    case 7: launch_kernel(KERNEL<T, 7>, __VA_ARGS__); break;  \
+    default: launch_kernel(KERNEL<T, 8>, __VA_ARGS__); break; \
   }
 
 Geo geometry(std::int64_t S, std::int64_t H, std::int64_t D) {
@@ -288,8 +291,7 @@ Geo geometry(std::int64_t S, std::int64_t H, std::int64_t D) {
 }  // namespace
 
 void launch_attention_forward(cudaStream_t s, DType act, const void* qkv, void* out, float* lse,
-                                    std::int64_t B, std::int64_t S, std::int64_t H,
-                                    std::int64_t D) {
+                              std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t D) {
   const Geo g = geometry(S, H, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
@@ -303,9 +305,8 @@ void launch_attention_forward(cudaStream_t s, DType act, const void* qkv, void* 
 }
 
 void launch_attention_backward(cudaStream_t s, DType act, const void* qkv, const void* out,
-                                     const void* dout, const float* lse, void* dqkv,
-                                     float* scratch, std::int64_t B, std::int64_t S,
-                                     std::int64_t H, std::int64_t D) {
+                               const void* dout, const float* lse, void* dqkv, float* scratch,
+                               std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t D) {
   const Geo g = geometry(S, H, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
@@ -317,9 +318,9 @@ void launch_attention_backward(cudaStream_t s, DType act, const void* qkv, const
     const E* x = static_cast<const E*>(qkv);
     const E* dO = static_cast<const E*>(dout);
     const std::int64_t rows = B * H * S;
-    attn_delta_kernel<E><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0,
-                           s>>>(static_cast<const E*>(out), dO, scratch, g,
-                                        static_cast<int>(B));
+    attn_delta_kernel<E>
+        <<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, s>>>(
+            static_cast<const E*>(out), dO, scratch, g, static_cast<int>(B));
     OVB_CHECK_LAUNCH();
     OVB_ATTN_DISPATCH(ni, attn_bwd_dq_kernel, E, grid, smem_dq, s, x, dO, lse,
                       static_cast<const float*>(scratch), static_cast<E*>(dqkv), g);

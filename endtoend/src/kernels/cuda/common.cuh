@@ -14,8 +14,12 @@ namespace ovb::gpt::cuda {
 
 using bf16 = __nv_bfloat16;
 
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(bf16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f(float x) {
+  return x;
+}
+__device__ __forceinline__ float to_f(bf16 x) {
+  return __bfloat162float(x);
+}
 template <class T>
 __device__ __forceinline__ T from_f(float x);
 template <>
@@ -30,8 +34,10 @@ __device__ __forceinline__ bf16 from_f<bf16>(float x) {
 // Calls f(T{}) with T the element type of the activation dtype.
 template <class F>
 void dispatch(DType t, F&& f) {
-  if (t == DType::f32) f(float{});
-  else f(bf16{});
+  if (t == DType::f32)
+    f(float{});
+  else
+    f(bf16{});
 }
 
 // Grid for a grid-stride loop over n elements.

@@ -10,7 +10,9 @@
 namespace ovb::gpt::cuda {
 
 namespace {
-cudaStream_t native(Stream& s) { return static_cast<cudaStream_t>(s.native()); }
+cudaStream_t native(Stream& s) {
+  return static_cast<cudaStream_t>(s.native());
+}
 }  // namespace
 
 void CudaKernels::zero(Stream& s, void* p, std::size_t bytes) {
@@ -18,8 +20,11 @@ void CudaKernels::zero(Stream& s, void* p, std::size_t bytes) {
 }
 
 void CudaKernels::init_tensor(Stream& s, float* params, const TensorDesc& t, std::uint64_t seed) {
-  const InitArgs a{t.count, t.cols, t.row0, t.col0, t.block_cols, t.flat0, seed, t.id, t.stddev,
-                   t.init == Init::normal ? 0 : (t.init == Init::ones ? 1 : 2)};
+  const InitArgs a{t.count,      t.cols,
+                   t.row0,       t.col0,
+                   t.block_cols, t.flat0,
+                   seed,         t.id,
+                   t.stddev,     t.init == Init::normal ? 0 : (t.init == Init::ones ? 1 : 2)};
   launch_init(native(s), params + t.offset, a);
 }
 
@@ -55,8 +60,7 @@ void CudaKernels::ln_forward(Stream& s, const void* x, const float* stats, const
 }
 
 void CudaKernels::ln_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
-                                      const void* g, float* sums, std::int64_t T,
-                                      std::int64_t C) {
+                                      const void* g, float* sums, std::int64_t T, std::int64_t C) {
   launch_ln_backward_partial(native(s), act_, dy, x, mr, g, sums, T, C);
 }
 
@@ -89,10 +93,9 @@ void CudaKernels::attention_forward(Stream& s, const void* qkv, void* out, float
   launch_attention_forward(native(s), act_, qkv, out, lse, B, S, H, D);
 }
 
-void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out,
-                                     const void* dout, const float* lse, void* dqkv,
-                                     float* scratch, std::int64_t B, std::int64_t S,
-                                     std::int64_t H, std::int64_t D) {
+void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                                     const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                                     std::int64_t S, std::int64_t H, std::int64_t D) {
   launch_attention_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, B, S, H, D);
 }
 

@@ -9,7 +9,6 @@ namespace ovb::gpt::cuda {
 
 namespace {
 
-
 __global__ void init_kernel(float* p, InitArgs a) {
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < a.count;
        e += std::int64_t(gridDim.x) * blockDim.x) {
@@ -91,7 +90,8 @@ void launch_to_f32(cudaStream_t s, DType act, const void* src, float* dst, std::
   OVB_CHECK_LAUNCH();
 }
 
-void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out, std::int64_t n) {
+void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out,
+                std::int64_t n) {
   dispatch(act, [&](auto tag) {
     using T = decltype(tag);
     add_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
@@ -103,14 +103,14 @@ void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* o
 void launch_gelu_forward(cudaStream_t s, DType act, const void* x, void* y, std::int64_t n) {
   dispatch(act, [&](auto tag) {
     using T = decltype(tag);
-    gelu_fwd_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(x),
-                                                                static_cast<T*>(y), n);
+    gelu_fwd_kernel<T>
+        <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
   });
   OVB_CHECK_LAUNCH();
 }
 
 void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* dy, void* dx,
-                                std::int64_t n) {
+                          std::int64_t n) {
   dispatch(act, [&](auto tag) {
     using T = decltype(tag);
     gelu_bwd_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
@@ -119,7 +119,8 @@ void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* 
   OVB_CHECK_LAUNCH();
 }
 
-void launch_bias_grad(cudaStream_t s, DType act, const void* dy, float* db, std::int64_t T, std::int64_t C) {
+void launch_bias_grad(cudaStream_t s, DType act, const void* dy, float* db, std::int64_t T,
+                      std::int64_t C) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
     bias_grad_kernel<E><<<static_cast<unsigned>((C + 31) / 32), dim3(32, 16), 0, s>>>(

@@ -44,8 +44,8 @@ __global__ void embed_bwd_positions_kernel(const T* dout, float* dwpe, std::int6
 }  // namespace
 
 void launch_embedding_forward(cudaStream_t s, DType act, const std::int32_t* tok, const void* wte,
-                                    const void* wpe, void* out, std::int64_t T, std::int64_t S,
-                                    std::int64_t C) {
+                              const void* wpe, void* out, std::int64_t T, std::int64_t S,
+                              std::int64_t C) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
     embed_fwd_kernel<E><<<grid_for(T * C, 256), 256, 0, s>>>(
@@ -55,14 +55,14 @@ void launch_embedding_forward(cudaStream_t s, DType act, const std::int32_t* tok
 }
 
 void launch_embedding_backward(cudaStream_t s, DType act, const std::int32_t* tok, const void* dout,
-                                     float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
-                                     std::int64_t C) {
+                               float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
+                               std::int64_t C) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
-    embed_bwd_tokens_kernel<E><<<grid_for(T * C, 256), 256, 0, s>>>(
-        tok, static_cast<const E*>(dout), dwte, T, C);
-    embed_bwd_positions_kernel<E><<<grid_for(S * C, 256), 256, 0, s>>>(
-        static_cast<const E*>(dout), dwpe, T, S, C);
+    embed_bwd_tokens_kernel<E>
+        <<<grid_for(T * C, 256), 256, 0, s>>>(tok, static_cast<const E*>(dout), dwte, T, C);
+    embed_bwd_positions_kernel<E>
+        <<<grid_for(S * C, 256), 256, 0, s>>>(static_cast<const E*>(dout), dwpe, T, S, C);
   });
   OVB_CHECK_LAUNCH();
 }

@@ -24,8 +24,7 @@ struct InitArgs {  // what the initialiser needs of a TensorDesc (layout.hpp)
 void launch_init(cudaStream_t s, float* p, const InitArgs& a);
 void launch_to_act(cudaStream_t s, DType act, const float* src, void* dst, std::int64_t n);
 void launch_to_f32(cudaStream_t s, DType act, const void* src, float* dst, std::int64_t n);
-void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out,
-                std::int64_t n);
+void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out, std::int64_t n);
 void launch_gelu_forward(cudaStream_t s, DType act, const void* x, void* y, std::int64_t n);
 void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* dy, void* dx,
                           std::int64_t n);
@@ -36,9 +35,9 @@ void launch_bias_grad(cudaStream_t s, DType act, const void* dy, float* db, std:
 void launch_embedding_forward(cudaStream_t s, DType act, const std::int32_t* tok, const void* wte,
                               const void* wpe, void* out, std::int64_t T, std::int64_t S,
                               std::int64_t C);
-void launch_embedding_backward(cudaStream_t s, DType act, const std::int32_t* tok,
-                               const void* dout, float* dwte, float* dwpe, std::int64_t T,
-                               std::int64_t S, std::int64_t C);
+void launch_embedding_backward(cudaStream_t s, DType act, const std::int32_t* tok, const void* dout,
+                               float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
+                               std::int64_t C);
 
 // layernorm.cu
 void launch_ln_partial(cudaStream_t s, DType act, const void* x, float* stats, std::int64_t T,

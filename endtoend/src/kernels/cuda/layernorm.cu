@@ -118,18 +118,18 @@ unsigned row_blocks(std::int64_t T) {
 }  // namespace
 
 void launch_ln_partial(cudaStream_t s, DType act, const void* x, float* stats, std::int64_t T,
-                             std::int64_t C) {
+                       std::int64_t C) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
-    ln_partial_kernel<E><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
-        static_cast<const E*>(x), stats, T, C);
+    ln_partial_kernel<E>
+        <<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(static_cast<const E*>(x), stats, T, C);
   });
   OVB_CHECK_LAUNCH();
 }
 
 void launch_ln_forward(cudaStream_t s, DType act, const void* x, const float* stats, const void* g,
-                             const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
-                             std::int64_t C_total) {
+                       const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
+                       std::int64_t C_total) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
     ln_forward_kernel<E><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
@@ -139,29 +139,28 @@ void launch_ln_forward(cudaStream_t s, DType act, const void* x, const float* st
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ln_backward_partial(cudaStream_t s, DType act, const void* dy, const void* x, const float* mr,
-                                      const void* g, float* sums, std::int64_t T,
-                                      std::int64_t C) {
+void launch_ln_backward_partial(cudaStream_t s, DType act, const void* dy, const void* x,
+                                const float* mr, const void* g, float* sums, std::int64_t T,
+                                std::int64_t C) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
     ln_backward_partial_kernel<E><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
-        static_cast<const E*>(dy), static_cast<const E*>(x), mr, static_cast<const E*>(g), sums,
-        T, C);
+        static_cast<const E*>(dy), static_cast<const E*>(x), mr, static_cast<const E*>(g), sums, T,
+        C);
   });
   OVB_CHECK_LAUNCH();
 }
 
 void launch_ln_backward(cudaStream_t s, DType act, const void* dy, const void* x, const float* mr,
-                              const void* g, const float* sums, void* dx, float* dg, float* db,
-                              std::int64_t T, std::int64_t C, std::int64_t C_total) {
+                        const void* g, const float* sums, void* dx, float* dg, float* db,
+                        std::int64_t T, std::int64_t C, std::int64_t C_total) {
   dispatch(act, [&](auto tag) {
     using E = decltype(tag);
     ln_backward_dx_kernel<E><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
         static_cast<const E*>(dy), static_cast<const E*>(x), mr, static_cast<const E*>(g), sums,
         static_cast<E*>(dx), T, C, 1.0f / static_cast<float>(C_total));
-    ln_backward_params_kernel<E><<<static_cast<unsigned>((C + 31) / 32), dim3(32, 16), 0,
-                                   s>>>(static_cast<const E*>(dy),
-                                                static_cast<const E*>(x), mr, dg, db, T, C);
+    ln_backward_params_kernel<E><<<static_cast<unsigned>((C + 31) / 32), dim3(32, 16), 0, s>>>(
+        static_cast<const E*>(dy), static_cast<const E*>(x), mr, dg, db, T, C);
   });
   OVB_CHECK_LAUNCH();
 }

@@ -71,13 +71,16 @@ LtMatmul::Plan* LtMatmul::plan(const Key& key) {
   OVB_CHECK_CUBLAS(cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F));
   const cublasOperation_t ta = key.ta ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t tb = key.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  OVB_CHECK_CUBLAS(
+      cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  OVB_CHECK_CUBLAS(
+      cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
   cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
   if (key.epilogue == kBias) epi = CUBLASLT_EPILOGUE_BIAS;
   if (key.epilogue == kGelu) epi = CUBLASLT_EPILOGUE_GELU_AUX;
   if (key.epilogue == kGeluBias) epi = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
-  OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+  OVB_CHECK_CUBLAS(
+      cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
   if (key.epilogue & kGelu) {
     const std::int64_t ld_aux = key.ldd;
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
@@ -95,14 +98,17 @@ LtMatmul::Plan* LtMatmul::plan(const Key& key) {
   OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   const std::size_t ws = kCudaGemmWorkspace;
   const std::uint32_t al = static_cast<std::uint32_t>(key.align);
-  OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-  for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
-                    CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
+  OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(
+      pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  for (auto attr :
+       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof al));
   cublasLtMatmulHeuristicResult_t heur{};
   int found = 0;
-  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->la,
-                                                           p->lb, p->ld, p->ld, pref, 1, &heur, &found);
+  const cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->la, p->lb,
+                                     p->ld, p->ld, pref, 1, &heur, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   p->found = st == CUBLAS_STATUS_SUCCESS && found > 0;
   if (p->found) p->algo = heur.algo;
@@ -113,17 +119,27 @@ LtMatmul::Plan* LtMatmul::plan(const Key& key) {
 
 void LtMatmul::run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
   if (!try_run(s, op, A, B, D))
-    throw Error("cuBLASLt has no algorithm for GEMM m=" + std::to_string(op.m) + " n=" +
-                std::to_string(op.n) + " k=" + std::to_string(op.k) + " (" +
+    throw Error("cuBLASLt has no algorithm for GEMM m=" + std::to_string(op.m) +
+                " n=" + std::to_string(op.n) + " k=" + std::to_string(op.k) + " (" +
                 std::string(name_of(op.a)) + " x " + std::string(name_of(op.b)) + " -> " +
-                std::string(name_of(op.d)) + (op.bias ? ", bias" : "") +
-                (op.aux ? ", GELU" : "") + ")");
+                std::string(name_of(op.d)) + (op.bias ? ", bias" : "") + (op.aux ? ", GELU" : "") +
+                ")");
 }
 
 bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
   const int epi = (op.bias ? kBias : 0) | (op.aux ? kGelu : 0);
-  const Key key{op.m, op.n, op.k, op.lda, op.ldb, op.ldd, op.ta, op.tb,
-                static_cast<int>(op.a), static_cast<int>(op.b), static_cast<int>(op.d), epi,
+  const Key key{op.m,
+                op.n,
+                op.k,
+                op.lda,
+                op.ldb,
+                op.ldd,
+                op.ta,
+                op.tb,
+                static_cast<int>(op.a),
+                static_cast<int>(op.b),
+                static_cast<int>(op.d),
+                epi,
                 alignment({A, B, D, op.aux, op.bias})};
   Plan* p = plan(key);
   if (!p) return false;
@@ -134,10 +150,9 @@ bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, 
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(
         p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &op.aux, sizeof op.aux));
   const float alpha = 1.0f, beta = 0.0f;
-  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p->desc, &alpha, A,
-                                  p->la, B, p->lb, &beta, D, p->ld, D, p->ld, &p->algo,
-                                  workspace_.data(), kCudaGemmWorkspace,
-                                  static_cast<cudaStream_t>(s.native())));
+  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p->desc, &alpha, A, p->la,
+                                  B, p->lb, &beta, D, p->ld, D, p->ld, &p->algo, workspace_.data(),
+                                  kCudaGemmWorkspace, static_cast<cudaStream_t>(s.native())));
   return true;
 }
 

@@ -46,9 +46,8 @@ std::string CudaKernels::description() const {
 }
 
 // y[T,N] = x[T,K] W^T is column-major y^T[N,T] = op_T(W as [K,N] col-major) x^T[K,T].
-void CudaKernels::linear_forward(Stream& s, const void* x, const void* w, const void* bias,
-                                 void* y, void* gelu_out, std::int64_t T, std::int64_t N,
-                                 std::int64_t K) {
+void CudaKernels::linear_forward(Stream& s, const void* x, const void* w, const void* bias, void* y,
+                                 void* gelu_out, std::int64_t T, std::int64_t N, std::int64_t K) {
   LtOp op = gemm(N, T, K, true, false, K, K, N, act_, act_);
   op.bias = bias;
   // The GELU epilogue writes gelu(y) to D and keeps y (pre-activation) in aux; its leading

@@ -29,9 +29,8 @@ float dot(const float* a, const float* b, std::int64_t n) {
 }
 }  // namespace
 
-void HostKernels::attention_forward(Stream&, const void* qkv, void* out, float* lse,
-                                    std::int64_t B, std::int64_t S, std::int64_t H,
-                                    std::int64_t D) {
+void HostKernels::attention_forward(Stream&, const void* qkv, void* out, float* lse, std::int64_t B,
+                                    std::int64_t S, std::int64_t H, std::int64_t D) {
   const auto* X = static_cast<const float*>(qkv);
   auto* O = static_cast<float*>(out);
   const Geometry g{S, H, D};
@@ -60,9 +59,8 @@ void HostKernels::attention_forward(Stream&, const void* qkv, void* out, float* 
 }
 
 void HostKernels::attention_backward(Stream&, const void* qkv, const void* out, const void* dout,
-                                     const float* lse, void* dqkv, float* scratch,
-                                     std::int64_t B, std::int64_t S, std::int64_t H,
-                                     std::int64_t D) {
+                                     const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                                     std::int64_t S, std::int64_t H, std::int64_t D) {
   const auto* X = static_cast<const float*>(qkv);
   const auto* O = static_cast<const float*>(out);
   const auto* dO = static_cast<const float*>(dout);

@@ -7,8 +7,8 @@
 
 namespace ovb::gpt {
 
-void HostKernels::ce_partial(Stream&, const void* logits, const std::int32_t* targets,
-                             float* stats, std::int64_t T, std::int64_t V, std::int64_t v0) {
+void HostKernels::ce_partial(Stream&, const void* logits, const std::int32_t* targets, float* stats,
+                             std::int64_t T, std::int64_t V, std::int64_t v0) {
   const auto* L = static_cast<const float*>(logits);
   for (std::int64_t t = 0; t < T; ++t) {
     const float* row = L + t * V;
@@ -39,9 +39,8 @@ void HostKernels::ce_combine(Stream&, const float* parts, int n, float* lse, flo
   if (loss_sum) *loss_sum += total;
 }
 
-void HostKernels::ce_backward(Stream&, void* logits, const std::int32_t* targets,
-                              const float* lse, float scale, std::int64_t T, std::int64_t V,
-                              std::int64_t v0) {
+void HostKernels::ce_backward(Stream&, void* logits, const std::int32_t* targets, const float* lse,
+                              float scale, std::int64_t T, std::int64_t V, std::int64_t v0) {
   auto* L = static_cast<float*>(logits);
   for (std::int64_t t = 0; t < T; ++t) {
     float* row = L + t * V;

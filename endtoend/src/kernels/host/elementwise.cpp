@@ -7,7 +7,9 @@
 
 namespace ovb::gpt {
 
-void HostKernels::zero(Stream&, void* p, std::size_t bytes) { std::memset(p, 0, bytes); }
+void HostKernels::zero(Stream&, void* p, std::size_t bytes) {
+  std::memset(p, 0, bytes);
+}
 
 void HostKernels::init_tensor(Stream&, float* params, const TensorDesc& t, std::uint64_t seed) {
   float* p = params + t.offset;

@@ -31,8 +31,8 @@ class HostKernels final : public Kernels {
   void ln_forward(Stream& s, const void* x, const float* stats, const void* g, const void* b,
                   void* out, float* mr, std::int64_t T, std::int64_t C,
                   std::int64_t C_total) override;
-  void ln_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
-                           const void* g, float* sums, std::int64_t T, std::int64_t C) override;
+  void ln_backward_partial(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
+                           float* sums, std::int64_t T, std::int64_t C) override;
   void ln_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
                    const float* sums, void* dx, float* dg, float* db, std::int64_t T,
                    std::int64_t C, std::int64_t C_total) override;

@@ -7,8 +7,7 @@
 
 namespace ovb::gpt {
 
-void HostKernels::ln_partial(Stream&, const void* x, float* stats, std::int64_t T,
-                             std::int64_t C) {
+void HostKernels::ln_partial(Stream&, const void* x, float* stats, std::int64_t T, std::int64_t C) {
   const auto* X = static_cast<const float*>(x);
   for (std::int64_t t = 0; t < T; ++t) {
     float s = 0, ss = 0;
@@ -41,8 +40,7 @@ void HostKernels::ln_forward(Stream&, const void* x, const float* stats, const v
 }
 
 void HostKernels::ln_backward_partial(Stream&, const void* dy, const void* x, const float* mr,
-                                      const void* g, float* sums, std::int64_t T,
-                                      std::int64_t C) {
+                                      const void* g, float* sums, std::int64_t T, std::int64_t C) {
   const auto* DY = static_cast<const float*>(dy);
   const auto* X = static_cast<const float*>(x);
   const auto* G = static_cast<const float*>(g);

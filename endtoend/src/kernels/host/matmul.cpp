@@ -5,9 +5,8 @@
 
 namespace ovb::gpt {
 
-void HostKernels::linear_forward(Stream& s, const void* x, const void* w, const void* bias,
-                                 void* y, void* gelu_out, std::int64_t T, std::int64_t N,
-                                 std::int64_t K) {
+void HostKernels::linear_forward(Stream& s, const void* x, const void* w, const void* bias, void* y,
+                                 void* gelu_out, std::int64_t T, std::int64_t N, std::int64_t K) {
   gemm_->run(s, GemmShape{T, N, K, Trans::n, Trans::t}, DType::f32, x, w, y);
   auto* Y = static_cast<float*>(y);
   if (bias) {
