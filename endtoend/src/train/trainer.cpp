@@ -95,6 +95,9 @@ void Trainer::load_batch(int iter) {
   const std::size_t bytes = host_tokens_.size() * sizeof(std::int32_t);
   backend_.upload(state_->tokens_buf, host_tokens_.data(), bytes);
   backend_.upload(state_->targets_buf, host_targets_.data(), bytes);
+  // A copy from pageable memory may still be in flight (on the legacy stream) when upload()
+  // returns; the compute stream does not order with it. Between iterations the device is idle.
+  backend_.synchronize();
 }
 
 void Trainer::forward_backward(int iter) {
@@ -152,6 +155,7 @@ void Trainer::perturb(const std::string& name, std::int64_t index, float delta) 
     backend_.download(&v, state_->params_buffer(), 4, off);
     v += delta;
     backend_.upload(state_->params_buffer(), &v, 4, off);
+    backend_.synchronize();
     if (state_->separate_work()) {
       Stream& s = comm_->compute();
       kernels_->to_act(s, state_->params() + t.offset + e,
