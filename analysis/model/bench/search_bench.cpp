@@ -20,7 +20,8 @@ using namespace ovb::model;
 
 // (preset, GPUs, batch, pow2 only) with every overlap flag on and full recomputation (so that
 // 175B has configurations that fit in an A100's 40 GB).
-void BM_Search(benchmark::State& state, const char* preset, int gpus, std::int64_t batch, bool pow2) {
+void BM_Search(benchmark::State& state, const char* preset, int gpus, std::int64_t batch,
+               bool pow2) {
   const Machine mc = load_machine("perlmutter-a100");
   const GptShape m = gpt_preset(preset);
   SearchOptions so;
@@ -39,12 +40,15 @@ void BM_Search(benchmark::State& state, const char* preset, int gpus, std::int64
   }
   state.counters["configs"] = static_cast<double>(configs);
   state.counters["fitting"] = static_cast<double>(fit);
-  state.counters["configs_per_s"] =
-      benchmark::Counter(static_cast<double>(configs), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["configs_per_s"] = benchmark::Counter(
+      static_cast<double>(configs), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus, "175B", 65536, 16384, false)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus_pow2, "175B", 65536, 16384, true)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_Search, gpt1_3B_512gpus, "1.3B", 512, 1024, false)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus, "175B", 65536, 16384, false)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus_pow2, "175B", 65536, 16384, true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Search, gpt1_3B_512gpus, "1.3B", 512, 1024, false)
+    ->Unit(benchmark::kMillisecond);
 
 // One configuration with its full breakdown (what explain and compare call).
 void BM_Predict(benchmark::State& state) {

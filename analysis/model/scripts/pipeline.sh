@@ -53,8 +53,9 @@ esac
 model_args=(--layers "$layers" --hidden "$hidden" --heads "$heads" --seq "$seq" --vocab "$vocab"
             --batch "$batch")
 if [ "$backend" = host ]; then base=host-cpu; else base=generic-h100-8nic; fi
+# Ranks sharing one device: on the host all ranks share the CPU that ovb-gemm measured alone.
 rpd=${OVB_RANKS_PER_GPU:-1}
-[ "$backend" = host ] && rpd=1
+[ "$backend" = host ] && rpd=$ranks
 
 mkdir -p "$out/microbench" "$out/model" "$out/gpt4d" "$out/logs"
 failed=0
@@ -134,6 +135,12 @@ step compare "$model" compare "$out/gpt4d" --machine "$out/model/machine.json" -
   --json "$out/model/compare.json"
 if [ -s "$out/model/compare.json" ]; then
   python3 "$here/summary.py" "$out" >"$out/summary.md" && cat "$out/summary.md"
+  # gpt4d counts its collectives per (kind, group): they must be the plan's, call for call and
+  # byte for byte (compare warns otherwise), or the model costs something gpt4d did not run.
+  if ! python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['warnings']; print(*w, sep='\n'); sys.exit(1 if w else 0)" \
+      "$out/model/compare.json"; then
+    echo "FAILED: gpt4d's collectives differ from the plan the model costs"; failed=1
+  fi
 else
   failed=1
 fi

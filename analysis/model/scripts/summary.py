@@ -11,9 +11,10 @@ def main(out):
     out = Path(out)
     cmp = json.loads((out / "model" / "compare.json").read_text())
     machine = json.loads((out / "model" / "machine.json").read_text())
-    ctx = cmp.get("context", {})
-    dev = (ctx.get("device") or {}).get("name", "?")
-    lines = [f"# Model vs measurement ({ctx.get('host', '?')}, {dev})", "",
+    on = cmp.get("measured_on", {})
+    lines = [f"# Model vs measurement ({on.get('host', '?')}, {on.get('backend', '?')}: "
+             f"{on.get('device') or '?'}, {on.get('world_size', '?')} ranks, "
+             f"{on.get('ranks_per_gpu', 1)} per GPU)", "",
              f"Machine `{machine['name']}` calibrated from `{out / 'microbench'}`: "
              f"{machine['gpus_per_node']} device(s) per node, {machine['ranks_per_device']} rank(s) "
              "per device. Collective fits (t = alpha + S*F/bw):", "",

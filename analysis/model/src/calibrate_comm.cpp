@@ -87,7 +87,11 @@ std::vector<SeriesFit> fit_collectives(const std::vector<CollectivePoint>& pts,
   std::vector<SeriesFit> out;
   for (const auto& [key, xy] : series) {
     const auto [kind, p, ip] = key;
-    const LineFit lf = fit_line(xy.first, xy.second);
+    // Relative least squares (weights 1/t^2): sizes span orders of magnitude, and the small
+    // ones, which decide the latency, would otherwise count for nothing.
+    std::vector<double> w;
+    for (double t : xy.second) w.push_back(1.0 / (t * t));
+    const LineFit lf = fit_line(xy.first, xy.second, w);
     if (!(lf.slope > 0)) continue;  // time does not grow with size: no bandwidth to report
     SeriesFit f;
     f.kind = static_cast<CollKind>(kind);

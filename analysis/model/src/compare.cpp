@@ -211,6 +211,14 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
 
   json& d = out.doc;
   d["machine"] = machine.name;
+  // Where the measurements were taken (from the first result's run context).
+  const json& rc = runs.front().result.value("context", json::object());
+  json dev = rc.value("device", json::object());
+  d["measured_on"] = {{"host", rc.value("host", "")},
+                      {"backend", rc.value("backend", "")},
+                      {"device", dev.is_object() ? dev.value("name", "") : ""},
+                      {"world_size", rc.value("world_size", 0)},
+                      {"ranks_per_gpu", rc.value("ranks_per_gpu", 1)}};
   d["configs"] = configs;
   d["spearman"] = rho ? json(*rho) : json(nullptr);
   d["k"] = k;

@@ -76,9 +76,9 @@ std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths,
       throw UsageError(f + ": neither a gpt4d result nor an ovb-trace analysis");
   }
   if (runs.empty())
-    throw UsageError("compare: no gpt4d result among the inputs" +
-                     (skipped && !skipped->empty() ? " (skipped: " + skipped->front() + ")"
-                                                   : std::string()));
+    throw UsageError(
+        "compare: no gpt4d result among the inputs" +
+        (skipped && !skipped->empty() ? " (skipped: " + skipped->front() + ")" : std::string()));
   for (auto& [tf, td] : traces) {
     // The longest result stem that starts the trace analysis's name.
     MeasuredRun* best = nullptr;

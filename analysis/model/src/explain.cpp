@@ -11,10 +11,6 @@ using nlohmann::json;
 
 namespace {
 
-constexpr Group kGroups[] = {Group::x, Group::y, Group::z, Group::data, Group::world};
-constexpr CollKind kKinds[] = {CollKind::all_reduce, CollKind::reduce_scatter,
-                               CollKind::all_gather};
-
 std::string shape(const GemmTerm& g) {
   return std::to_string(g.m) + "x" + std::to_string(g.n) + "x" + std::to_string(g.k);
 }

@@ -7,6 +7,7 @@
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 #include "ovb/metrics.hpp"
+#include "ovb/model/comm_cost.hpp"
 #include "ovb/model/machine.hpp"
 
 namespace ovb::model {
@@ -130,9 +131,6 @@ json comm_to_json(const CommParams& c) {
   }
   return j;
 }
-
-constexpr CollKind kKinds[] = {CollKind::all_reduce, CollKind::reduce_scatter,
-                               CollKind::all_gather};
 
 }  // namespace
 

@@ -11,8 +11,6 @@ namespace ovb::model {
 
 namespace {
 
-constexpr Group kGroups[] = {Group::x, Group::y, Group::z, Group::data, Group::world};
-
 std::string order_string(const GridShape& g) {
   return std::string(name_of(g.order[0])) + "," + std::string(name_of(g.order[1])) + "," +
          std::string(name_of(g.order[2]));

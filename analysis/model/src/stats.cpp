@@ -27,25 +27,35 @@ void quality(LineFit& f, const std::vector<double>& x, const std::vector<double>
 
 }  // namespace
 
-LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.size() != y.size() || x.empty()) throw Error("fit_line: need equal, non-empty x and y");
-  const double n = static_cast<double>(x.size());
-  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n;
-  const double my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y,
+                 const std::vector<double>& w) {
+  if (x.size() != y.size() || x.empty() || (!w.empty() && w.size() != x.size()))
+    throw Error("fit_line: need equal, non-empty x, y (and weights)");
+  auto wt = [&](std::size_t i) { return w.empty() ? 1.0 : w[i]; };
+  double W = 0, mx = 0, my = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    W += wt(i);
+    mx += wt(i) * x[i];
+    my += wt(i) * y[i];
+  }
+  mx /= W;
+  my /= W;
   double sxx = 0, sxy = 0, sxx0 = 0, sxy0 = 0;
   for (std::size_t i = 0; i < x.size(); ++i) {
-    sxx += (x[i] - mx) * (x[i] - mx);
-    sxy += (x[i] - mx) * (y[i] - my);
-    sxx0 += x[i] * x[i];
-    sxy0 += x[i] * y[i];
+    sxx += wt(i) * (x[i] - mx) * (x[i] - mx);
+    sxy += wt(i) * (x[i] - mx) * (y[i] - my);
+    sxx0 += wt(i) * x[i] * x[i];
+    sxy0 += wt(i) * x[i] * y[i];
   }
   if (sxx0 == 0) throw Error("fit_line: every x is zero");
   LineFit f;
-  if (sxx > 0) {
+  // One distinct x (sxx ~ 0 up to rounding), or a negative latency: through the origin.
+  const bool one_x = sxx <= 1e-12 * sxx0;
+  if (!one_x) {
     f.slope = sxy / sxx;
     f.intercept = my - f.slope * mx;
   }
-  if (sxx == 0 || f.intercept < 0) {  // one distinct x, or a negative latency: through the origin
+  if (one_x || f.intercept < 0) {
     f.intercept = 0;
     f.slope = sxy0 / sxx0;
     f.through_origin = true;

@@ -148,7 +148,9 @@ class Sim {
   void linear_backward(const LinearComm& c, const LinearCompute& k) {
     gather(c.gather_bwd);
     run(k.epilogue.bwd_us);
-    if (o_.ors && o_.grid.gy == 1) {  // dW first, its reduce-scatter overlaps the dX GEMM
+    // No dX all-reduce to hide (its group has size 1): with ORS, dW first so that its
+    // reduce-scatter overlaps the dX GEMM (as gpt4d does).
+    if (o_.ors && !c.in_grad.present) {
       run(k.dw.time_us);
       grad_op(c.wgrad);
       run(k.dx.time_us);

@@ -27,6 +27,17 @@ TEST(Stats, NegativeInterceptIsRefittedThroughTheOrigin) {
   EXPECT_THROW(fit_line({0, 0}, {1, 2}), ovb::Error);
 }
 
+TEST(Stats, WeightedFitFollowsTheHeavyPoints) {
+  // Three points off a line: with all the weight on the first two, the line goes through them.
+  const LineFit f = fit_line({1, 2, 3}, {4, 5, 9}, {1e6, 1e6, 1e-6});
+  EXPECT_NEAR(f.intercept, 3, 1e-5);
+  EXPECT_NEAR(f.slope, 1, 1e-5);
+  const LineFit u = fit_line({1, 2, 3}, {4, 5, 9});
+  EXPECT_NEAR(u.slope, 2.5, 1e-12);  // unweighted: sxy / sxx = 5 / 2
+  EXPECT_NEAR(u.intercept, 1, 1e-12);
+  EXPECT_THROW(fit_line({1, 2}, {1, 2}, {1}), ovb::Error);
+}
+
 TEST(Stats, RanksAndSpearman) {
   EXPECT_EQ(ranks({10, 30, 20, 20}), (std::vector<double>{1, 4, 2.5, 2.5}));
   EXPECT_DOUBLE_EQ(*spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1);

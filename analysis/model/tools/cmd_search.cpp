@@ -14,8 +14,6 @@ namespace ovb::model::cli {
 
 namespace {
 
-constexpr Group kGroups[] = {Group::x, Group::y, Group::z, Group::data, Group::world};
-
 class Search : public Command {
  public:
   void setup(CLI::App& sub) override {

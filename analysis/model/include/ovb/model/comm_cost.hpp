@@ -17,6 +17,11 @@
 
 namespace ovb::model {
 
+// Every group and collective kind, in the order of their enums (tables are indexed by them).
+inline constexpr Group kGroups[] = {Group::x, Group::y, Group::z, Group::data, Group::world};
+inline constexpr CollKind kKinds[] = {CollKind::all_reduce, CollKind::reduce_scatter,
+                                      CollKind::all_gather};
+
 enum class Placement { intra, inter };
 
 // How one collective was costed (every intermediate, for `explain`).

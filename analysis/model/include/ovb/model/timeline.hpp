@@ -4,8 +4,9 @@
 //  - without flags every collective blocks the compute stream;
 //  - OAR: the backward dX all-reduce runs while the dW GEMM computes;
 //  - ORS: Z reduce-scatters, block/head small-parameter and data-parallel bucket all-reduces are
-//    queued on the gradient stream and waited for once, before the step (with Gy == 1 the dW GEMM
-//    and its reduce-scatter come before the dX GEMM);
+//    queued on the gradient stream and waited for once, before the step (when a layer's dX
+//    all-reduce is not issued - its group has size 1 - the dW GEMM and its reduce-scatter come
+//    before the dX GEMM);
 //  - OAG: each Z all-gather is issued when the previous one of its phase was consumed (one layer
 //    ahead), so it hides behind the previous layer's work.
 // A collective running asynchronously is stretched by (1 + comm_slowdown); the compute stream is
