@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "ovb/context.hpp"
 #include "ovb/io.hpp"
 #include "ovb/model/calibrate.hpp"
 #include "ovb/model/table.hpp"
@@ -35,7 +36,7 @@ class Calibrate : public Command {
     sub.add_option("--out", out_, "Machine file to write")->required();
   }
 
-  int run(const LaunchContext&) override {
+  int run(const LaunchContext& ctx) override {
     CalibrateOptions opt;
     opt.base = load_machine(base_);
     for (const std::string& c : collective_) {
@@ -76,7 +77,9 @@ class Calibrate : public Command {
     std::cout << "\ninterference: compute slowdown " << fmt(mc.compute_slowdown, 3)
               << ", comm slowdown " << fmt(mc.comm_slowdown, 3) << " ("
               << cal.report["interference"]["rows"].get<int>() << " overlap rows)\n";
-    write_json(out_, machine_to_json(mc));
+    nlohmann::json j = machine_to_json(mc);
+    j["calibration"]["context"] = run_context(nullptr, ctx);  // who fitted it, when, which build
+    write_json(out_, j);
     std::cout << "wrote " << out_ << "\n";
     return 0;
   }

@@ -1,9 +1,9 @@
 // Calibration: a machine description fitted to the suite's microbenchmark results.
 //  - ovb-collective: per (kind, group size p, stride ip) series, least squares of
 //      time_max_us = alpha + moved_bytes / bw,  moved = S * F(kind, p)   (comm_cost.hpp),
-//    relative (weights 1/t^2, so that small sizes, which decide alpha, count as much as large ones);
-//    a group inside a node (ip * p <= ranks per node) gives an "intra" entry (bw), one across
-//    nodes an "inter" entry with node_gbps = bw * min(ip, ranks per node);
+//    relative (weights 1/t^2, so that small sizes, which decide alpha, count as much as large
+//    ones); a group inside a node (ip * p <= ranks per node) gives an "intra" entry (bw), one
+//    across nodes an "inter" entry with node_gbps = bw * min(ip, ranks per node);
 //  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype);
 //  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown.
 // What no microbenchmark measures (memory size and bandwidth, efficiencies) comes from a base
