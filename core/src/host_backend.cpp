@@ -218,15 +218,20 @@ static void check_range(const Buffer& b, std::size_t bytes, std::size_t offset) 
 
 void HostBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) {
   check_range(dst, bytes, offset);
+  synchronize();  // a collective in flight may still write into dst (see backend.hpp)
   std::memcpy(static_cast<char*>(dst.data()) + offset, src, bytes);
 }
 
 void HostBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) {
   check_range(src, bytes, offset);
+  synchronize();
   std::memcpy(dst, static_cast<const char*>(src.data()) + offset, bytes);
 }
 
-void HostBackend::memset_zero(Buffer& b) { std::memset(b.data(), 0, b.bytes()); }
+void HostBackend::memset_zero(Buffer& b) {
+  synchronize();
+  std::memset(b.data(), 0, b.bytes());
+}
 
 std::unique_ptr<Stream> HostBackend::create_stream(Priority p) {
   return std::make_unique<HostStream>(p);

@@ -130,7 +130,10 @@ class Backend {
   virtual bool oversubscribed() const { return false; }
 
   virtual Buffer allocate(std::size_t bytes) = 0;
-  // Synchronous copies between host memory and a backend buffer (offsets and sizes in bytes).
+  // Copies between host memory and a backend buffer (offsets and sizes in bytes), and zeroing.
+  // Synchronous with respect to the whole device, like cudaDeviceSynchronize on both sides: they
+  // see the results of all earlier work on every stream, and all later work sees theirs. For set-up
+  // and checks, not for hot paths.
   virtual void upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset = 0) = 0;
   virtual void download(void* dst, const Buffer& src, std::size_t bytes,
                         std::size_t offset = 0) = 0;

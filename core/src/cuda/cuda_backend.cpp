@@ -88,16 +88,25 @@ static void check_range(const Buffer& b, std::size_t bytes, std::size_t offset) 
 
 void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) {
   check_range(dst, bytes, offset);
+  // The suite's streams are non-blocking, so they do not order against cudaMemcpy's legacy stream,
+  // and a pageable copy may still be in flight when cudaMemcpy returns: fence the whole device.
+  OVB_CHECK_CUDA(cudaDeviceSynchronize());
   OVB_CHECK_CUDA(cudaMemcpy(static_cast<char*>(dst.data()) + offset, src, bytes, cudaMemcpyHostToDevice));
+  OVB_CHECK_CUDA(cudaDeviceSynchronize());
 }
 
 void CudaBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) {
   check_range(src, bytes, offset);
+  OVB_CHECK_CUDA(cudaDeviceSynchronize());  // see upload(): earlier work on every stream first
   OVB_CHECK_CUDA(cudaMemcpy(dst, static_cast<const char*>(src.data()) + offset, bytes,
                             cudaMemcpyDeviceToHost));
 }
 
-void CudaBackend::memset_zero(Buffer& b) { OVB_CHECK_CUDA(cudaMemset(b.data(), 0, b.bytes())); }
+void CudaBackend::memset_zero(Buffer& b) {
+  OVB_CHECK_CUDA(cudaDeviceSynchronize());
+  OVB_CHECK_CUDA(cudaMemset(b.data(), 0, b.bytes()));  // asynchronous on the legacy stream
+  OVB_CHECK_CUDA(cudaDeviceSynchronize());
+}
 
 std::unique_ptr<Stream> CudaBackend::create_stream(Priority p) {
   return std::make_unique<CudaStream>(p, p == Priority::high ? greatest_priority_ : least_priority_);
