@@ -64,6 +64,8 @@ def classify(doc):
         return "gbench"
     if "traceEvents" in doc:
         return "raw_trace"  # a Chrome/Kineto trace: input of ovb-trace analyze, not a result
+    if {"gpu", "comm", "interference"} <= doc.keys():
+        return "machine"  # an ovb-model machine description (e.g. from calibrate): not a result
     if doc.get("kind") == "megatron_run":
         return "megatron_run"
     if "iterations" in doc:
@@ -140,6 +142,8 @@ def load_file(path):
     kind = classify(doc)
     if kind is None:
         raise NotAResult(f"{path}: not a result file of a known shape (see results/SCHEMA.md)")
+    if kind == "machine":
+        return kind, doc
     if kind == "megatron":
         return kind, _megatron_doc(_checked("megatron_records", doc, path),
                                    _run_config(path.parent))
@@ -218,6 +222,9 @@ def load_inputs(paths, exclude=()):
                 continue
             if kind == "raw_trace":
                 rs.ignored.append((rel, "raw trace (analyse it with ovb-trace analyze)"))
+                continue
+            if kind == "machine":
+                rs.ignored.append((rel, "machine description (input of ovb-model)"))
                 continue
             if kind == "megatron":
                 # A log and its `megatron-log --json` output side by side are one run, not two.

@@ -1,5 +1,6 @@
 """Finding result files by shape; Google Benchmark aggregates; unreadable files listed."""
 
+import json
 import shutil
 
 from conftest import RESULTS
@@ -127,3 +128,12 @@ def test_log_and_its_parsed_json_count_once(tmp_path, cli):
     assert rs.ignored == [("mlm/megatron-10008.log", "same Megatron-LM iterations as "
                            "mlm/iters.json")]
     assert rs.files[0].doc["config"]["tp"] == 2  # the run folder's config applies to both
+
+
+def test_machine_description_is_listed_not_failed(tmp_path):
+    machine = {"name": "calibrated", "gpu": {"peak_tflops": 989}, "comm": {}, "interference": {},
+               "sources": {}}
+    (tmp_path / "machine.json").write_text(json.dumps(machine))
+    rs = results.load_inputs([tmp_path])
+    assert rs.ignored == [("machine.json", "machine description (input of ovb-model)")]
+    assert rs.failed == [] and rs.files == []
