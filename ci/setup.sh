@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # ci/setup.sh: installs what OverlapBench needs to build and test, idempotently.
 #   Debian/Ubuntu: the system packages (apt-get, as root or through sudo) and the pinned Python
-#   requirements into .venv/ (analysis/requirements.txt). Fast when everything is already there.
+#   requirements into .venv/ (analysis/requirements.txt; ci/requirements-build.txt: the cuDNN
+#   frontend headers for gpt4d's fused attention). Fast when everything is already there.
 #   Other systems: prints what is missing and exits non-zero.
 # Usage: ci/setup.sh [--no-python] [--no-slurm]
 set -euo pipefail
@@ -67,5 +68,16 @@ if [ "$want_python" = 1 ]; then
     echo "ci/setup.sh: Python requirements installed in .venv/"
   else
     echo "ci/setup.sh: Python requirements present in .venv/"
+  fi
+  # Build-time packages (header-only cuDNN frontend): their files only, so --no-deps.
+  breq="$here/ci/requirements-build.txt"
+  bstamp="$venv/.requirements-build.sha256"
+  bsum=$(sha256sum "$breq" | cut -d' ' -f1)
+  if [ "$(cat "$bstamp" 2>/dev/null)" != "$bsum" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -r "$breq"
+    echo "$bsum" >"$bstamp"
+    echo "ci/setup.sh: build requirements (cuDNN frontend headers) installed in .venv/"
+  else
+    echo "ci/setup.sh: build requirements present in .venv/"
   fi
 fi

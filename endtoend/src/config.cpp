@@ -3,6 +3,7 @@
 
 #include <sstream>
 
+#include "kernels/kernels.hpp"  // cudnn_attention_built
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
 
@@ -65,6 +66,12 @@ void add_options(CLI::App& app, Config& cfg) {
   app.add_option("--dtype", cfg.dtype,
                  "Weights and activations: auto (host fp32, cuda bf16), fp32 or bf16 (cuda only)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
+  app.add_option("--attention", cfg.attention,
+                 "Attention on the cuda backend: cudnn (cuDNN fused flash attention, bf16), simt "
+                 "(the suite's CUDA-core flash-style kernels) or auto (cudnn where it is built "
+                 "and runs the shape, else simt)")
+      ->check(CLI::IsMember({"auto", "cudnn", "simt"}))
       ->capture_default_str();
   app.add_option_function<std::string>(
          "--overlap", [&cfg](const std::string& s) { parse_overlap(s, cfg.plan); },
@@ -144,6 +151,14 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   cfg.plan.grad_dtype = DType::f32;
   cfg.plan.gemm_workspace_bytes = backend_name == "cuda" ? kCudaGemmWorkspace : 0;
 
+  if (cfg.attention != "auto" && backend_name != "cuda")
+    throw UsageError("--attention " + cfg.attention +
+                     " needs the cuda backend (the host backend has one attention)");
+  if (cfg.attention == "cudnn" && !cudnn_attention_built())
+    throw UsageError("--attention cudnn: this gpt4d was built without cuDNN (OVB_ENABLE_CUDNN)");
+  if (cfg.attention == "cudnn" && cfg.plan.act_dtype != DType::bf16)
+    throw UsageError("--attention cudnn needs bf16 activations (cuDNN's fused attention has no " +
+                     std::string(name_of(cfg.plan.act_dtype)) + " path)");
   // The CUDA attention kernel keeps a head's row in registers spread over a warp: head <= 256.
   if (backend_name == "cuda" && cfg.model.heads > 0 && cfg.model.hidden % cfg.model.heads == 0 &&
       cfg.model.head_dim() > 256)

@@ -32,6 +32,7 @@ struct Config {
   std::uint64_t seed = 1234;
   std::string data = "synthetic";  // synthetic | tokens:FILE | text:FILE
   std::string dtype = "auto";      // auto (host fp32, cuda bf16) | fp32 | bf16
+  std::string attention = "auto";  // auto | cudnn | simt (kernels.hpp AttentionKind)
   Priority comm_priority = Priority::high;
   Priority compute_priority = Priority::normal;
   CommConfig nccl;  // min/max CTAs and CTA policy for every communicator (name set per group)

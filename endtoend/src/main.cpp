@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
                 << overlap_string(cfg.plan) << (cfg.plan.recompute ? ", recompute" : "")
                 << (cfg.plan.cache_weights ? "" : ", no weight cache") << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
+                << "\n  attention: " << trainer.attention()
                 << "\n  kernels: " << trainer.kernels_description() << std::endl;
     Reporter reporter(cfg, ctx, *backend, trainer, grid.world());
     TraceRun trace(cfg, ctx, *backend);

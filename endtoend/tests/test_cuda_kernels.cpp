@@ -1,6 +1,8 @@
 // Every CUDA kernel against the host kernel on the same inputs, in fp32 (tight: the same
 // arithmetic up to ordering and fast exp) and in bf16 (inputs rounded to bf16 first, outputs
-// compared with bf16-sized tolerances). GPU-labelled: skipped visibly without a GPU.
+// compared with bf16-sized tolerances). Attention both ways: the CUDA-core kernels and cuDNN's
+// fused flash attention (bf16; skipped, visibly, in builds without cuDNN). GPU-labelled: skipped
+// visibly without a GPU.
 // Run: ovb-gpt4d-cuda-kernel-tests (no MPI launcher needed).
 #include <gtest/gtest.h>
 
@@ -9,6 +11,7 @@
 
 #include "kernel_test_util.hpp"
 #include "ovb/dtype.hpp"
+#include "ovb/error.hpp"
 #include "ovb/test_main.hpp"
 
 using namespace ovb;
@@ -93,6 +96,34 @@ class CudaVsHost : public ::testing::TestWithParam<DType> {
     EXPECT_EQ(bad, 0u) << what << ": elements off";
   }
 
+  // Attention forward and backward of `k` against the host loops on the same (quantized) inputs;
+  // the backward reads the host's output and log-sum-exp, rounded like the device's.
+  void compare_attention(Kernels& k, std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t D,
+                         float out_tol, float dqkv_tol) {
+    const std::int64_t rows = B * S;
+    const std::vector<float> qkv = quantized(random_vec(rows * 3 * H * D, 16)),
+                             dout = quantized(random_vec(rows * H * D, 17));
+    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
+    hk_->attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, D);
+    const std::vector<float> outq = quantized(out);  // what the device's backward will read
+    hk_->attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
+                            scratch.data(), B, S, H, D);
+    Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
+           DX = act_buf(qkv), SC = f32_buf(scratch);
+    k.attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, D);
+    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
+                              std::to_string(H) + " D" + std::to_string(D);
+    expect_close(act_out(O, out.size()), out, out_tol, ("attention out " + shape).c_str());
+    expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("attention lse " + shape).c_str());
+    O = act_buf(outq);
+    upload(L, lse.data(), lse.size() * 4);
+    k.attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
+                         SC.as<float>(), B, S, H, D);
+    expect_close(act_out(DX, dqkv.size()), dqkv, dqkv_tol, ("attention dqkv " + shape).c_str());
+  }
+
+  void layer_norm_case(std::int64_t T, std::int64_t C);
+
   std::unique_ptr<Backend> host_, cuda_;
   std::unique_ptr<Kernels> hk_, ck_;
   std::unique_ptr<Stream> hs_, cs_;
@@ -171,8 +202,15 @@ TEST_P(CudaVsHost, Embedding) {
   expect_close(f32_out(DP, S * C), dwpe, 1e-5f, "dwpe");
 }
 
+// C = 96: the 16-byte vector kernels; C = 90: the same kernels one element at a time.
 TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
-  const std::int64_t T = 45, C = 96, Ct = 192;  // this rank holds half the features
+  for (const auto [T, C] : {std::array<std::int64_t, 2>{45, 96}, {37, 90}}) {
+    layer_norm_case(T, C);
+  }
+}
+
+void CudaVsHost::layer_norm_case(std::int64_t T, std::int64_t C) {
+  const std::int64_t Ct = 2 * C;  // this rank holds half the features
   const std::vector<float> x = quantized(random_vec(T * C, 7, 2.0f)),
                            g = quantized(random_vec(C, 8)), b = quantized(random_vec(C, 9)),
                            dy = quantized(random_vec(T * C, 10)),
@@ -215,10 +253,18 @@ TEST_P(CudaVsHost, LayerNormForwardAndBackward) {
   expect_close(act_out(DX, T * C), dx, tol(1e-4f, 2e-2f), "ln dx");
   expect_close(f32_out(DG, C), dg, 1e-4f, "ln dgamma");
   expect_close(f32_out(DB, C), db, 1e-4f, "ln dbeta");
+  // The residual add fused into the statistics pass.
+  std::vector<float> sum(T * C), st2(2 * T);
+  hk_->add_ln_partial(*hs_, x.data(), dy.data(), sum.data(), st2.data(), T, C);
+  Buffer SUM = act_buf(std::vector<float>(T * C)), ST2 = f32_buf(std::vector<float>(2 * T));
+  ck_->add_ln_partial(*cs_, X.data(), DY.data(), SUM.data(), ST2.as<float>(), T, C);
+  expect_close(act_out(SUM, T * C), quantized(sum), tol(1e-6f, 1e-2f), "residual add");
+  expect_close(f32_out(ST2, 2 * T), st2, tol(1e-5f, 1e-2f), "residual add + ln stats");
 }
 
 TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
-  for (const auto [T, N, K] : {std::array<std::int64_t, 3>{48, 64, 40}, {33, 20, 24}}) {
+  for (const auto [T, N, K] :
+       {std::array<std::int64_t, 3>{48, 64, 40}, {33, 20, 24}, {17, 24, 30}}) {
     const std::vector<float> x = quantized(random_vec(T * K, 12)),
                              w = quantized(random_vec(N * K, 13)),
                              bias = quantized(random_vec(N, 14)),
@@ -242,37 +288,62 @@ TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
     std::vector<float> nb(T * N);
     hk_->linear_forward(*hs_, x.data(), w.data(), nullptr, nb.data(), nullptr, T, N, K);
     expect_close(act_out(Y, T * N), nb, tol(1e-5f, 2e-2f), "linear forward, no bias");
+    // The backward epilogues: dX with the GELU backward of its pre-activation (DGELU; K = 30:
+    // the separate kernel), dW with the bias gradient (BGRADB), which is overwritten.
+    const std::vector<float> pre = quantized(random_vec(T * K, 21, 2.0f));
+    std::vector<float> dxg(T * K), dwb(N * K), dbias(N, 7.0f);
+    hk_->linear_backward_input(*hs_, dy.data(), w.data(), dxg.data(), T, N, K, pre.data());
+    hk_->linear_backward_weight(*hs_, dy.data(), x.data(), dwb.data(), T, N, K, dbias.data());
+    Buffer PRE = act_buf(pre), DXG = act_buf(dxg), DWB = f32_buf(dwb),
+           DBI = f32_buf(std::vector<float>(N, 7.0f));
+    ck_->linear_backward_input(*cs_, DY.data(), W.data(), DXG.data(), T, N, K, PRE.data());
+    ck_->linear_backward_weight(*cs_, DY.data(), X.data(), DWB.as<float>(), T, N, K,
+                                DBI.as<float>());
+    expect_close(act_out(DXG, T * K), dxg, tol(1e-3f, 3e-2f), "linear dx with GELU backward");
+    expect_close(f32_out(DWB, N * K), dw, 1e-5f, "linear dw with the bias gradient");
+    expect_close(f32_out(DBI, N), dbias, 1e-5f, "linear bias gradient");
   }
 }
 
+// The CUDA-core ("simt") attention, forced, so that it stays tested where cuDNN would run.
 TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
+  auto simt = make_kernels(*cuda_, act(), nullptr, AttentionKind::simt);
   for (const auto [B, S, H, D] : {std::array<std::int64_t, 4>{2, 50, 3, 16},
                                   {1, 70, 2, 64},
                                   {1, 33, 1, 80},
                                   {1, 40, 2, 128}}) {
-    const std::int64_t rows = B * S;
-    const std::vector<float> qkv = quantized(random_vec(rows * 3 * H * D, 16)),
-                             dout = quantized(random_vec(rows * H * D, 17));
-    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
-    hk_->attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, D);
-    const std::vector<float> outq = quantized(out);  // what the device's backward will read
-    hk_->attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
-                            scratch.data(), B, S, H, D);
-    Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
-           DX = act_buf(qkv), SC = f32_buf(scratch);
-    ck_->attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, D);
-    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
-                              std::to_string(H) + " D" + std::to_string(D);
-    expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f),
-                 ("attention out " + shape).c_str());
-    expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("attention lse " + shape).c_str());
-    O = act_buf(outq);  // the backward reads the host's output, rounded like the device's
-    upload(L, lse.data(), lse.size() * 4);
-    ck_->attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
-                            SC.as<float>(), B, S, H, D);
-    expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f),
-                 ("attention dqkv " + shape).c_str());
+    ASSERT_EQ(simt->prepare_attention(B, S, H, D), "simt");
+    compare_attention(*simt, B, S, H, D, tol(1e-4f, 2e-2f), tol(2e-4f, 3e-2f));
   }
+}
+
+// cuDNN's fused flash attention (bf16): the shapes gpt4d runs must be supported and agree with
+// the host loops; fp32 falls back to simt under auto and is refused under --attention cudnn.
+TEST_P(CudaVsHost, CudnnFusedAttention) {
+  if (!cudnn_attention_built()) GTEST_SKIP() << "this build has no cuDNN (OVB_ENABLE_CUDNN)";
+  if (!bf16()) {
+    EXPECT_EQ(make_kernels(*cuda_, act())->prepare_attention(1, 128, 2, 64), "simt");
+    auto forced = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
+    EXPECT_THROW(forced->prepare_attention(1, 128, 2, 64), UsageError);
+    return;
+  }
+  auto cudnn = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
+  for (const auto [B, S, H, D] : {std::array<std::int64_t, 4>{2, 128, 2, 64},
+                                  {1, 256, 2, 128},
+                                  {1, 192, 4, 32},
+                                  {1, 1024, 1, 128}}) {
+    ASSERT_EQ(cudnn->prepare_attention(B, S, H, D), "cudnn");
+    compare_attention(*cudnn, B, S, H, D, 2e-2f, 3e-2f);
+  }
+  EXPECT_NE(cudnn->description().find("cuDNN fused flash attention"), std::string::npos)
+      << cudnn->description();
+  // auto: cuDNN where it runs the shape; a length that is no multiple of 64 either runs on cuDNN
+  // (and must then be right) or falls back to simt with the reason in the description.
+  auto automatic = make_kernels(*cuda_, act());
+  EXPECT_EQ(automatic->prepare_attention(2, 128, 2, 64), "cudnn");
+  const std::string odd = automatic->prepare_attention(1, 70, 2, 64);
+  EXPECT_TRUE(odd == "cudnn" || odd == "simt") << odd;
+  compare_attention(*automatic, 1, 70, 2, 64, 2e-2f, 3e-2f);
 }
 
 TEST_P(CudaVsHost, VocabParallelCrossEntropy) {
@@ -326,6 +397,23 @@ TEST_P(CudaVsHost, GradNormAndAdamW) {
   expect_close(f32_out(M, n), m, 1e-5f, "adamw m");
   expect_close(f32_out(Vb, n), v, 1e-5f, "adamw v");
   expect_close(act_out(W, n), quantized(p), tol(1e-5f, 1e-2f), "adamw working copy");
+  // A run that starts off a 16-byte boundary (as the runs of gpt4d's flat buffers may): the head
+  // and tail elements take the scalar path, the rest the vector one.
+  const std::int64_t o = 1, k = n - 4;
+  float ss2 = 0;
+  hk_->sumsq(*hs_, g.data() + o, k, &ss2);
+  Buffer SS2 = f32_buf(std::vector<float>{0.0f});
+  ck_->sumsq(*cs_, G.as<float>() + o, k, SS2.as<float>());
+  EXPECT_NEAR(f32_out(SS2, 1)[0], ss2, 1e-5f * ss2);
+  a.step = 4;
+  hk_->adamw(*hs_, p.data() + o, g.data() + o, m.data() + o, v.data() + o, work.data() + o, k, a,
+             &ss);
+  ck_->adamw(*cs_, P.as<float>() + o, G.as<float>() + o, M.as<float>() + o, Vb.as<float>() + o,
+             static_cast<char*>(W.data()) + o * size_of(act()), k, a, SS.as<float>());
+  expect_close(f32_out(P, n), p, 1e-5f, "adamw weights, offset run");
+  expect_close(f32_out(M, n), m, 1e-5f, "adamw m, offset run");
+  expect_close(f32_out(Vb, n), v, 1e-5f, "adamw v, offset run");
+  expect_close(act_out(W, n), quantized(p), tol(1e-5f, 1e-2f), "adamw working copy, offset run");
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaVsHost, ::testing::Values(DType::f32, DType::bf16),

@@ -150,6 +150,28 @@ TEST_F(HostKernels, LinearMatchesLoopsAndItsGradients) {
     }
 }
 
+// The fused backward variants: dX with the GELU backward of the layer input's pre-activation,
+// dW with the bias gradient (overwritten), against loops from the formulas.
+TEST_F(HostKernels, LinearBackwardWithGeluAndBiasGradient) {
+  const std::int64_t T = 4, N = 3, K = 5;
+  const std::vector<float> x = random_vec(T * K, 7), w = random_vec(N * K, 8),
+                           dy = random_vec(T * N, 10), pre = random_vec(T * K, 12, 2.0f);
+  std::vector<float> dx(T * K), dw(N * K), db(N, 99.0f);
+  k().linear_backward_input(s(), dy.data(), w.data(), dx.data(), T, N, K, pre.data());
+  k().linear_backward_weight(s(), dy.data(), x.data(), dw.data(), T, N, K, db.data());
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t j = 0; j < K; ++j) {
+      double ref = 0;
+      for (std::int64_t n = 0; n < N; ++n) ref += double(dy[t * N + n]) * w[n * K + j];
+      EXPECT_NEAR(dx[t * K + j], ref * gelu_grad(pre[t * K + j]), 1e-5);
+    }
+  for (std::int64_t n = 0; n < N; ++n) {
+    double ref = 0;  // overwritten, not accumulated onto the 99s
+    for (std::int64_t t = 0; t < T; ++t) ref += dy[t * N + n];
+    EXPECT_NEAR(db[n], ref, 1e-5);
+  }
+}
+
 TEST_F(HostKernels, BiasGradAccumulatesColumnSums) {
   const std::vector<float> dy = random_vec(6 * 4, 11);
   std::vector<float> db{1, 2, 3, 4};

@@ -113,6 +113,8 @@ nlohmann::json Reporter::config_json() const {
       {"data", trainer_.data_description()},
       {"overlap", overlap},
       {"dtype", name_of(cfg_.plan.act_dtype)},
+      {"attention", trainer_.attention()},
+      {"attention_option", cfg_.attention},
       {"recompute", cfg_.plan.recompute},
       {"cache_weights", cfg_.plan.cache_weights},
       {"comm_priority", name_of(cfg_.comm_priority)},

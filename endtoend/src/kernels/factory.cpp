@@ -9,18 +9,48 @@
 namespace ovb::gpt {
 
 #ifdef OVB_HAVE_CUDA
-std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem);
+std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem,
+                                           AttentionKind attention);
 double cuda_free_memory();  // kernels/cuda/device.cpp
 #endif
 
-std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem) {
+std::string_view name_of(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::automatic: return "auto";
+    case AttentionKind::cudnn: return "cudnn";
+    case AttentionKind::simt: return "simt";
+  }
+  return "?";
+}
+
+AttentionKind parse_attention(std::string_view s) {
+  if (s == "auto") return AttentionKind::automatic;
+  if (s == "cudnn") return AttentionKind::cudnn;
+  if (s == "simt") return AttentionKind::simt;
+  throw UsageError("--attention: unknown implementation '" + std::string(s) +
+                   "' (expected auto, cudnn or simt)");
+}
+
+bool cudnn_attention_built() {
+#ifdef OVB_HAVE_CUDNN
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem,
+                                      AttentionKind attention) {
   if (backend.name() == "host") {
     if (act != DType::f32)
       throw UsageError("the host backend computes in fp32 only, not " + std::string(name_of(act)));
+    if (attention != AttentionKind::automatic)
+      throw UsageError("--attention " + std::string(name_of(attention)) +
+                       " needs the cuda backend (the host backend has one attention)");
     return std::make_unique<HostKernels>(backend);
   }
 #ifdef OVB_HAVE_CUDA
-  if (backend.name() == "cuda") return make_cuda_kernels(backend, act, mem);
+  if (backend.name() == "cuda") return make_cuda_kernels(backend, act, mem, attention);
 #endif
   (void)mem;
   throw Error("gpt4d has no kernels for backend '" + std::string(backend.name()) + "'");

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "kernels/math.hpp"  // kLnEps
 #include "model/layout.hpp"
@@ -17,6 +18,14 @@
 #include "train/memory.hpp"
 
 namespace ovb::gpt {
+
+// Which attention the CUDA kernels run (--attention): cuDNN's fused flash attention, the suite's
+// CUDA-core flash-style kernels ("simt"), or automatic: cuDNN where it is built and supports the
+// shape and dtype, else simt. The host backend has one attention (plain loops).
+enum class AttentionKind { automatic, cudnn, simt };
+std::string_view name_of(AttentionKind k);          // "auto", "cudnn", "simt"
+AttentionKind parse_attention(std::string_view s);  // UsageError for anything else
+bool cudnn_attention_built();                       // this build has the cuDNN attention
 
 struct AdamWArgs {
   float lr = 0, beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weight_decay = 0;
@@ -48,6 +57,9 @@ class Kernels {
   // stats[2t] = sum_c x[t,c], stats[2t+1] = sum_c x[t,c]^2 over this rank's C features.
   virtual void ln_partial(Stream& s, const void* x, float* stats, std::int64_t T,
                           std::int64_t C) = 0;
+  // The residual add out = a + b and ln_partial's stats of out, in one pass.
+  virtual void add_ln_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                              std::int64_t T, std::int64_t C) = 0;
   // From the reduced stats: mean, rstd = 1/sqrt(var + eps) into mr[2t], mr[2t+1];
   // out = (x - mean) * rstd * g + b.
   virtual void ln_forward(Stream& s, const void* x, const float* stats, const void* g,
@@ -75,14 +87,23 @@ class Kernels {
   // gelu_out = gelu(y) (y keeps the pre-activation).
   virtual void linear_forward(Stream& s, const void* x, const void* w, const void* bias, void* y,
                               void* gelu_out, std::int64_t T, std::int64_t N, std::int64_t K) = 0;
-  // dx[T,K] = dy[T,N] W.
+  // dx[T,K] = dy[T,N] W; when gelu_in != nullptr (x = gelu(gelu_in), [T,K]) the GELU backward
+  // is applied too: dx = gelu'(gelu_in) * (dy W) (CUDA: cuBLASLt's DGELU epilogue).
   virtual void linear_backward_input(Stream& s, const void* dy, const void* w, void* dx,
-                                     std::int64_t T, std::int64_t N, std::int64_t K) = 0;
-  // dw[N,K] = dy^T x, fp32, overwritten.
+                                     std::int64_t T, std::int64_t N, std::int64_t K,
+                                     const void* gelu_in = nullptr) = 0;
+  // dw[N,K] = dy^T x, fp32, overwritten; when dbias != nullptr also dbias[n] = sum_t dy[t,n],
+  // fp32, overwritten (CUDA: cuBLASLt's BGRADB epilogue).
   virtual void linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw,
-                                      std::int64_t T, std::int64_t N, std::int64_t K) = 0;
+                                      std::int64_t T, std::int64_t N, std::int64_t K,
+                                      float* dbias = nullptr) = 0;
 
   // ---- causal self-attention of B sequences of S tokens, H heads of size D
+  // Chooses the implementation for this shape ahead of the first call (cuDNN builds its graphs
+  // and workspace here, outside the timed iterations) and returns it: "cudnn", "simt" or "host".
+  // Throws UsageError when --attention cudnn was asked for and cuDNN cannot run the shape.
+  virtual std::string prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
+                                        std::int64_t D) = 0;
   // qkv [B*S, H*3*D] (q, k, v of head 0, then head 1, ...), out [B*S, H*D], lse [B, H, S] (the
   // log-sum-exp of each softmax row, saved for backward).
   virtual void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
@@ -113,8 +134,9 @@ class Kernels {
 };
 
 // The kernels of `backend` ("host": fp32 only; "cuda": act = bf16 or fp32). Their own buffers
-// (the cuBLASLt workspace) are counted in `mem` as workspace when it is given.
-std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem = nullptr);
+// (the cuBLASLt and cuDNN workspaces) are counted in `mem` as workspace when it is given.
+std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem = nullptr,
+                                      AttentionKind attention = AttentionKind::automatic);
 
 // Bytes this rank may allocate: free device memory on CUDA; on the host, the available memory
 // (MemAvailable) divided among the node's ranks.

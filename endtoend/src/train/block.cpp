@@ -41,10 +41,13 @@ CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind 
   return CollOp{ph, layer, std::move(name), role, kind, g, 0, count, dt, rc};
 }
 
-void Model::layer_norm(int layer, const char* name, const void* x, int g, int b, void* out,
-                       float* mr, Phase ph, bool rc) {
+void Model::layer_norm(int layer, const char* name, void* x, int g, int b, void* out, float* mr,
+                       Phase ph, bool rc, Sum sum) {
   Stream& s = comm_.compute();
-  k_.ln_partial(s, x, st_.ln_scratch, T_, hx_);
+  if (sum.a)
+    k_.add_ln_partial(s, sum.a, sum.b, x, st_.ln_scratch, T_, hx_);
+  else
+    k_.ln_partial(s, x, st_.ln_scratch, T_, hx_);
   comm_.wait(comm_.issue(op(ph, layer, name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
                             2 * T_, DType::f32, rc),
                          st_.ln_scratch, st_.ln_scratch));
@@ -66,18 +69,21 @@ void Model::block_forward(int l, Phase ph, bool rc) {
   Stream& s = comm_.compute();
   const BlockParams& bp = layout_.blocks[static_cast<std::size_t>(l)];
   const ActSet& a = st_.set(l);
-  const void* x = st_.res(l);
+  void* x = st_.res(l);
   const std::int64_t D = m_.head_dim();
-  layer_norm(l, "ln1", x, bp.ln1_g, bp.ln1_b, a.ln1, a.mr1, ph, rc);
+  // The previous block's output residual add res(l) = xmid(l-1) + dtmp (its MLP-down output) is
+  // fused into this LN1 (into ln_f after the last block). The recomputed forward only rebuilds
+  // the saved tensors: res(l) is still there.
+  Sum in;
+  if (!rc && l > 0) in = Sum{st_.set(l - 1).xmid, st_.dtmp};
+  layer_norm(l, "ln1", x, bp.ln1_g, bp.ln1_b, a.ln1, a.mr1, ph, rc, in);
   linear_forward(bp.qkv, a.ln1, a.qkv, nullptr, ph, rc);
   k_.attention_forward(s, a.qkv, a.att, a.lse, B_local_, m_.seq, heads_local_, D);
   linear_forward(bp.attn_out, a.att, st_.dtmp, nullptr, ph, rc);
-  k_.add(s, x, st_.dtmp, a.xmid, T_ * hx_);
-  layer_norm(l, "ln2", a.xmid, bp.ln2_g, bp.ln2_b, a.ln2, a.mr2, ph, rc);
+  // xmid = x + attention output, fused into LN2.
+  layer_norm(l, "ln2", a.xmid, bp.ln2_g, bp.ln2_b, a.ln2, a.mr2, ph, rc, Sum{x, st_.dtmp});
   linear_forward(bp.mlp_up, a.ln2, a.pre, a.gelu, ph, rc);
   linear_forward(bp.mlp_down, a.gelu, st_.dtmp, nullptr, ph, rc);
-  // The recomputed forward only rebuilds the saved tensors; the block output is still in res.
-  if (!rc) k_.add(s, a.xmid, st_.dtmp, st_.res(l + 1), T_ * hx_);
 }
 
 void Model::block_backward(int l) {
@@ -88,8 +94,7 @@ void Model::block_backward(int l) {
   const ActSet& a = st_.set(l);
   bucket_deps_.clear();
   // st_.dres holds the gradient of the block output.
-  linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig1);
-  k_.gelu_backward(s, a.pre, st_.gbig1, st_.gbig1, T_ * 4 * hy_);
+  linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig1, a.pre);  // with the GELU backward
   linear_backward(bp.mlp_up, st_.gbig1, a.ln2, st_.dtmp);
   layer_norm_backward(l, "ln2", st_.dtmp, a.xmid, a.mr2, bp.ln2_g, bp.ln2_b, st_.dres);
   linear_backward(bp.attn_out, st_.dres, a.att, st_.gbig2);

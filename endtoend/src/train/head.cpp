@@ -24,8 +24,9 @@ void Model::head_forward() {
   Stream& s = comm_.compute();
   const HeadParams& hp = layout_.head;
   const int L = static_cast<int>(m_.layers);
+  // The last block's output residual add, fused into ln_f (block.cpp).
   layer_norm(-1, "ln_f", st_.res(L), hp.lnf_g, hp.lnf_b, st_.lnf_out, st_.lnf_mr, Phase::forward,
-             false);
+             false, Sum{st_.set(L - 1).xmid, st_.dtmp});
   linear_forward(hp.lm_head, st_.lnf_out, st_.logits, nullptr, Phase::forward, false);
   const std::int64_t v0 = comm_.coord(Dim::y) * vy_;
   k_.ce_partial(s, st_.logits, st_.targets, st_.ce_local, T_, vy_, v0);

@@ -5,7 +5,9 @@
 // The bias is added by the group's rank 0 only, inside the GEMM epilogue, so the all-reduce adds
 // it exactly once. GELU is fused into the GEMM only where no all-reduce follows (group of 1).
 // Backward: dx = dy W_blk is partial over the `out` dimension's group (all-reduce there);
-// dW = dy^T x goes to the Z reduce-scatter (Gz > 1) or straight into the gradient shard.
+// dW = dy^T x goes to the Z reduce-scatter (Gz > 1) or straight into the gradient shard; the
+// bias gradient is computed with it (a GEMM epilogue on CUDA). A GELU before the layer (MLP-down)
+// has its backward fused into the dX GEMM where dX needs no all-reduce, else after it.
 //   none: dX GEMM, all-reduce dX and wait, dW GEMM, reduce-scatter dW and wait.
 //   OAR:  dX GEMM, start the all-reduce, dW GEMM meanwhile, wait before returning dX.
 //   ORS:  the reduce-scatter is waited for only before the optimizer; when dX needs no
@@ -37,25 +39,29 @@ void Model::linear_forward(const LinearParams& lp, const void* x, void* y, void*
   if (gelu_out && !fuse_gelu) k_.gelu_forward(s, y, gelu_out, T_ * g.out_local);
 }
 
-void Model::linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx) {
+void Model::linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx,
+                            const void* gelu_in) {
   const LinearGeom& g = lp.geom;
   Stream& s = comm_.compute();
   const std::string name(name_of(g.spec.id));
   ScopedRange range(name + " backward", "compute");
   const void* w = gather_.acquire(lp, Phase::backward, false);
-  if (lp.bias >= 0) k_.bias_grad(s, dy, gptr(lp.bias), T_, g.out_local);
   const bool z_sharded = o_.grid.gz > 1;
   float* dw = z_sharded ? st_.dw_block(lp) : gptr(lp.weight);
+  float* dbias = lp.bias >= 0 ? gptr(lp.bias) : nullptr;  // in the dW GEMM's epilogue
+  // The GELU backward can join the dX GEMM only where dX needs no all-reduce.
+  const bool fuse_gelu = gelu_in && o_.grid.size(g.out_dim) == 1;
   CollHandle ar = -1, rs = -1;
   auto weight_grad = [&] {
-    k_.linear_backward_weight(s, dy, x, dw, T_, g.out_local, g.in_local);
+    k_.linear_backward_weight(s, dy, x, dw, T_, g.out_local, g.in_local, dbias);
     if (z_sharded)
       rs = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::weight_grad_scatter,
                           CollKind::reduce_scatter, Group::z, g.shard, o_.grad_dtype),
                        dw, gptr(lp.weight));
   };
   auto input_grad = [&] {
-    k_.linear_backward_input(s, dy, w, dx, T_, g.out_local, g.in_local);
+    k_.linear_backward_input(s, dy, w, dx, T_, g.out_local, g.in_local,
+                             fuse_gelu ? gelu_in : nullptr);
     ar = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::input_grad_reduce,
                         CollKind::all_reduce, group_of(g.out_dim), T_ * g.in_local, o_.act_dtype),
                      dx, dx);
@@ -70,6 +76,7 @@ void Model::linear_backward(const LinearParams& lp, const void* dy, const void* 
   }
   gather_.release(lp, false);
   comm_.wait(ar);
+  if (gelu_in && !fuse_gelu) k_.gelu_backward(s, gelu_in, dx, dx, T_ * g.in_local);
   if (rs >= 0) {
     bucket_deps_.push_back(rs);
     if (!o_.ors) comm_.wait(rs);

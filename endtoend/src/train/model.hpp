@@ -16,6 +16,12 @@
 
 namespace ovb::gpt {
 
+// The two terms of a residual add that a layer norm makes its input from (Model::layer_norm).
+struct LnInputSum {
+  const void* a = nullptr;
+  const void* b = nullptr;
+};
+
 class Model {
  public:
   Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k, CommEngine& comm,
@@ -32,10 +38,15 @@ class Model {
   // linear.cpp
   void linear_forward(const LinearParams& lp, const void* x, void* y, void* gelu_out, Phase ph,
                       bool rc);
-  void linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx);
+  // gelu_in: x = gelu(gelu_in); dx then gets the GELU backward as well.
+  void linear_backward(const LinearParams& lp, const void* dy, const void* x, void* dx,
+                       const void* gelu_in = nullptr);
   // block.cpp
-  void layer_norm(int layer, const char* name, const void* x, int g, int b, void* out, float* mr,
-                  Phase ph, bool rc);
+  // With `sum` = {a, b}, the input x is first made as a + b (the residual add, fused into the
+  // statistics pass).
+  using Sum = LnInputSum;
+  void layer_norm(int layer, const char* name, void* x, int g, int b, void* out, float* mr,
+                  Phase ph, bool rc, Sum sum = {});
   void layer_norm_backward(int layer, const char* name, const void* dy, const void* x,
                            const float* mr, int g, int b, void* dx);
   void block_forward(int l, Phase ph, bool rc);

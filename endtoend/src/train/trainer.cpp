@@ -50,13 +50,18 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   check_memory(cfg, backend);
   layout_ = std::make_unique<ParamLayout>(make_layout(cfg.model, cfg.plan, grid.coords()));
   data_ = std::make_unique<DataSource>(cfg.data, cfg.model, cfg.plan.batch, cfg.seed);
-  kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_);
+  kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_, parse_attention(cfg.attention));
   comm_ = std::make_unique<CommEngine>(backend, grid, cfg);
   state_ = std::make_unique<ModelState>(cfg.model, cfg.plan, *layout_, mem_);
   gather_ =
       std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_, state_->work());
   model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_);
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
+  // The attention's implementation, chosen (and cuDNN's graphs built) before the first iteration.
+  const std::int64_t tokens = tokens_per_rank(cfg.model, cfg.plan);
+  attention_ =
+      kernels_->prepare_attention(tokens / cfg.model.seq, cfg.model.seq,
+                                  cfg.model.heads / cfg.plan.grid.gy, cfg.model.head_dim());
 
   // Weights by global index; moments zero; the working copy cast from the master.
   Stream& s = comm_->compute();

@@ -56,6 +56,8 @@ class Trainer {
   const TrackedMemory& memory() const { return mem_; }
   const ParamLayout& layout() const { return *layout_; }
   std::string kernels_description() const;
+  // The attention that runs: "cudnn", "simt" (CUDA-core kernels) or "host".
+  const std::string& attention() const { return attention_; }
   std::string data_description() const;
 
  private:
@@ -76,6 +78,7 @@ class Trainer {
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::int32_t> host_tokens_, host_targets_;
+  std::string attention_;
 };
 
 // Bytes free for this rank's buffers: the device's free memory on CUDA; on the host the

@@ -1,11 +1,12 @@
-// Shared device helpers of the CUDA kernels: element conversion, dtype dispatch, warp and block
-// reductions, launch checks.
+// Shared device helpers of the CUDA kernels: element conversion, 16-byte vector access, dtype
+// dispatch, warp and block reductions, launch checks.
 #pragma once
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "ovb/cuda/check.hpp"
 #include "ovb/dtype.hpp"
@@ -29,6 +30,39 @@ __device__ __forceinline__ float from_f<float>(float x) {
 template <>
 __device__ __forceinline__ bf16 from_f<bf16>(float x) {
   return __float2bfloat16(x);  // round to nearest even, as ovb::float_to_bf16_bits
+}
+
+// V consecutive elements moved as one access (16 bytes for bf16 x 8 or fp32 x 4): the
+// vectorised kernels need 16-byte aligned rows (see vec_width), the scalar fallback has V = 1.
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+template <int V, class T>
+__device__ __forceinline__ void load_pack(const T* p, float (&out)[V]) {
+  const Pack<T, V> pk = *reinterpret_cast<const Pack<T, V>*>(p);
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = to_f(pk.v[i]);
+}
+
+template <int V, class T>
+__device__ __forceinline__ void store_pack(T* p, const float (&in)[V]) {
+  Pack<T, V> pk;
+#pragma unroll
+  for (int i = 0; i < V; ++i) pk.v[i] = from_f<T>(in[i]);
+  *reinterpret_cast<Pack<T, V>*>(p) = pk;
+}
+
+// Elements per 16-byte access of T when every pointer is 16-byte aligned and rows of `cols`
+// elements keep that alignment; else 1 (the scalar path).
+template <class T>
+inline int vec_width(std::int64_t cols, std::initializer_list<const void*> ptrs) {
+  constexpr int w = static_cast<int>(16 / sizeof(T));
+  if (cols % w != 0) return 1;
+  for (const void* p : ptrs)
+    if (p && reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return 1;
+  return w;
 }
 
 // Calls f(T{}) with T the element type of the activation dtype.

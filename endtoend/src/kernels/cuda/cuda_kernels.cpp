@@ -53,6 +53,11 @@ void CudaKernels::ln_partial(Stream& s, const void* x, float* stats, std::int64_
   launch_ln_partial(native(s), act_, x, stats, T, C);
 }
 
+void CudaKernels::add_ln_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                                 std::int64_t T, std::int64_t C) {
+  launch_add_ln_partial(native(s), act_, a, b, out, stats, T, C);
+}
+
 void CudaKernels::ln_forward(Stream& s, const void* x, const float* stats, const void* g,
                              const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
                              std::int64_t C_total) {
@@ -87,16 +92,47 @@ void CudaKernels::bias_grad(Stream& s, const void* dy, float* db, std::int64_t T
   launch_bias_grad(native(s), act_, dy, db, T, C);
 }
 
+bool CudaKernels::uses_cudnn(const AttnShape& a) {
+  if (auto it = use_cudnn_.find(a); it != use_cudnn_.end()) return it->second;
+  bool use = false;
+#ifdef OVB_HAVE_CUDNN
+  if (cudnn_) {
+    const std::string why = cudnn_->prepare(a, act_);
+    use = why.empty();
+    if (!use && attention_ == AttentionKind::cudnn)
+      throw UsageError("--attention cudnn: cuDNN cannot run attention with " + a.str() + " in " +
+                       std::string(name_of(act_)) + ": " + why);
+    if (!use) attention_note_ = "cuDNN cannot run " + a.str() + ": " + why;
+  }
+#endif
+  use_cudnn_[a] = use;
+  return use;
+}
+
+std::string CudaKernels::prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
+                                           std::int64_t D) {
+  return uses_cudnn(AttnShape{B, S, H, D}) ? "cudnn" : "simt";
+}
+
 void CudaKernels::attention_forward(Stream& s, const void* qkv, void* out, float* lse,
                                     std::int64_t B, std::int64_t S, std::int64_t H,
                                     std::int64_t D) {
-  launch_attention_forward(native(s), act_, qkv, out, lse, B, S, H, D);
+  const AttnShape a{B, S, H, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->forward(s, qkv, out, lse, a, act_);
+#endif
+  launch_attention_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.D);
 }
 
 void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
                                      const float* lse, void* dqkv, float* scratch, std::int64_t B,
                                      std::int64_t S, std::int64_t H, std::int64_t D) {
-  launch_attention_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, B, S, H, D);
+  const AttnShape a{B, S, H, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->backward(s, qkv, out, dout, lse, dqkv, a, act_);  // no scratch
+#endif
+  launch_attention_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H,
+                            a.D);
 }
 
 void CudaKernels::ce_partial(Stream& s, const void* logits, const std::int32_t* targets,

@@ -3,11 +3,15 @@
 // cuBLASLt with fused bias / GELU epilogues (lt_matmul.hpp); everything asynchronous on the given
 // stream. One .cu file per kernel family with its kernels and launchers: embedding.cu,
 // layernorm.cu, elementwise.cu, matmul.cu, attention.cu, cross_entropy.cu, optimizer.cu.
+// Attention: cuDNN's fused flash attention (cudnn_attention.hpp) where it is built and runs the
+// shape, else the CUDA-core kernels of attention.cu ("simt"); --attention picks (kernels.hpp).
 // This header is plain C++ (no CUDA types) so host code can include it.
 #pragma once
 
+#include <map>
 #include <memory>
 
+#include "kernels/cuda/cudnn_attention.hpp"  // AttnShape (plain C++)
 #include "kernels/kernels.hpp"
 
 namespace ovb::gpt::cuda {
@@ -16,7 +20,7 @@ class LtMatmul;
 
 class CudaKernels final : public Kernels {
  public:
-  CudaKernels(Backend& backend, DType act, TrackedMemory* mem);
+  CudaKernels(Backend& backend, DType act, TrackedMemory* mem, AttentionKind attention);
   ~CudaKernels() override;
   DType act() const override { return act_; }
   std::string description() const override;
@@ -32,6 +36,8 @@ class CudaKernels final : public Kernels {
                           float* dwpe, std::int64_t T, std::int64_t S, std::int64_t C) override;
 
   void ln_partial(Stream& s, const void* x, float* stats, std::int64_t T, std::int64_t C) override;
+  void add_ln_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                      std::int64_t T, std::int64_t C) override;
   void ln_forward(Stream& s, const void* x, const float* stats, const void* g, const void* b,
                   void* out, float* mr, std::int64_t T, std::int64_t C,
                   std::int64_t C_total) override;
@@ -49,10 +55,12 @@ class CudaKernels final : public Kernels {
   void linear_forward(Stream& s, const void* x, const void* w, const void* bias, void* y,
                       void* gelu_out, std::int64_t T, std::int64_t N, std::int64_t K) override;
   void linear_backward_input(Stream& s, const void* dy, const void* w, void* dx, std::int64_t T,
-                             std::int64_t N, std::int64_t K) override;
+                             std::int64_t N, std::int64_t K, const void* gelu_in) override;
   void linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw, std::int64_t T,
-                              std::int64_t N, std::int64_t K) override;
+                              std::int64_t N, std::int64_t K, float* dbias) override;
 
+  std::string prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
+                                std::int64_t D) override;
   void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
                          std::int64_t S, std::int64_t H, std::int64_t D) override;
   void attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
@@ -71,8 +79,16 @@ class CudaKernels final : public Kernels {
              const AdamWArgs& a, const float* norm_sumsq) override;
 
  private:
+  // Whether cuDNN runs attention of this shape (decided once per shape, see prepare_attention).
+  bool uses_cudnn(const AttnShape& a);
+
   DType act_;
   std::unique_ptr<LtMatmul> lt_;
+  AttentionKind attention_;
+  // Only in builds with cuDNN (shared_ptr: no reference to its destructor elsewhere).
+  std::shared_ptr<CudnnAttention> cudnn_;
+  std::map<AttnShape, bool> use_cudnn_;
+  std::string attention_note_;  // why cuDNN is not used (auto), for description()
 };
 
 }  // namespace ovb::gpt::cuda

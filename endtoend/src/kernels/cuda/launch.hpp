@@ -42,6 +42,8 @@ void launch_embedding_backward(cudaStream_t s, DType act, const std::int32_t* to
 // layernorm.cu
 void launch_ln_partial(cudaStream_t s, DType act, const void* x, float* stats, std::int64_t T,
                        std::int64_t C);
+void launch_add_ln_partial(cudaStream_t s, DType act, const void* a, const void* b, void* out,
+                           float* stats, std::int64_t T, std::int64_t C);
 void launch_ln_forward(cudaStream_t s, DType act, const void* x, const float* stats, const void* g,
                        const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
                        std::int64_t C_total);

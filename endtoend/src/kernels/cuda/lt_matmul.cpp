@@ -29,7 +29,20 @@ int alignment(std::initializer_list<const void*> ptrs) {
   return static_cast<int>(bits & (~bits + 1));
 }
 
-enum Epilogue { kDefault = 0, kBias = 1, kGelu = 2, kGeluBias = 3 };
+// Epilogue flags of a plan's key; the combinations in use map to cuBLASLt's epilogues.
+enum Epilogue { kDefault = 0, kBias = 1, kGelu = 2, kGeluBias = 3, kDGelu = 4, kBGradB = 8 };
+
+cublasLtEpilogue_t lt_epilogue(int e) {
+  switch (e) {
+    case kDefault: return CUBLASLT_EPILOGUE_DEFAULT;
+    case kBias: return CUBLASLT_EPILOGUE_BIAS;
+    case kGelu: return CUBLASLT_EPILOGUE_GELU_AUX;
+    case kGeluBias: return CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+    case kDGelu: return CUBLASLT_EPILOGUE_DGELU;
+    case kBGradB: return CUBLASLT_EPILOGUE_BGRADB;
+    default: throw Error("cuBLASLt: no epilogue for flag combination " + std::to_string(e));
+  }
+}
 }  // namespace
 
 struct LtMatmul::Plan {
@@ -59,8 +72,8 @@ LtMatmul::~LtMatmul() {
 }
 
 std::string LtMatmul::description() const {
-  return "cuBLASLt (heuristic, fused bias/GELU epilogues, " + std::to_string(plans_.size()) +
-         " GEMM shapes)";
+  return "cuBLASLt (heuristic, fused bias/GELU/dGELU/bias-gradient epilogues, " +
+         std::to_string(plans_.size()) + " GEMM shapes)";
 }
 
 LtMatmul::Plan* LtMatmul::plan(const Key& key) {
@@ -75,13 +88,10 @@ LtMatmul::Plan* LtMatmul::plan(const Key& key) {
       cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   OVB_CHECK_CUBLAS(
       cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_DEFAULT;
-  if (key.epilogue == kBias) epi = CUBLASLT_EPILOGUE_BIAS;
-  if (key.epilogue == kGelu) epi = CUBLASLT_EPILOGUE_GELU_AUX;
-  if (key.epilogue == kGeluBias) epi = CUBLASLT_EPILOGUE_GELU_AUX_BIAS;
+  const cublasLtEpilogue_t epi = lt_epilogue(key.epilogue);
   OVB_CHECK_CUBLAS(
       cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
-  if (key.epilogue & kGelu) {
+  if (key.epilogue & (kGelu | kDGelu)) {
     const std::int64_t ld_aux = key.ldd;
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_LD,
                                                     &ld_aux, sizeof ld_aux));
@@ -123,11 +133,12 @@ void LtMatmul::run(Stream& s, const LtOp& op, const void* A, const void* B, void
                 " n=" + std::to_string(op.n) + " k=" + std::to_string(op.k) + " (" +
                 std::string(name_of(op.a)) + " x " + std::string(name_of(op.b)) + " -> " +
                 std::string(name_of(op.d)) + (op.bias ? ", bias" : "") + (op.aux ? ", GELU" : "") +
-                ")");
+                (op.gelu_in ? ", dGELU" : "") + (op.bias_grad ? ", bias gradient" : "") + ")");
 }
 
 bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, void* D) {
-  const int epi = (op.bias ? kBias : 0) | (op.aux ? kGelu : 0);
+  const int epi = (op.bias ? kBias : 0) | (op.aux ? kGelu : 0) | (op.gelu_in ? kDGelu : 0) |
+                  (op.bias_grad ? kBGradB : 0);
   const Key key{op.m,
                 op.n,
                 op.k,
@@ -140,15 +151,21 @@ bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, 
                 static_cast<int>(op.b),
                 static_cast<int>(op.d),
                 epi,
-                alignment({A, B, D, op.aux, op.bias})};
+                alignment({A, B, D, op.aux, op.bias, op.gelu_in, op.bias_grad})};
   Plan* p = plan(key);
   if (!p) return false;
   if (op.bias)
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
                                                     &op.bias, sizeof op.bias));
+  if (op.bias_grad)
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                                    &op.bias_grad, sizeof op.bias_grad));
   if (op.aux)
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(
         p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &op.aux, sizeof op.aux));
+  if (op.gelu_in)
+    OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(
+        p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &op.gelu_in, sizeof op.gelu_in));
   const float alpha = 1.0f, beta = 0.0f;
   OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p->desc, &alpha, A, p->la,
                                   B, p->lb, &beta, D, p->ld, D, p->ld, &p->algo, workspace_.data(),

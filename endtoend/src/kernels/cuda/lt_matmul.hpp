@@ -1,6 +1,7 @@
 // A small cuBLASLt front end for gpt4d's GEMMs: mixed input/output types (bf16 inputs with an
 // fp32 weight gradient), fused epilogues (bias; GELU with the pre-activation kept as the aux
-// output), a cache of descriptors and heuristic choices per shape, and pointer alignment passed
+// output; the GELU gradient from that aux; the bias gradient of B), a cache of descriptors and
+// heuristic choices per shape, and pointer alignment passed
 // to the heuristic so an algorithm never assumes more alignment than the buffers have.
 // Column-major terms, as cuBLASLt: D[m,n] = op(A)[m,k] op(B)[k,n] (+ bias[m]).
 #pragma once
@@ -20,8 +21,11 @@ struct LtOp {
   bool ta = false, tb = false;  // op(A) = A^T, op(B) = B^T
   std::int64_t lda = 0, ldb = 0, ldd = 0;
   DType a = DType::bf16, b = DType::bf16, d = DType::bf16;
-  const void* bias = nullptr;  // [m] in type d (BIAS epilogue)
-  void* aux = nullptr;         // GELU epilogue: aux[m,n] (ld ldd) receives the pre-activation
+  const void* bias = nullptr;     // [m] in type d (BIAS epilogue)
+  void* aux = nullptr;            // GELU epilogue: aux[m,n] (ld ldd) receives the pre-activation
+  const void* gelu_in = nullptr;  // DGELU epilogue: D = gelu'(gelu_in) * op(A) op(B); [m,n], ld ldd
+  void* bias_grad = nullptr;      // BGRADB epilogue: bias_grad[j] = sum over k of op(B)[:, j],
+                                  // [n] in type d (overwritten)
 };
 
 class LtMatmul {

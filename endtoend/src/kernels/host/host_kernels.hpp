@@ -28,6 +28,8 @@ class HostKernels final : public Kernels {
                           float* dwpe, std::int64_t T, std::int64_t S, std::int64_t C) override;
 
   void ln_partial(Stream& s, const void* x, float* stats, std::int64_t T, std::int64_t C) override;
+  void add_ln_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                      std::int64_t T, std::int64_t C) override;
   void ln_forward(Stream& s, const void* x, const float* stats, const void* g, const void* b,
                   void* out, float* mr, std::int64_t T, std::int64_t C,
                   std::int64_t C_total) override;
@@ -45,10 +47,13 @@ class HostKernels final : public Kernels {
   void linear_forward(Stream& s, const void* x, const void* w, const void* bias, void* y,
                       void* gelu_out, std::int64_t T, std::int64_t N, std::int64_t K) override;
   void linear_backward_input(Stream& s, const void* dy, const void* w, void* dx, std::int64_t T,
-                             std::int64_t N, std::int64_t K) override;
+                             std::int64_t N, std::int64_t K, const void* gelu_in) override;
   void linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw, std::int64_t T,
-                              std::int64_t N, std::int64_t K) override;
+                              std::int64_t N, std::int64_t K, float* dbias) override;
 
+  std::string prepare_attention(std::int64_t, std::int64_t, std::int64_t, std::int64_t) override {
+    return "host";
+  }
   void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
                          std::int64_t S, std::int64_t H, std::int64_t D) override;
   void attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,

@@ -21,6 +21,12 @@ void HostKernels::ln_partial(Stream&, const void* x, float* stats, std::int64_t 
   }
 }
 
+void HostKernels::add_ln_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                                 std::int64_t T, std::int64_t C) {
+  add(s, a, b, out, T * C);
+  ln_partial(s, out, stats, T, C);
+}
+
 void HostKernels::ln_forward(Stream&, const void* x, const float* stats, const void* g,
                              const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
                              std::int64_t C_total) {

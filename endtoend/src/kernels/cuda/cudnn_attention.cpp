@@ -1,0 +1,230 @@
+// cuDNN fused flash attention through cudnn-frontend's graph API (see cudnn_attention.hpp).
+// Compiled with CUDNN_FRONTEND_SKIP_JSON_LIB: the frontend's bundled nlohmann-json (and its
+// adl_serializer specialisation) stays out of the suite, which uses the system's.
+#include "kernels/cuda/cudnn_attention.hpp"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <cudnn_frontend.h>
+
+#include <cmath>
+#include <exception>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cuda/cudnn_check.hpp"
+#include "ovb/cuda/check.hpp"
+#include "ovb/error.hpp"
+
+namespace ovb::gpt::cuda {
+
+namespace fe = cudnn_frontend;
+
+namespace {
+
+// Tensor ids of the variant packs.
+enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kdO, kdQ, kdK, kdV };
+
+using Dims = std::vector<std::int64_t>;
+
+// Dimensions and strides (in elements) of gpt4d's tensors as [B, H, S, D] (header comment).
+struct Layout {
+  Dims dims, qkv, out, stats_dims, stats;
+  explicit Layout(const AttnShape& a)
+      : dims{a.B, a.H, a.S, a.D},
+        qkv{a.S * 3 * a.H * a.D, 3 * a.D, 3 * a.H * a.D, 1},
+        out{a.S * a.H * a.D, a.D, a.H * a.D, 1},
+        stats_dims{a.B, a.H, a.S, 1},
+        stats{a.H * a.S, a.S, 1, 1} {}
+};
+
+std::shared_ptr<fe::graph::Graph> new_graph(DType act) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(act == DType::bf16 ? fe::DataType_t::BFLOAT16 : fe::DataType_t::HALF)
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Tensor_attributes> input(fe::graph::Graph& g, const char* name,
+                                                    std::int64_t uid, const Dims& dims,
+                                                    const Dims& strides) {
+  return g.tensor(
+      fe::graph::Tensor_attributes().set_name(name).set_uid(uid).set_dim(dims).set_stride(strides));
+}
+
+float attn_scale(const AttnShape& a) {
+  return 1.0f / std::sqrt(static_cast<float>(a.D));  // as the CUDA-core kernels (attention.cu)
+}
+
+std::shared_ptr<fe::graph::Graph> forward_graph(const AttnShape& a, DType act) {
+  const Layout l(a);
+  auto g = new_graph(act);
+  auto Q = input(*g, "Q", kQ, l.dims, l.qkv);
+  auto K = input(*g, "K", kK, l.dims, l.qkv);
+  auto V = input(*g, "V", kV, l.dims, l.qkv);
+  auto opts = fe::graph::SDPA_attributes()
+                  .set_name("flash_attention")
+                  .set_generate_stats(true)  // training: the log-sum-exp for backward
+                  .set_causal_mask(true)
+                  .set_attn_scale(attn_scale(a));
+  auto [O, Stats] = g->sdpa(Q, K, V, opts);
+  O->set_output(true).set_uid(kO).set_dim(l.dims).set_stride(l.out);
+  Stats->set_output(true)
+      .set_uid(kStats)
+      .set_data_type(fe::DataType_t::FLOAT)
+      .set_dim(l.stats_dims)
+      .set_stride(l.stats);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> backward_graph(const AttnShape& a, DType act) {
+  const Layout l(a);
+  auto g = new_graph(act);
+  auto Q = input(*g, "Q", kQ, l.dims, l.qkv);
+  auto K = input(*g, "K", kK, l.dims, l.qkv);
+  auto V = input(*g, "V", kV, l.dims, l.qkv);
+  auto O = input(*g, "O", kO, l.dims, l.out);
+  auto dO = input(*g, "dO", kdO, l.dims, l.out);
+  auto Stats = input(*g, "Stats", kStats, l.stats_dims, l.stats);
+  Stats->set_data_type(fe::DataType_t::FLOAT);
+  auto opts = fe::graph::SDPA_backward_attributes()
+                  .set_name("flash_attention_backward")
+                  .set_causal_mask(true)
+                  .set_attn_scale(attn_scale(a));
+  auto [dQ, dK, dV] = g->sdpa_backward(Q, K, V, O, dO, Stats, opts);
+  dQ->set_output(true).set_uid(kdQ).set_dim(l.dims).set_stride(l.qkv);
+  dK->set_output(true).set_uid(kdK).set_dim(l.dims).set_stride(l.qkv);
+  dV->set_output(true).set_uid(kdV).set_dim(l.dims).set_stride(l.qkv);
+  return g;
+}
+
+// validate, build_operation_graph, create_execution_plans (heuristic A), check_support,
+// build_plans: "" when every step succeeded, else the failed step and cuDNN's message.
+std::string build(fe::graph::Graph& g, cudnnHandle_t h) {
+  auto step = [](const char* what, fe::error_t e) -> std::string {
+    return e.is_good() ? std::string() : std::string(what) + ": " + e.get_message();
+  };
+  std::string err = step("validate", g.validate());
+  if (err.empty()) err = step("build_operation_graph", g.build_operation_graph(h));
+  if (err.empty())
+    err = step("create_execution_plans", g.create_execution_plans({fe::HeurMode_t::A}));
+  if (err.empty()) err = step("check_support", g.check_support());
+  if (err.empty()) err = step("build_plans", g.build_plans());
+  return err;
+}
+
+const char* elem(const void* p, std::int64_t elements, DType act) {
+  return static_cast<const char*>(p) + elements * static_cast<std::int64_t>(size_of(act));
+}
+
+}  // namespace
+
+struct CudnnAttention::Graphs {
+  std::shared_ptr<fe::graph::Graph> fwd, bwd;
+  std::string error;  // why cuDNN cannot run this shape ("" when it can)
+};
+
+CudnnAttention::CudnnAttention(Backend& backend, TrackedMemory* mem)
+    : backend_(backend), mem_(mem) {}
+
+CudnnAttention::~CudnnAttention() {
+  cache_.clear();
+  if (handle_) cudnnDestroy(static_cast<cudnnHandle_t>(handle_));
+}
+
+std::string CudnnAttention::versions() {
+  const std::size_t v = cudnnGetVersion();  // e.g. 91900
+  return "cuDNN " + std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
+         std::to_string(v % 100) + ", cudnn-frontend " +
+         std::to_string(CUDNN_FRONTEND_MAJOR_VERSION) + "." +
+         std::to_string(CUDNN_FRONTEND_MINOR_VERSION) + "." +
+         std::to_string(CUDNN_FRONTEND_PATCH_VERSION);
+}
+
+std::string CudnnAttention::prepare(const AttnShape& shape, DType act) {
+  const auto key = std::make_pair(shape, static_cast<int>(act));
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second->error;
+  auto g = std::make_unique<Graphs>();
+  if (act != DType::bf16 && act != DType::f16) {
+    g->error =
+        "cuDNN's fused attention takes bf16 or fp16 tensors, not " + std::string(name_of(act));
+  } else {
+    if (!handle_) {
+      cudnnHandle_t h = nullptr;
+      OVB_CHECK_CUDNN(cudnnCreate(&h));
+      handle_ = h;
+    }
+    const auto h = static_cast<cudnnHandle_t>(handle_);
+    try {
+      g->fwd = forward_graph(shape, act);
+      g->error = build(*g->fwd, h);
+      if (g->error.empty()) {
+        g->bwd = backward_graph(shape, act);
+        g->error = build(*g->bwd, h);
+        if (!g->error.empty()) g->error = "backward " + g->error;
+      } else {
+        g->error = "forward " + g->error;
+      }
+    } catch (const std::exception& e) {  // the frontend reports by status; this is a safety net
+      g->error = e.what();
+    }
+    if (g->error.empty()) {
+      std::int64_t fwd_ws = 0, bwd_ws = 0;
+      OVB_CHECK_CUDNN_FE(g->fwd->get_workspace_size(fwd_ws));
+      OVB_CHECK_CUDNN_FE(g->bwd->get_workspace_size(bwd_ws));
+      const auto need = static_cast<std::size_t>(std::max(fwd_ws, bwd_ws));
+      if (need > workspace_.bytes()) {
+        // Freeing the smaller workspace waits for the device (cudaFree), so no work still uses
+        // it. Only the set-up of a new shape gets here, never an iteration's hot path.
+        workspace_.reset();
+        workspace_ = mem_ ? mem_->allocate(need, MemKind::workspace) : backend_.allocate(need);
+      }
+    }
+  }
+  std::string err = g->error;
+  cache_.emplace(key, std::move(g));
+  return err;
+}
+
+CudnnAttention::Graphs& CudnnAttention::ready(const AttnShape& shape, DType act) {
+  const std::string err = prepare(shape, act);
+  if (!err.empty())
+    throw Error("cuDNN attention cannot run " + shape.str() + " (" + std::string(name_of(act)) +
+                "): " + err);
+  return *cache_.at(std::make_pair(shape, static_cast<int>(act)));
+}
+
+void CudnnAttention::forward(Stream& s, const void* qkv, void* out, float* lse,
+                             const AttnShape& shape, DType act) {
+  Graphs& g = ready(shape, act);
+  const auto h = static_cast<cudnnHandle_t>(handle_);
+  OVB_CHECK_CUDNN(cudnnSetStream(h, static_cast<cudaStream_t>(s.native())));
+  const std::int64_t D = shape.D;
+  std::unordered_map<std::int64_t, void*> pack{{kQ, const_cast<char*>(elem(qkv, 0, act))},
+                                               {kK, const_cast<char*>(elem(qkv, D, act))},
+                                               {kV, const_cast<char*>(elem(qkv, 2 * D, act))},
+                                               {kO, out},
+                                               {kStats, lse}};
+  OVB_CHECK_CUDNN_FE(g.fwd->execute(h, pack, workspace_.data()));
+}
+
+void CudnnAttention::backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                              const float* lse, void* dqkv, const AttnShape& shape, DType act) {
+  Graphs& g = ready(shape, act);
+  const auto h = static_cast<cudnnHandle_t>(handle_);
+  OVB_CHECK_CUDNN(cudnnSetStream(h, static_cast<cudaStream_t>(s.native())));
+  const std::int64_t D = shape.D;
+  std::unordered_map<std::int64_t, void*> pack{{kQ, const_cast<char*>(elem(qkv, 0, act))},
+                                               {kK, const_cast<char*>(elem(qkv, D, act))},
+                                               {kV, const_cast<char*>(elem(qkv, 2 * D, act))},
+                                               {kO, const_cast<void*>(out)},
+                                               {kdO, const_cast<void*>(dout)},
+                                               {kStats, const_cast<float*>(lse)},
+                                               {kdQ, const_cast<char*>(elem(dqkv, 0, act))},
+                                               {kdK, const_cast<char*>(elem(dqkv, D, act))},
+                                               {kdV, const_cast<char*>(elem(dqkv, 2 * D, act))}};
+  OVB_CHECK_CUDNN_FE(g.bwd->execute(h, pack, workspace_.data()));
+}
+
+}  // namespace ovb::gpt::cuda

@@ -1,0 +1,66 @@
+// Causal self-attention through cuDNN's fused flash attention (SDPA forward and backward of the
+// cuDNN graph API, via NVIDIA's header-only cudnn-frontend). Built only with cuDNN
+// (cmake/OvbCudnn.cmake, OVB_HAVE_CUDNN); CudaKernels falls back to its CUDA-core kernels
+// (attention.cu, "simt") where this is not built or cannot run a shape.
+//
+// No copies: gpt4d's head-interleaved qkv [B*S, H*3*D] (per token and head: q, k, v) is seen as
+// three strided [B, H, S, D] tensors (strides S*3HD, 3D, 3HD, 1) at offsets 0, D, 2D; out and
+// dout [B*S, H*D] as [B, H, S, D] (strides S*HD, D, HD, 1); dqkv like qkv. bf16 in and out, fp32
+// math, scale 1/sqrt(D), causal mask, the log-sum-exp of each softmax row saved as fp32 [B, H, S]
+// (the same quantity as the CUDA-core kernels' lse, so either backward can follow either forward).
+// The graphs of a shape are built once and cached; one workspace (the larger of forward and
+// backward) is allocated through TrackedMemory ("workspace") when a shape is prepared.
+// Plain C++ header (no cuDNN types), so host code can include it.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ovb/backend.hpp"
+#include "train/memory.hpp"
+
+namespace ovb::gpt::cuda {
+
+struct AttnShape {
+  std::int64_t B = 0, S = 0, H = 0, D = 0;
+  auto operator<=>(const AttnShape&) const = default;
+  std::string str() const {  // "B 4, S 2048, H 16, D 128"
+    return "B " + std::to_string(B) + ", S " + std::to_string(S) + ", H " + std::to_string(H) +
+           ", D " + std::to_string(D);
+  }
+};
+
+class CudnnAttention {
+ public:
+  CudnnAttention(Backend& backend, TrackedMemory* mem);
+  ~CudnnAttention();
+  CudnnAttention(const CudnnAttention&) = delete;
+  CudnnAttention& operator=(const CudnnAttention&) = delete;
+
+  // Builds (once) the forward and backward graphs of `shape` with activation dtype `act` and
+  // sizes the workspace. Returns "" when cuDNN runs them, else cuDNN's reason why not.
+  std::string prepare(const AttnShape& shape, DType act);
+  // Enqueue on s; the shape must have been prepared successfully (Error otherwise).
+  void forward(Stream& s, const void* qkv, void* out, float* lse, const AttnShape& shape,
+               DType act);
+  void backward(Stream& s, const void* qkv, const void* out, const void* dout, const float* lse,
+                void* dqkv, const AttnShape& shape, DType act);
+
+  // "cuDNN 9.19.0, cudnn-frontend 1.32.0" (the runtime library's version).
+  static std::string versions();
+
+ private:
+  struct Graphs;
+  Graphs& ready(const AttnShape& shape, DType act);
+
+  Backend& backend_;
+  TrackedMemory* mem_;
+  void* handle_ = nullptr;  // cudnnHandle_t, created on the first prepare()
+  Buffer workspace_;
+  std::map<std::pair<AttnShape, int>, std::unique_ptr<Graphs>> cache_;
+};
+
+}  // namespace ovb::gpt::cuda
