@@ -240,6 +240,7 @@ def cmd_run(args):
                   timeout_scale=args.timeout_scale, extra_env=env, redo=_split(args.redo),
                   keep_failed=args.keep_failed, suite_doc=doc)
     rc = suite.run()
+    suite.release_locks()
     if signals.received:
         _requeue(signals, args)
     return rc
@@ -271,6 +272,7 @@ def cmd_exec(args):
                   grace_s=args.grace, redo=[args.name] if args.redo else [], suite_doc=doc,
                   shared=True)
     rc = suite.run()
+    suite.release_locks()
     if signals.received:
         _requeue(signals, args)
     return rc

@@ -13,6 +13,7 @@ import os
 import shlex
 import shutil
 import socket
+import time
 
 from .runner import Limits, run_command
 from .state import FAILED, FINISHED, INTERRUPTED, RUNNING, ResultsFolder
@@ -205,20 +206,35 @@ class Suite:
 
     def _flock(self, name, mode):
         f = open(os.path.join(self.f.meta, name), "a+", encoding="utf-8")  # noqa: SIM115
-        try:
-            fcntl.flock(f, mode | fcntl.LOCK_NB)
-        except OSError:
-            f.seek(0)
-            holder = f.read().strip() or "another ovb-suite"
-            f.close()
-            raise SuiteError(f"{self.f.root} is in use by {holder}: one driver per results "
-                             "folder (ovb-suite exec runs may share one, on different steps)") \
-                from None
+        # A requeued job can start while the previous run's driver is still exiting (Slurm sends
+        # it SIGTERM and waits KillWait): give that one time to let go before refusing.
+        wait_s = 60 if int(os.environ.get("SLURM_RESTART_COUNT") or 0) > 0 else 0
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(f, mode | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() < deadline:
+                    time.sleep(1)
+                    continue
+                f.seek(0)
+                holder = f.read().strip() or "another ovb-suite"
+                f.close()
+                raise SuiteError(f"{self.f.root} is in use by {holder}: one driver per results "
+                                 "folder (ovb-suite exec runs may share one, on different steps)") \
+                    from None
         if mode == fcntl.LOCK_EX:
             f.truncate(0)
             f.write(f"ovb-suite pid {os.getpid()} on {socket.gethostname()}\n")
             f.flush()
         self._locks.append(f)
+
+    def release_locks(self):
+        """Lets the next driver in (e.g. the requeued job) take the folder."""
+        for f in self._locks:
+            f.close()
+        self._locks = []
 
     def _take_locks(self):
         """`run` holds the folder alone; `exec` runs (shared=True) share it, each holding its

@@ -29,14 +29,14 @@ build=$(cd "$1" && pwd) || { echo "pipeline.sh: error: no build folder $1" >&2; 
 mkdir -p "$2" && out=$(cd "$2" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
-find_bin() {  # the first file named $1 under the build folder
-  local f
-  f=$(find "$build" -name "$1" -type f -perm -u+x 2>/dev/null | head -n 1)
-  [ -n "$f" ] || { echo "pipeline.sh: error: $1 not found under $build (build it first)" >&2; exit 2; }
+find_bin() {  # find_bin SUBDIR NAME: where the build puts NAME (never a test's stand-in)
+  local f=$build/$1/$2
+  [ -x "$f" ] || { echo "pipeline.sh: error: $f not found (build it first)" >&2; exit 2; }
   echo "$f"
 }
-model=$(find_bin ovb-model) gemm=$(find_bin ovb-gemm) coll=$(find_bin ovb-collective)
-overlap=$(find_bin ovb-overlap) gpt4d=$(find_bin gpt4d)
+model=$(find_bin analysis/model ovb-model) gemm=$(find_bin microbench ovb-gemm)
+coll=$(find_bin microbench ovb-collective) overlap=$(find_bin microbench ovb-overlap)
+gpt4d=$(find_bin endtoend gpt4d)
 
 mpi=(mpirun)
 if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
