@@ -45,7 +45,8 @@ TEST_P(Golden, AnalysisMatchesTheHandComputedNumbers) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Traces, Golden,
-                         ::testing::Values("kineto_two_streams", "suite_host_rank1", "array_form"));
+                         ::testing::Values("kineto_two_streams", "suite_host_rank1", "array_form",
+                                           "gpt_kernels"));
 
 TEST(GoldenSummary, MeanOverRanksAndCollectivesSummed) {
   const std::string dir = OVB_GOLDEN_DIR;

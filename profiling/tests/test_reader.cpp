@@ -150,6 +150,27 @@ TEST(Classify, KernelsCopiesRangesAndTheRest) {
   EXPECT_EQ(classify_event("B", "", "", false), EventClass::unknown);
 }
 
+TEST(Classify, KernelCategories) {
+  const auto cat = [](std::string_view name, EventClass cls = EventClass::compute) {
+    return std::string(name_of(kernel_category(cls, name)));
+  };
+  EXPECT_EQ(cat("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT"), "gemm");
+  EXPECT_EQ(cat("ampere_bf16_s16816gemm_bf16_128x64_ldg8_f2f_nn"), "gemm");
+  EXPECT_EQ(cat("void cublasLt::splitKreduce_kernel<32, 16, int, float>"), "gemm");
+  EXPECT_EQ(cat("cutlass_80_tensorop_bf16_s16816gemm_relu_bf16_64x64_64x4_nn_align8"), "gemm");
+  EXPECT_EQ(cat("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_3"), "attention");
+  EXPECT_EQ(cat("void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128>>"), "attention");
+  EXPECT_EQ(cat("fmha_cutlassF_bf16_aligned_64x64_rf_sm80"), "attention");  // before "cutlass"
+  EXPECT_EQ(cat("void ovb::gpt::cuda::attn_bwd_dq_kernel<__nv_bfloat16, 4>"), "attention");
+  EXPECT_EQ(cat("void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor<float>>"),
+            "optimizer");
+  EXPECT_EQ(cat("ovb::gpt::cuda::sumsq_kernel(float const*, long, int, float*)"), "optimizer");
+  EXPECT_EQ(cat("void ovb::gpt::cuda::ln_forward_kernel<__nv_bfloat16, 8>"), "elementwise");
+  EXPECT_EQ(cat("void at::native::vectorized_elementwise_kernel<4>"), "elementwise");
+  EXPECT_EQ(cat("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", EventClass::comm), "communication");
+  EXPECT_EQ(cat("Memset (Device)", EventClass::memory), "memory");
+}
+
 TEST(Classify, CollectiveNames) {
   EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_AllReduce_Sum_bf16_RING_LL"), "all_reduce");
   EXPECT_EQ(collective_from_kernel_name("ncclDevKernel_ReduceScatter_Sum_f32_RING_SIMPLE"),

@@ -71,6 +71,38 @@ nlohmann::json collective_json(const CollectiveStats& c) {
           {"algbw", optional_json(c.algbw())}};
 }
 
+// {"gemm": {"count", "total_us", "pct", "span_pct"}, ..., "kernel_total_us", "idle_us",
+// "idle_pct"}: pct of the summed activity time, span_pct of the span (several streams can make
+// the categories' span_pct add up to more than 100).
+nlohmann::json breakdown_json(const KernelBreakdown& k, const TraceOverlap& m) {
+  double total = 0;
+  for (const CategoryStats& c : k) total += c.total_us;
+  auto pct = [](double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; };
+  nlohmann::json j;
+  for (int i = 0; i < kKernelCategories; ++i) {
+    const CategoryStats& c = k[static_cast<std::size_t>(i)];
+    j[std::string(name_of(static_cast<KernelCategory>(i)))] = {
+        {"count", c.count},
+        {"total_us", c.total_us},
+        {"pct", pct(c.total_us, total)},
+        {"span_pct", pct(c.total_us, m.span)}};
+  }
+  j["kernel_total_us"] = total;
+  j["idle_us"] = m.idle;
+  j["idle_pct"] = pct(m.idle, m.span);
+  return j;
+}
+
+KernelBreakdown mean_breakdown(const std::vector<RankReport>& reports) {
+  KernelBreakdown k{};
+  for (const RankReport& r : reports)
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      k[i].count += r.kernels[i].count / static_cast<double>(reports.size());
+      k[i].total_us += r.kernels[i].total_us / static_cast<double>(reports.size());
+    }
+  return k;
+}
+
 // Collectives of several ranks summed per (kind, group).
 std::vector<CollectiveStats> sum_collectives(const std::vector<RankReport>& reports) {
   std::map<std::pair<std::string, std::string>, CollectiveStats> all;
@@ -132,6 +164,9 @@ RankReport analyze_rank(const RankTrace& t) {
   std::map<std::int32_t, CollectiveStats> colls;
   for (const ActivityEvent& a : t.activity) {
     const Interval iv{rel(a.begin_ns), rel(a.end_ns)};
+    CategoryStats& k = r.kernels[static_cast<std::size_t>(a.category)];
+    k.count += 1;
+    k.total_us += static_cast<double>(a.end_ns - a.begin_ns) / kNsPerUs;
     if (a.cls == EventClass::compute) compute.push_back(iv);
     if (a.cls == EventClass::memory) memory.push_back(iv);
     if (a.cls != EventClass::comm) continue;
@@ -219,6 +254,7 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
     j.update(overlap_json(r.overlap));
     j["collectives"] = nlohmann::json::array();
     for (const CollectiveStats& c : r.collectives) j["collectives"].push_back(collective_json(c));
+    j["kernel_breakdown"] = breakdown_json(r.kernels, r.overlap);
     j["ranges_from"] = r.gpu_ranges ? "gpu_user_annotation" : "user_annotation";
     j["ranges"] = nlohmann::json::array();
     for (const RangeStats& s : r.ranges)
@@ -238,6 +274,7 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
   }
   nlohmann::json summary = {{"ranks", reports.size()}};
   summary.update(overlap_json(mean_overlap(reports)));
+  summary["kernel_breakdown"] = breakdown_json(mean_breakdown(reports), mean_overlap(reports));
   summary["collectives"] = nlohmann::json::array();
   for (const CollectiveStats& c : sum_collectives(reports))
     summary["collectives"].push_back(collective_json(c));
@@ -264,6 +301,27 @@ void print_report(std::ostream& os, const std::vector<RankReport>& reports, int 
   os << line;
   for (const RankReport& r : reports) row(std::to_string(r.rank).c_str(), r.overlap);
   if (reports.size() > 1) row("mean", mean_overlap(reports));
+
+  // Where the time goes: activity per kernel category (mean over ranks) and the idle time.
+  const TraceOverlap mean = mean_overlap(reports);
+  const KernelBreakdown kb = mean_breakdown(reports);
+  double kernel_total = 0;
+  for (const CategoryStats& c : kb) kernel_total += c.total_us;
+  std::snprintf(line, sizeof line, "\n%-28s %10s %12s %10s %8s\n",
+                reports.size() > 1 ? "kernels (mean over ranks)" : "kernels", "count", "total_us",
+                "% kernels", "% span");
+  os << line;
+  auto pct = [](double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; };
+  for (int i = 0; i < kKernelCategories; ++i) {
+    const CategoryStats& c = kb[static_cast<std::size_t>(i)];
+    std::snprintf(line, sizeof line, "%-28s %10.0f %12.1f %10.1f %8.1f\n",
+                  std::string(name_of(static_cast<KernelCategory>(i))).c_str(), c.count,
+                  c.total_us, pct(c.total_us, kernel_total), pct(c.total_us, mean.span));
+    os << line;
+  }
+  std::snprintf(line, sizeof line, "%-28s %10s %12.1f %10s %8.1f\n", "idle (nothing running)", "",
+                mean.idle, "", pct(mean.idle, mean.span));
+  os << line;
 
   const auto colls = sum_collectives(reports);
   if (!colls.empty()) {

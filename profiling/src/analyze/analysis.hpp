@@ -1,10 +1,13 @@
 // The overlap analysis of per-rank traces: the metrics of ../shared/spec/metrics.md ("Overlap in a
 // trace", via ovb::trace_overlap) per rank and as a mean across ranks, per collective kind and
-// group, and per range (NVTX / ScopedRange name). JSON as results/SCHEMA.md "Trace analysis".
+// group, per range (NVTX / ScopedRange name), and the kernel time per category (GEMM, attention,
+// communication, optimizer, elementwise, memory) beside the idle time. JSON as results/SCHEMA.md
+// "Trace analysis".
 #pragma once
 
 #include <nlohmann/json.hpp>
 
+#include <array>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -32,6 +35,13 @@ struct RangeStats {
   double exposed_comm_us = 0;  // |(U(comm) \ U(compute)) ∩ U(instances)|
 };
 
+// Kernel time of one category (classify.hpp KernelCategory): count and summed duration.
+struct CategoryStats {
+  double count = 0;  // events (a mean over ranks may be fractional)
+  double total_us = 0;
+};
+using KernelBreakdown = std::array<CategoryStats, kKernelCategories>;  // by KernelCategory
+
 struct RankReport {
   std::string path;
   int rank = 0;
@@ -39,6 +49,7 @@ struct RankReport {
   bool gpu_ranges = false;  // ranges are gpu_user_annotation spans (else CPU-side annotations)
   std::vector<CollectiveStats> collectives;  // sorted by kind, group
   std::vector<RangeStats> ranges;            // sorted by total_us, descending
+  KernelBreakdown kernels{};                 // activity time per category; idle: overlap.idle
   SkipCounts skipped;
 };
 

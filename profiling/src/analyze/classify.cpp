@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <initializer_list>
 
 namespace ovb::trace {
 
@@ -63,6 +64,32 @@ EventClass classify_event(std::string_view ph, std::string_view cat, std::string
   if (std::find(kIgnoredCats.begin(), kIgnoredCats.end(), c) != kIgnoredCats.end())
     return EventClass::ignored;
   return EventClass::unknown;
+}
+
+std::string_view name_of(KernelCategory c) {
+  switch (c) {
+    case KernelCategory::gemm: return "gemm";
+    case KernelCategory::attention: return "attention";
+    case KernelCategory::communication: return "communication";
+    case KernelCategory::optimizer: return "optimizer";
+    case KernelCategory::elementwise: return "elementwise";
+    case KernelCategory::memory: return "memory";
+  }
+  return "?";
+}
+
+KernelCategory kernel_category(EventClass cls, std::string_view name) {
+  if (cls == EventClass::comm) return KernelCategory::communication;
+  if (cls == EventClass::memory) return KernelCategory::memory;
+  const std::string n = lower(name);
+  auto any = [&](std::initializer_list<std::string_view> keys) {
+    return std::any_of(keys.begin(), keys.end(), [&](std::string_view k) { return contains(n, k); });
+  };
+  // Attention first: cuDNN's attention kernels may carry GEMM-like words in their names.
+  if (any({"cudnn", "flash", "sdpa", "fmha", "attn"})) return KernelCategory::attention;
+  if (any({"nvjet", "cutlass", "gemm", "cublas"})) return KernelCategory::gemm;
+  if (any({"adam", "sumsq"})) return KernelCategory::optimizer;
+  return KernelCategory::elementwise;
 }
 
 std::string collective_from_kernel_name(std::string_view name) {

@@ -18,6 +18,20 @@ enum class EventClass { compute, comm, memory, cpu_range, gpu_range, ignored, un
 EventClass classify_event(std::string_view ph, std::string_view cat, std::string_view name,
                           bool has_collective_arg);
 
+// What a kernel (or memory operation) is for, from its name, for the kernel breakdown:
+//   gemm:          nvjet, cutlass, gemm, cublas (cuBLAS/cuBLASLt and CUTLASS kernels)
+//   attention:     cudnn, flash, sdpa, fmha, attn (cuDNN's fused attention, FlashAttention,
+//                  this suite's attention kernels), checked before gemm
+//   communication: comm events (NCCL kernels, collectives of host traces)
+//   optimizer:     adam, sumsq (AdamW and the gradient norm)
+//   memory:        memcpy / memset activity
+//   elementwise:   every other kernel (layer norm, GELU, cross-entropy, embedding, ...)
+// Names are compared case-insensitively. Only for compute, comm and memory classes.
+enum class KernelCategory { gemm, attention, communication, optimizer, elementwise, memory };
+inline constexpr int kKernelCategories = 6;
+std::string_view name_of(KernelCategory c);  // "gemm", "attention", ...
+KernelCategory kernel_category(EventClass cls, std::string_view name);
+
 // The collective of an NCCL kernel from its name ("ncclDevKernel_AllReduce_Sum_bf16_RING_LL" ->
 // "all_reduce"; reduce_scatter, all_gather, broadcast, reduce, send_recv); "unknown" otherwise.
 std::string collective_from_kernel_name(std::string_view name);

@@ -67,7 +67,7 @@ class Loader {
       v.push_back({b, end, range_id(*name, category)});
       return;
     }
-    ActivityEvent a{b, end, cls, -1, -1};
+    ActivityEvent a{b, end, cls, -1, -1, kernel_category(cls, *name)};
     if (cls == EventClass::comm) {
       a.coll = collective_id(*name, args);
       if (args) a.bytes = int_field(*args, "bytes", -1);

@@ -17,6 +17,7 @@ struct ActivityEvent {
   EventClass cls;           // compute, comm or memory
   std::int32_t coll = -1;   // comm: index into RankTrace::collectives
   std::int64_t bytes = -1;  // comm: S of metrics.md when the trace says it
+  KernelCategory category = KernelCategory::elementwise;  // from the name (classify.hpp)
 };
 
 struct RangeEvent {
