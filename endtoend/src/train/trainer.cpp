@@ -57,6 +57,25 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
       std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_, state_->work());
   model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_);
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
+  // Gradients written with += (everything but the linear layers' weights and biases), merged
+  // into contiguous ranges.
+  std::vector<bool> overwritten(layout_->tensors.size(), false);
+  auto mark = [&](const LinearParams& lp) {
+    overwritten[static_cast<std::size_t>(lp.weight)] = true;
+    if (lp.bias >= 0) overwritten[static_cast<std::size_t>(lp.bias)] = true;
+  };
+  for (const BlockParams& b : layout_->blocks)
+    for (int i = 0; i < 4; ++i) mark(b.linear(i));
+  mark(layout_->head.lm_head);
+  for (std::size_t i = 0; i < layout_->tensors.size(); ++i) {
+    const TensorDesc& t = layout_->tensors[i];
+    if (overwritten[i] || t.count == 0) continue;
+    if (!accumulated_grads_.empty() &&
+        accumulated_grads_.back().first + accumulated_grads_.back().second == t.offset)
+      accumulated_grads_.back().second += t.count;
+    else
+      accumulated_grads_.emplace_back(t.offset, t.count);
+  }
   // The attention's implementation, chosen (and cuDNN's graphs built) before the first iteration.
   const std::int64_t tokens = tokens_per_rank(cfg.model, cfg.plan);
   attention_ =
@@ -110,7 +129,8 @@ void Trainer::forward_backward(int iter) {
   comm_->begin_iteration();
   gather_->begin_iteration();
   Stream& s = comm_->compute();
-  kernels_->zero(s, state_->grads(), static_cast<std::size_t>(layout_->total) * 4);
+  for (const auto& [offset, count] : accumulated_grads_)
+    kernels_->zero(s, state_->grads() + offset, static_cast<std::size_t>(count) * 4);
   kernels_->zero(s, state_->scalars, 2 * sizeof(float));
   model_->forward();
   model_->backward();

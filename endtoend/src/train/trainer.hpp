@@ -79,6 +79,10 @@ class Trainer {
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::int32_t> host_tokens_, host_targets_;
   std::string attention_;
+  // Ranges of the flat gradient buffer that backward accumulates into (layer norms, embeddings;
+  // offset, count), zeroed each iteration. Linear weights and biases are overwritten by their
+  // GEMMs (or Z reduce-scatters), so the 4-bytes-per-parameter memset of the rest is skipped.
+  std::vector<std::pair<std::int64_t, std::int64_t>> accumulated_grads_;
 };
 
 // Bytes free for this rank's buffers: the device's free memory on CUDA; on the host the
