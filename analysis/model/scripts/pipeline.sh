@@ -57,6 +57,7 @@ if [ "$backend" = host ]; then base=host-cpu; else base=generic-h100-8nic; fi
 rpd=${OVB_RANKS_PER_GPU:-1}
 [ "$backend" = host ] && rpd=$ranks
 
+rm -rf "${out:?}/microbench" "$out/model" "$out/gpt4d" "$out/logs"  # a rerun must not compare stale results
 mkdir -p "$out/microbench" "$out/model" "$out/gpt4d" "$out/logs"
 failed=0
 step() {  # step NAME COMMAND...: runs with its log in logs/NAME.log; a failure is recorded
