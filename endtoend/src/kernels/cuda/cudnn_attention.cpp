@@ -7,6 +7,7 @@
 #include <cudnn.h>
 #include <cudnn_frontend.h>
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 #include <unordered_map>
@@ -114,8 +115,13 @@ std::string build(fe::graph::Graph& g, cudnnHandle_t h) {
   return err;
 }
 
-const char* elem(const void* p, std::int64_t elements, DType act) {
-  return static_cast<const char*>(p) + elements * static_cast<std::int64_t>(size_of(act));
+using Pack = std::unordered_map<std::int64_t, void*>;  // variant pack: tensor id -> pointer
+
+// The three views q, k, v (or dq, dk, dv) of one head-interleaved buffer: offsets 0, D, 2D.
+void add_qkv(Pack& pack, Uid first, const void* base, std::int64_t D, DType act) {
+  for (std::int64_t i = 0; i < 3; ++i)
+    pack[first + i] = const_cast<char*>(static_cast<const char*>(base) +
+                                        i * D * static_cast<std::int64_t>(size_of(act)));
 }
 
 }  // namespace
@@ -142,19 +148,27 @@ std::string CudnnAttention::versions() {
          std::to_string(CUDNN_FRONTEND_PATCH_VERSION);
 }
 
+// Creates the handle once; "" or why not (e.g. a cuDNN that does not run on this GPU or driver),
+// so that --attention auto falls back instead of failing.
+std::string CudnnAttention::ensure_handle() {
+  if (handle_) return "";
+  cudnnHandle_t h = nullptr;
+  const cudnnStatus_t st = cudnnCreate(&h);
+  if (st != CUDNN_STATUS_SUCCESS) return std::string("cudnnCreate: ") + cudnnGetErrorString(st);
+  handle_ = h;
+  return "";
+}
+
 std::string CudnnAttention::prepare(const AttnShape& shape, DType act) {
   const auto key = std::make_pair(shape, static_cast<int>(act));
   if (auto it = cache_.find(key); it != cache_.end()) return it->second->error;
   auto g = std::make_unique<Graphs>();
-  if (act != DType::bf16 && act != DType::f16) {
+  if (act != DType::bf16 && act != DType::f16)
     g->error =
         "cuDNN's fused attention takes bf16 or fp16 tensors, not " + std::string(name_of(act));
-  } else {
-    if (!handle_) {
-      cudnnHandle_t h = nullptr;
-      OVB_CHECK_CUDNN(cudnnCreate(&h));
-      handle_ = h;
-    }
+  else
+    g->error = ensure_handle();
+  if (g->error.empty()) {
     const auto h = static_cast<cudnnHandle_t>(handle_);
     try {
       g->fwd = forward_graph(shape, act);
@@ -169,22 +183,29 @@ std::string CudnnAttention::prepare(const AttnShape& shape, DType act) {
     } catch (const std::exception& e) {  // the frontend reports by status; this is a safety net
       g->error = e.what();
     }
-    if (g->error.empty()) {
-      std::int64_t fwd_ws = 0, bwd_ws = 0;
-      OVB_CHECK_CUDNN_FE(g->fwd->get_workspace_size(fwd_ws));
-      OVB_CHECK_CUDNN_FE(g->bwd->get_workspace_size(bwd_ws));
-      const auto need = static_cast<std::size_t>(std::max(fwd_ws, bwd_ws));
-      if (need > workspace_.bytes()) {
-        // Freeing the smaller workspace waits for the device (cudaFree), so no work still uses
-        // it. Only the set-up of a new shape gets here, never an iteration's hot path.
-        workspace_.reset();
-        workspace_ = mem_ ? mem_->allocate(need, MemKind::workspace) : backend_.allocate(need);
-      }
+  }
+  if (g->error.empty()) {
+    std::int64_t fwd_ws = 0, bwd_ws = 0;
+    OVB_CHECK_CUDNN_FE(g->fwd->get_workspace_size(fwd_ws));
+    OVB_CHECK_CUDNN_FE(g->bwd->get_workspace_size(bwd_ws));
+    const auto need = static_cast<std::size_t>(std::max(fwd_ws, bwd_ws));
+    if (need > workspace_.bytes()) {
+      // Freeing the smaller workspace waits for the device (cudaFree), so no work still uses it.
+      // Only the set-up of a new shape gets here, never an iteration's hot path.
+      workspace_.reset();
+      workspace_ = mem_ ? mem_->allocate(need, MemKind::workspace) : backend_.allocate(need);
     }
   }
   std::string err = g->error;
   cache_.emplace(key, std::move(g));
   return err;
+}
+
+void CudnnAttention::execute(Stream& s, fe::graph::Graph& graph,
+                             std::unordered_map<std::int64_t, void*>& pack) {
+  const auto h = static_cast<cudnnHandle_t>(handle_);
+  OVB_CHECK_CUDNN(cudnnSetStream(h, static_cast<cudaStream_t>(s.native())));
+  OVB_CHECK_CUDNN_FE(graph.execute(h, pack, workspace_.data()));
 }
 
 CudnnAttention::Graphs& CudnnAttention::ready(const AttnShape& shape, DType act) {
@@ -197,34 +218,19 @@ CudnnAttention::Graphs& CudnnAttention::ready(const AttnShape& shape, DType act)
 
 void CudnnAttention::forward(Stream& s, const void* qkv, void* out, float* lse,
                              const AttnShape& shape, DType act) {
-  Graphs& g = ready(shape, act);
-  const auto h = static_cast<cudnnHandle_t>(handle_);
-  OVB_CHECK_CUDNN(cudnnSetStream(h, static_cast<cudaStream_t>(s.native())));
-  const std::int64_t D = shape.D;
-  std::unordered_map<std::int64_t, void*> pack{{kQ, const_cast<char*>(elem(qkv, 0, act))},
-                                               {kK, const_cast<char*>(elem(qkv, D, act))},
-                                               {kV, const_cast<char*>(elem(qkv, 2 * D, act))},
-                                               {kO, out},
-                                               {kStats, lse}};
-  OVB_CHECK_CUDNN_FE(g.fwd->execute(h, pack, workspace_.data()));
+  Pack pack{{kO, out}, {kStats, lse}};
+  add_qkv(pack, kQ, qkv, shape.D, act);
+  execute(s, *ready(shape, act).fwd, pack);
 }
 
 void CudnnAttention::backward(Stream& s, const void* qkv, const void* out, const void* dout,
                               const float* lse, void* dqkv, const AttnShape& shape, DType act) {
-  Graphs& g = ready(shape, act);
-  const auto h = static_cast<cudnnHandle_t>(handle_);
-  OVB_CHECK_CUDNN(cudnnSetStream(h, static_cast<cudaStream_t>(s.native())));
-  const std::int64_t D = shape.D;
-  std::unordered_map<std::int64_t, void*> pack{{kQ, const_cast<char*>(elem(qkv, 0, act))},
-                                               {kK, const_cast<char*>(elem(qkv, D, act))},
-                                               {kV, const_cast<char*>(elem(qkv, 2 * D, act))},
-                                               {kO, const_cast<void*>(out)},
-                                               {kdO, const_cast<void*>(dout)},
-                                               {kStats, const_cast<float*>(lse)},
-                                               {kdQ, const_cast<char*>(elem(dqkv, 0, act))},
-                                               {kdK, const_cast<char*>(elem(dqkv, D, act))},
-                                               {kdV, const_cast<char*>(elem(dqkv, 2 * D, act))}};
-  OVB_CHECK_CUDNN_FE(g.bwd->execute(h, pack, workspace_.data()));
+  Pack pack{{kO, const_cast<void*>(out)},
+            {kdO, const_cast<void*>(dout)},
+            {kStats, const_cast<float*>(lse)}};
+  add_qkv(pack, kQ, qkv, shape.D, act);
+  add_qkv(pack, kdQ, dqkv, shape.D, act);
+  execute(s, *ready(shape, act).bwd, pack);
 }
 
 }  // namespace ovb::gpt::cuda

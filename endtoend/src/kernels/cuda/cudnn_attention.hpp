@@ -18,9 +18,14 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "ovb/backend.hpp"
 #include "train/memory.hpp"
+
+namespace cudnn_frontend::graph {
+class Graph;
+}
 
 namespace ovb::gpt::cuda {
 
@@ -55,6 +60,10 @@ class CudnnAttention {
  private:
   struct Graphs;
   Graphs& ready(const AttnShape& shape, DType act);
+  std::string ensure_handle();
+  // Runs a built graph on s with the variant pack (tensor id -> pointer) and the workspace.
+  void execute(Stream& s, cudnn_frontend::graph::Graph& graph,
+               std::unordered_map<std::int64_t, void*>& pack);
 
   Backend& backend_;
   TrackedMemory* mem_;
