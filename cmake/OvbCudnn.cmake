@@ -29,7 +29,8 @@ if(NOT _ovb_cudnn_mode STREQUAL "OFF")
               HINTS ${_ovb_cudnn_hints} ${CUDAToolkit_INCLUDE_DIRS}
               PATH_SUFFIXES include include/x86_64-linux-gnu
               PATHS /usr/include/x86_64-linux-gnu /usr/include)
-    find_library(OVB_CUDNN_LIBRARY cudnn
+    # libcudnn.so.9 too: a machine with the runtime package only has no unversioned link.
+    find_library(OVB_CUDNN_LIBRARY NAMES cudnn libcudnn.so.9
                  HINTS ${_ovb_cudnn_hints} ${CUDAToolkit_LIBRARY_DIR}
                  PATH_SUFFIXES lib64 lib lib/x86_64-linux-gnu
                  PATHS /usr/lib/x86_64-linux-gnu /usr/lib)
