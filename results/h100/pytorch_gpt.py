@@ -107,7 +107,7 @@ def build(a, torch):
             for b in self.blocks:
                 x = b(x)
             logits = self.lm_head(self.ln_f(x))
-            return F.cross_entropy(logits.float().view(-1, a.vocab), targets.view(-1))
+            return F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
 
     return GPT()
 
