@@ -68,6 +68,8 @@ def classify(doc):
         return "machine"  # an ovb-model machine description (e.g. from calibrate): not a result
     if doc.get("kind") == "megatron_run":
         return "megatron_run"
+    if "iterations" in doc and "torch" in (doc.get("context") or {}):
+        return "pytorch"  # results/h100/pytorch_gpt.py: a reference beside gpt4d, not a suite result
     if "iterations" in doc:
         return "gpt4d"
     if "ranks" in doc:
@@ -142,7 +144,7 @@ def load_file(path):
     kind = classify(doc)
     if kind is None:
         raise NotAResult(f"{path}: not a result file of a known shape (see results/SCHEMA.md)")
-    if kind == "machine":
+    if kind in ("machine", "pytorch"):
         return kind, doc
     if kind == "megatron":
         return kind, _megatron_doc(_checked("megatron_records", doc, path),
@@ -225,6 +227,9 @@ def load_inputs(paths, exclude=()):
                 continue
             if kind == "machine":
                 rs.ignored.append((rel, "machine description (input of ovb-model)"))
+                continue
+            if kind == "pytorch":
+                rs.ignored.append((rel, "PyTorch reference run (results/h100/pytorch_gpt.py)"))
                 continue
             if kind == "megatron":
                 # A log and its `megatron-log --json` output side by side are one run, not two.

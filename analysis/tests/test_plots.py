@@ -146,3 +146,31 @@ def test_overlap_efficiency_colours_clipped_to_meaningful_range():
     assert _color_range([np.array([[0.2, 0.7]])], "overlap_efficiency") == (0.2, 0.7, "neither")
     assert _color_range(grids, "comm_slowdown") == (-83.5, 1.2, "neither")
     assert _color_range([np.array([[np.nan]])], "compute_slowdown") == (0.0, 1.0, "neither")
+
+
+def test_gemm_plot_with_many_shapes_switches_to_points(tmp_path):
+    """More shapes x series than bars can show (every layer GEMM of several GPT sizes): one point
+    per shape and precision, drawn without layout warnings, same figure size."""
+    import warnings
+
+    from ovb_analysis.plots import gemm
+
+    benches = []
+    for i in range(30):
+        for layer in ("qkv.fwd", "mlp_up.dx"):
+            m = 256 * (i + 1)
+            benches.append({"name": f"gemm/bf16/{layer}/{m}x2048x2048/nt/manual_time",
+                            "run_name": f"gemm/bf16/{layer}/{m}x2048x2048/nt/manual_time",
+                            "run_type": "iteration", "m": m, "n": 2048, "k": 2048,
+                            "tflops": 400.0 + i, "pct_peak": 40.0 + i / 10, "time_us": 1.0,
+                            "flop": 2.0 * m * 2048 * 2048})
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "gemm.json").write_text(json.dumps({"context": {}, "benchmarks": benches}))
+    rs = results.load_inputs([tmp_path / "in"])
+    rows = gemm.gemm_rows(rs)
+    assert len({r[1] for r in rows}) * len({r[0] for r in rows}) > gemm.MAX_BARS
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (out,) = gemm.make(rs, tmp_path / "out", Options())
+    check_output(out)
+    assert png_size(out.files[1]) == EXPECTED["gemm_throughput"]

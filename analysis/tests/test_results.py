@@ -137,3 +137,12 @@ def test_machine_description_is_listed_not_failed(tmp_path):
     rs = results.load_inputs([tmp_path])
     assert rs.ignored == [("machine.json", "machine description (input of ovb-model)")]
     assert rs.failed == [] and rs.files == []
+
+
+def test_pytorch_reference_is_listed_not_failed(tmp_path):
+    ref = {"config": {"model": {"layers": 2}}, "context": {"torch": "2.11.0", "device": "H100"},
+           "iterations": [{"iter": 1, "loss": 5.0, "time_ms": 10.0}], "summary": {}}
+    (tmp_path / "torch.json").write_text(json.dumps(ref))
+    rs = results.load_inputs([tmp_path])
+    assert rs.ignored == [("torch.json", "PyTorch reference run (results/h100/pytorch_gpt.py)")]
+    assert rs.failed == [] and rs.files == []

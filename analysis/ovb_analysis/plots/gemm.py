@@ -1,11 +1,13 @@
 """GEMM throughput: TFLOP/s per shape (M x N x K) and percent of the device's dense peak, one bar
 per benchmark series (the name without shape and run options, e.g. gemm/bf16/nn) and shape
-(ovb-gemm; the median when a series has the shape more than once)."""
+(ovb-gemm; the median when a series has the shape more than once). With more bars than a
+two-column figure can label (e.g. every layer GEMM of several GPT sizes), one point per shape
+against its size in FLOP (log scale), one colour per precision, instead."""
 
 import re
 
 from .. import results, stats
-from ..style import DOUBLE_COLUMN_IN, color, new_figure, paper_style, save_figure
+from ..style import DOUBLE_COLUMN_IN, color, marker, new_figure, paper_style, save_figure
 from . import NoData, Output
 
 TITLE = "GEMM throughput"
@@ -60,6 +62,32 @@ def _bars(ax, rows, shapes, series, value):
     ax.grid(axis="x", visible=False)
 
 
+MAX_BARS = 48  # shapes x series beyond which bars get unreadable in a two-column figure
+
+
+def precision_of(series):
+    """"gemm/bf16/qkv.fwd/nt" -> "bf16"."""
+    parts = series.split("/")
+    return parts[1] if len(parts) > 1 else series
+
+
+def _points(ax, rows, value):
+    """One point per (precision, shape): the median over the series of that precision."""
+    precisions = sorted({precision_of(r[0]) for r in rows})
+    for i, p in enumerate(precisions):
+        by_shape = {}
+        for r in rows:
+            v = value(r)
+            if precision_of(r[0]) == p and v is not None:
+                by_shape.setdefault(r[1], []).append(v)
+        shapes = sorted(by_shape, key=lambda s: s[0] * s[1] * s[2])
+        xs = [2.0 * s[0] * s[1] * s[2] for s in shapes]
+        ys = [stats.median(stats.finite(by_shape[s])) for s in shapes]
+        ax.plot(xs, ys, linestyle="none", marker=marker(i), color=color(i), label=p)
+    ax.set_xscale("log")
+    ax.set_xlabel("GEMM size (FLOP = 2MNK)")
+
+
 def make(rs, outdir, options):
     rows = gemm_rows(rs)
     if not rows:
@@ -67,14 +95,20 @@ def make(rs, outdir, options):
                      "tflops counters)")
     shapes = sorted({r[1] for r in rows}, key=lambda s: (s[0] * s[1] * s[2], s))
     series = sorted({r[0] for r in rows})
+    if len(shapes) * len(series) > MAX_BARS:
+        series = sorted({precision_of(s) for s in series})
+        draw = _points
+    else:
+        def draw(ax, rows_, value):
+            _bars(ax, rows_, shapes, series, value)
     with paper_style():
         fig = new_figure(DOUBLE_COLUMN_IN, 2.8)
         ax_tf, ax_pct = fig.subplots(1, 2)
-        _bars(ax_tf, rows, shapes, series, lambda r: r[2])
+        draw(ax_tf, rows, lambda r: r[2])
         ax_tf.set_ylabel("throughput (TFLOP/s)")
         ax_tf.set_title("achieved throughput")
         if any(r[3] is not None for r in rows):
-            _bars(ax_pct, rows, shapes, series, lambda r: r[3])
+            draw(ax_pct, rows, lambda r: r[3])
             ax_pct.set_ylim(0, max(100.0, max(r[3] for r in rows if r[3] is not None)))
         else:
             ax_pct.text(0.5, 0.5, "peak unknown", ha="center", va="center",
