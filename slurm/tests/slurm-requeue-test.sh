@@ -13,15 +13,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_slurm
 new_workdir requeue
 res=$WORK/results
-# Steps hang and b hang unless this is a restarted job: the watchdog stops "hang" (2 ranks through
-# srun) after 3 s; b waits for the time-limit signal and then writes what it has.
-cat >"$WORK/steps.json" <<'EOF2'
+# In the first allocation (while $WORK/first-allocation exists) "hang" hangs - the watchdog stops
+# its 2 ranks (srun) after 3 s - and b waits for the time-limit signal, then writes what it has.
+# A marker file, not SLURM_RESTART_COUNT: Slurm may requeue a job whose launch failed on a busy
+# node before the driver ever ran, and that must not count as the first allocation's end.
+first=$WORK/first-allocation
+touch "$first"
+sed "s#@FIRST@#$first#g" >"$WORK/steps.json" <<'EOF2'
 {"steps": [
   {"name": "a", "command": ["sh", "-c", "echo '{}' > {tmp}/a.json"], "outputs": ["a.json"]},
   {"name": "hang", "ranks": 2, "timeout_s": 3, "command": ["sh", "-c",
-   "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then echo rank $SLURM_PROCID hangs; exec sleep 987; fi"]},
+   "if [ -e @FIRST@ ]; then echo rank $SLURM_PROCID hangs; exec sleep 987; fi"]},
   {"name": "b", "outputs": ["b.json"], "timeout_s": 600, "command": ["sh", "-c",
-   "if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then trap 'echo flushed > {tmp}/partial.txt; exit 143' TERM; echo waiting for the time limit; sleep 600 & wait; fi; echo '{\"restart\": 1}' > {tmp}/b.json"]},
+   "if [ -e @FIRST@ ]; then trap 'echo flushed > {tmp}/partial.txt; exit 143' TERM; echo waiting for the time limit; sleep 600 & wait; fi; echo '{\"restart\": 1}' > {tmp}/b.json"]},
   {"name": "c", "command": ["sh", "-c", "echo '{}' > {tmp}/c.json"], "outputs": ["c.json"],
    "needs": ["b"]}
 ]}
@@ -30,12 +34,19 @@ id=$(submit --time=1 --signal=B:USR1@50 "$ROOT/slurm/suite.sbatch" --steps-file 
        --backend host --out "$res" --grace 5)
 say "submitted job $id (1 min limit, USR1 50 s before it)"
 waited=0
-until [ "$(job_field "$id" Restarts)" = 1 ] && [ "$(job_field "$id" JobState)" = PENDING ]; do
+until [ "$(step_json "$res" b status)" = interrupted ] && [ "$(job_field "$id" JobState)" = PENDING ]; do
   [ "$waited" -lt 240 ] || { show_job_output "$id"; scancel "$id"; fail "job $id was not requeued"; }
+  if [ "$(job_field "$id" JobState)" = PENDING ] && [ "$(job_field "$id" Restarts)" != 0 ] &&
+     [ "$(step_json "$res" b status)" != interrupted ]; then
+    say "job $id requeued before step b ran ($(job_field "$id" Reason)); starting it again"
+    scontrol release "$id" >/dev/null 2>&1 || true
+    scontrol update jobid="$id" StartTime=now >/dev/null 2>&1 || true
+  fi
   sleep 1
   waited=$((waited + 1))
 done
 say "job $id requeued after ${waited}s; releasing its begin-time hold"
+rm -f "$first"
 [ "$(step_json "$res" b status)" = interrupted ] || fail "step b not recorded as interrupted"
 [ "$(step_json "$res" b signal)" = SIGUSR1 ] || fail "step b not interrupted by SIGUSR1"
 scontrol update jobid="$id" StartTime=now
