@@ -72,7 +72,8 @@ def from_gpt4d(rf):
               [it.get("tflops_per_gpu") for it in its],
               _peak_of_gpt4d(doc), doc.get("context") or {})
     run.extra = {"summary": doc.get("summary") or {}, "grid": g, "overlap": cfg.get("overlap") or [],
-                 "recompute": bool(cfg.get("recompute"))}
+                 "recompute": bool(cfg.get("recompute")),
+                 "priorities": (cfg.get("comm_priority", "high"), cfg.get("compute_priority", "normal"))}
     if not run.times_ms:  # only the summary was kept
         if "median_time_ms" not in run.extra["summary"]:
             raise AnalysisError(f"{rf.rel}: gpt4d result without iteration times (empty "

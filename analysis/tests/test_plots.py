@@ -112,6 +112,7 @@ def test_breakdown_segments_by_hand(tmp_path):
          "exposed_ms": 0.5},
         {"kind": "all_reduce", "group": "world", "count": 1, "bytes": 8, "time_ms": 0.1,
          "exposed_ms": 0.1}]
+    doc["config"].update(comm_priority="normal", compute_priority="high")  # named under its bar
     (src / "g" / "other.json").write_text(json.dumps(doc))  # no trace: idle inside compute
     bars, used = breakdown.gpt4d_bars(results.load_inputs([src]), Options())
     assert used == {"g/gpt4d_1.3B_g8_all.trace-analysis.json"}
@@ -121,7 +122,8 @@ def test_breakdown_segments_by_hand(tmp_path):
     assert a == pytest.approx({"exposed x": 6.3, "exposed y": 5.6, "exposed z": 0.0,
                                "exposed data": 3.15, "exposed other": 0.0, "idle": idle,
                                "compute": 133.43 - 15.05 - idle})
-    assert label_a == "2x2x1x2\noar,ors,oag" and label_b == "2x2x1x2\noar,ors,oag*"
+    assert label_a == "2x2x1x2\noar,ors,oag"
+    assert label_b == "2x2x1x2\noar,ors,oag\ncomm normal\ncompute high*"
     assert b["exposed z"] == 0.5 and b["exposed other"] == 0.1 and b["idle"] == 0.0
     assert b["compute"] == pytest.approx(133.43 - 15.05 - 0.6)
     assert breakdown.dimension("Y") == "y" and breakdown.dimension("pipeline") == "other"

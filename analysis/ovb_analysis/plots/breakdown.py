@@ -2,7 +2,8 @@
 median iteration time split into exposed communication per grid dimension (summary.collectives
 exposed_ms, per iteration; "z-allgather" counts as z, "world" as other), idle (the idle share of a
 matching ovb-trace analysis: same folder, file name starting with the gpt4d file's stem) and
-compute (the rest). (b) each ovb-trace analysis on its own: compute, exposed communication,
+compute (the rest); stream priorities other than gpt4d's default (comm high, compute normal) are
+named under the bar. (b) each ovb-trace analysis on its own: compute, exposed communication,
 memory/other and idle over the traced span (mean over ranks)."""
 
 from pathlib import Path
@@ -60,8 +61,12 @@ def gpt4d_bars(rs, options):
             used.add(trace.rel)
         seg["idle"] = idle
         seg["compute"] = max(total - exposed - idle, 0.0)
-        label = f"{run.layout}\n{run.flags}" + ("" if trace is not None else "*")
-        bars.append(((run.gpus, run.layout, run.flags, f.rel), label, seg, size_label(run.model)))
+        label = f"{run.layout}\n{run.flags}"
+        prio = run.extra["priorities"]
+        if prio != ("high", "normal"):  # gpt4d's default stream priorities are left unsaid
+            label += f"\ncomm {prio[0]}\ncompute {prio[1]}"
+        label += "" if trace is not None else "*"
+        bars.append(((run.gpus, run.layout, run.flags, prio, f.rel), label, seg, size_label(run.model)))
     bars.sort(key=lambda b: b[0])
     several = len({b[3] for b in bars}) > 1
     return [(f"{size}\n{label}" if several else label, seg) for _, label, seg, size in bars], used
