@@ -8,6 +8,33 @@
 
 namespace ovb {
 
+namespace {
+
+// A number > lo (strict) or >= lo; the message names the bound and the value given.
+CLI::Validator at_least(double lo, bool strict, const std::string& type_name) {
+  return CLI::Validator(
+      [lo, strict](std::string& text) -> std::string {
+        double v = 0;
+        if (!CLI::detail::lexical_cast(text, v)) return "expects a number, got '" + text + "'";
+        if (strict ? v > lo : v >= lo) return {};
+        return std::string("must be ") + (strict ? "> " : ">= ") + CLI::detail::to_string(lo) +
+               ", got " + text;
+      },
+      type_name);
+}
+
+}  // namespace
+
+const CLI::Validator& positive() {
+  static const CLI::Validator v = at_least(0, true, "POSITIVE");
+  return v;
+}
+
+const CLI::Validator& non_negative() {
+  static const CLI::Validator v = at_least(0, false, "NONNEGATIVE");
+  return v;
+}
+
 void add_backend_options(CLI::App& app, BackendOptions& opts) {
   app.add_option("--backend", opts.name,
                  "auto (CUDA when built with it and a GPU is visible, else host), cuda or host")
@@ -15,7 +42,7 @@ void add_backend_options(CLI::App& app, BackendOptions& opts) {
       ->capture_default_str();
   app.add_option("--ranks-per-gpu", opts.ranks_per_gpu,
                  "Allow up to N ranks to share one GPU (loopback NCCL; also OVB_RANKS_PER_GPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(ovb::positive());
 }
 
 void add_grid_options(CLI::App& app, GridShape& shape) {

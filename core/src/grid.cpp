@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 #include <sstream>
 
 #include "ovb/error.hpp"
@@ -86,6 +88,16 @@ GridShape GridShape::parse(std::string_view s) {
   g.gdata = vals[3];
   if (colon != std::string_view::npos) g.order = parse_order(s.substr(colon + 1));
   return g;
+}
+
+int GridShape::world() const {
+  std::int64_t n = 1;
+  for (int f : {gx, gy, gz, gdata}) {
+    n *= f;
+    if (n > std::numeric_limits<int>::max() || n < std::numeric_limits<int>::min())
+      throw UsageError("grid " + str() + ": Gx*Gy*Gz*Gdata is larger than any world size");
+  }
+  return static_cast<int>(n);
 }
 
 Grid::Grid(const GridShape& shape, int world_size) : shape_(shape) {

@@ -3,19 +3,39 @@
 
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <thread>
 
 #include "ovb/error.hpp"
 
 namespace ovb {
 
+// Writes the whole line with one write(2), so that lines from several ranks do not interleave.
+static void write_line(const std::string& line) {
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// A usage error is the same on every rank (every rank parsed the same input): rank 0 says it and
+// aborts the job; the other ranks say it only if rank 0 has not ended the job within a moment (an
+// input problem seen by some ranks only). Any other error is said by every rank that meets it.
 static int report(const char* program, const LaunchContext& ctx, const char* what, int code) {
   std::cout.flush();
-  if (ctx.world > 1) std::cerr << "[rank " << ctx.rank << "] ";
-  std::cerr << program << ": error: " << what << std::endl;
   std::fflush(nullptr);
-  if (ctx.world > 1) MPI_Abort(MPI_COMM_WORLD, code);  // the other ranks may wait in a collective
+  const bool several = ctx.world > 1;
+  if (several && code == 2 && ctx.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
+  write_line((several ? "[rank " + std::to_string(ctx.rank) + "] " : std::string()) + program +
+             ": error: " + what + "\n");
+  if (several) MPI_Abort(MPI_COMM_WORLD, code);  // the other ranks may wait in a collective
   return code;
 }
 

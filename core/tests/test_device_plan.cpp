@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <string>
+#include <vector>
 
 #include "ovb/device_plan.hpp"
 #include "ovb/error.hpp"
@@ -42,6 +44,34 @@ TEST(DevicePlan, OversubscribedWithoutOptInIsAnErrorSayingHow) {
     EXPECT_NE(msg.find("--ranks-per-gpu 4"), std::string::npos) << msg;
     EXPECT_NE(msg.find("OVB_RANKS_PER_GPU=4"), std::string::npos) << msg;
   }
+}
+
+TEST(DevicePlan, RanksBoundToGpusOfTheirOwnAreNotOversubscribed) {
+  // srun --gpus-per-task=1 --gpu-bind=closest: 4 ranks, each sees 1 GPU, all different.
+  const std::vector<std::string> ids = {"GPU-a", "GPU-b", "GPU-c", "GPU-d"};
+  const auto p = ovb::plan_device(ctx(6, 2, 4), 1, 0, env_of({}), ids);
+  EXPECT_EQ(p.device, 0);
+  EXPECT_FALSE(p.oversubscribed);
+  EXPECT_EQ(p.ranks_per_gpu, 1);
+  EXPECT_TRUE(p.env_to_set.empty());
+  EXPECT_TRUE(p.warning.empty());
+}
+
+TEST(DevicePlan, RanksThatShareAGpuCountByIdentity) {
+  // 4 ranks, 1 visible GPU each, but two pairs land on the same physical GPU: 2 per GPU.
+  const std::vector<std::string> ids = {"GPU-a", "GPU-a", "GPU-b", "GPU-b"};
+  try {
+    ovb::plan_device(ctx(1, 1, 4), 1, 0, env_of({}), ids);
+    FAIL() << "expected an error";
+  } catch (const ovb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--ranks-per-gpu 2"), std::string::npos) << e.what();
+  }
+  const auto p = ovb::plan_device(ctx(1, 1, 4), 1, 2, env_of({}), ids);
+  EXPECT_TRUE(p.oversubscribed);
+  EXPECT_EQ(p.ranks_per_gpu, 2);
+  // A list that does not cover every local rank is ignored: the count rule applies.
+  EXPECT_THROW(ovb::plan_device(ctx(1, 1, 4), 1, 0, env_of({}), {"GPU-a", "GPU-b"}),
+               ovb::UsageError);
 }
 
 TEST(DevicePlan, OptInTooSmallIsRejected) {

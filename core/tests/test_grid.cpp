@@ -114,6 +114,14 @@ TEST(Grid, RejectsNonPositiveFactor) {
   EXPECT_NE(msg.find("Gy must be >= 1, got 0"), std::string::npos) << msg;
 }
 
+TEST(Grid, RejectsAProductThatOverflowsAnInt) {
+  // 65536 * 65536 wraps to 0 in 32 bits: without the check this divided by zero.
+  const auto msg = error_of(shape(65536, 65536, 1, 1), 4);
+  EXPECT_NE(msg.find("larger than any world size"), std::string::npos) << msg;
+  EXPECT_THROW((void)shape(1 << 16, 1 << 15, 1, 1).world(), ovb::UsageError);
+  EXPECT_EQ(shape(1 << 15, 1 << 15, 1, 1).world(), 1 << 30);
+}
+
 TEST(Grid, ParseAndPrint) {
   const auto s = GridShape::parse("4x2x1x3");
   EXPECT_EQ(s.gx, 4);

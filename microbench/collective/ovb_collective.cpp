@@ -15,6 +15,7 @@
 #include "harness/bench_main.hpp"
 #include "harness/comm_options.hpp"
 #include "harness/sizes.hpp"
+#include "ovb/cli.hpp"
 #include "ovb/error.hpp"
 
 namespace {
@@ -48,7 +49,7 @@ ovb::mb::Program collective_program(CollOptions& o) {
     app.add_option("-e,--max-bytes", o.max_bytes, "Largest size S (nccl-tests' -e)")
         ->capture_default_str();
     app.add_option("-f,--step-factor", o.factor, "Size multiplication factor (nccl-tests' -f)")
-        ->check(CLI::PositiveNumber)
+        ->check(ovb::positive())
         ->capture_default_str();
     app.add_option("--in-place", o.in_place, "0 (out of place), 1 (in place), or 0,1")
         ->delimiter(',')

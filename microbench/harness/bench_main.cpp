@@ -20,19 +20,19 @@ void add_common_options(CLI::App& app, CommonOptions& o) {
   app.add_option("--repetitions", o.repetitions,
                  "Repetitions of each benchmark; 2 or more adds mean/median/stddev/cv aggregates "
                  "(0: --benchmark_repetitions, default 1)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(ovb::non_negative())
       ->capture_default_str();
   app.add_option("--min-time", o.min_time,
                  "Measured seconds per benchmark before Google Benchmark stops adding iterations "
                  "(0: --benchmark_min_time, default 0.5)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(ovb::non_negative())
       ->capture_default_str();
   app.add_option("--iterations", o.iterations,
                  "Fixed number of timed samples per benchmark (0: adaptive, from --min-time)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(ovb::non_negative())
       ->capture_default_str();
   app.add_option("--warmup", o.warmup, "Untimed runs of each workload before its first sample")
-      ->check(CLI::NonNegativeNumber)
+      ->check(ovb::non_negative())
       ->capture_default_str();
   // Tests only: proves that the correctness check catches a wrong result. Hidden from --help.
   app.add_flag("--inject-wrong", o.inject_wrong)->group("");

@@ -10,6 +10,7 @@
 
 #include "harness/preset.hpp"
 #include "harness/reporting.hpp"
+#include "ovb/cli.hpp"
 #include "ovb/error.hpp"
 
 namespace ovb::mb {
@@ -26,7 +27,7 @@ void add(CLI::App& app, Opts& o) {
   app.add_option("--dtypes", o.dtypes)
       ->delimiter(',')
       ->check(CLI::IsMember({"default", "bf16", "fp32"}));
-  app.add_option("--warmup", o.warmup)->check(CLI::NonNegativeNumber);
+  app.add_option("--warmup", o.warmup)->check(ovb::non_negative());
   app.add_option("--min-time", o.min_time);
   app.add_flag("--flag", o.flag);
 }

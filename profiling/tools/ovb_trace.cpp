@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
         ->required();
     analyze->add_option("--json", json_out, "Also write the analysis as JSON (results/SCHEMA.md)");
     analyze->add_option("--top", top, "Ranges listed in the table (all go to the JSON)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(ovb::non_negative());
     auto* merge = app.add_subcommand(
         "merge", "Combine per-rank traces into one file, ranks as processes, for Perfetto");
     merge->add_option("traces", inputs, "Trace files, or folders of them")->required();

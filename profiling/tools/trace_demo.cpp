@@ -184,13 +184,13 @@ int main(int argc, char** argv) {
     app.add_option("--vocab", o.model.vocab, "vocabulary size")->capture_default_str();
     app.add_option("--batch", o.batch, "global batch in sequences (default Gdata*Gz)");
     app.add_option("--iters", o.iters, "traced iterations")
-        ->check(CLI::PositiveNumber)
+        ->check(ovb::positive())
         ->capture_default_str();
     app.add_option("--warmup", o.warmup, "untraced iterations first")
-        ->check(CLI::NonNegativeNumber)
+        ->check(ovb::non_negative())
         ->capture_default_str();
     app.add_option("--gemm", o.gemm, "M = N = K of the GEMM before each collective")
-        ->check(CLI::PositiveNumber)
+        ->check(ovb::positive())
         ->capture_default_str();
     app.add_option("--trace", o.trace_dir, "write one trace per rank into this folder");
     app.add_option("--out", o.out, "write per-iteration times as JSON (rank 0)");

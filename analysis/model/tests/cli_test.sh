@@ -75,6 +75,11 @@ bad no-shape "give the model with --preset" "$model" search --machine perlmutter
 bad overlap-flag "unknown overlap flag 'fast'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --overlap oar,fast
 bad unknown-option "--frobnicate" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --frobnicate
 bad no-subcommand "subcommand" "$model"
+bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0
+bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 --seq 0
+bad negative-batch "--batch: must be > 0, got -16" "$model" search --machine perlmutter-a100 --preset 1.3B --batch -16 --gpus 8
+bad negative-top "--top: must be >= 0, got -5" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --top -5
+bad no-valid-grid "no valid configuration of 8 GPUs: .*hidden 63 is not divisible by heads 4" "$model" search --machine perlmutter-a100 --layers 2 --hidden 63 --heads 4 --batch 16 --gpus 8
 bad calibrate-nothing "needs at least one" "$model" calibrate --base perlmutter-a100 --out "$work/x.json"
 bad calibrate-grid "FILE@GXxGYxGZxGD" "$model" calibrate --base perlmutter-a100 \
   --collective "$fixtures/microbench/collective.json" --out "$work/x.json"

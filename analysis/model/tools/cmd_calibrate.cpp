@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
 #include "ovb/model/calibrate.hpp"
@@ -27,11 +28,11 @@ class Calibrate : public Command {
                    "Use only ovb-overlap rows whose label contains this text, e.g. prio=equal");
     sub.add_option("--gpus-per-node", gpn_,
                    "Devices per node (default: context.local_size / ranks_per_gpu)")
-        ->check(CLI::PositiveNumber);
+        ->check(ovb::positive());
     sub.add_option(
            "--ranks-per-device", rpd_,
            "Ranks sharing one device (default: context.ranks_per_gpu of the collective run)")
-        ->check(CLI::PositiveNumber);
+        ->check(ovb::positive());
     sub.add_option("--name", name_, "Name of the new machine (default: BASE-calibrated)");
     sub.add_option("--out", out_, "Machine file to write")->required();
   }

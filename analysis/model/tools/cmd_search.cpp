@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "model_options.hpp"
+#include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
@@ -25,10 +26,9 @@ class Search : public Command {
  public:
   void setup(CLI::App& sub) override {
     args_.add(sub);
-    sub.add_option("--gpus", gpus_, "Number of GPUs (ranks)")
-        ->required()
-        ->check(CLI::PositiveNumber);
+    sub.add_option("--gpus", gpus_, "Number of GPUs (ranks)")->required()->check(ovb::positive());
     sub.add_option("--top", top_, "Configurations to print and write (0 = all)")
+        ->check(ovb::non_negative())
         ->capture_default_str();
     sub.add_flag("--pow2", pow2_,
                  "Powers of two only (AxoNN's enumeration); default: all divisors");
@@ -43,7 +43,7 @@ class Search : public Command {
                    "Write Slurm jobs running gpt4d on the top-k configurations into DIR "
                    "(slurm/emit-sbatch; the search JSON goes to --json or DIR/search.json)");
     sub.add_option("--emit-top-k", emit_top_k_, "Jobs for the K best configurations that fit")
-        ->check(CLI::PositiveNumber)
+        ->check(ovb::positive())
         ->capture_default_str();
     sub.add_flag("--emit-array", emit_array_, "One job array instead of K jobs");
   }
@@ -61,6 +61,9 @@ class Search : public Command {
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
+    if (r.configs == 0)  // nothing to rank: the model or batch fits no grid of this GPU count
+      throw UsageError("no valid configuration of " + std::to_string(gpus_) + " GPUs: " +
+                       (r.invalid > 0 ? "e.g. " + r.invalid_example : std::string("no grid")));
     std::cout << "GPT " << m.layers << "x" << m.hidden << " (heads " << m.heads << ", seq " << m.seq
               << ", vocab " << m.vocab << "), batch " << so.base.batch << ", " << gpus_
               << " GPUs, overlap " << overlap_string(so.base) << " on " << mc.name << "\n"

@@ -1,6 +1,7 @@
 // Options shared by `search` and `explain` (see model_options.hpp).
 #include "model_options.hpp"
 
+#include "ovb/cli.hpp"
 #include "ovb/error.hpp"
 #include "ovb/model/predict.hpp"
 
@@ -11,12 +12,16 @@ void ModelArgs::add(CLI::App& app) {
                  "Machine file, or a preset name from analysis/machines (e.g. perlmutter-a100)")
       ->required();
   app.add_option("--preset", preset, "GPT preset (tiny, 125M, ..., 1.3B, ..., 175B, 1T)");
-  app.add_option("--layers", layers, "Transformer blocks (overrides the preset)");
-  app.add_option("--hidden", hidden, "Hidden size (overrides the preset)");
-  app.add_option("--heads", heads, "Attention heads (overrides the preset)");
-  app.add_option("--seq", seq, "Sequence length")->capture_default_str();
-  app.add_option("--vocab", vocab, "Vocabulary size")->capture_default_str();
-  app.add_option("--batch", batch, "Global batch, sequences")->required();
+  app.add_option("--layers", layers, "Transformer blocks (overrides the preset)")
+      ->check(ovb::positive());
+  app.add_option("--hidden", hidden, "Hidden size (overrides the preset)")->check(ovb::positive());
+  app.add_option("--heads", heads, "Attention heads (overrides the preset)")
+      ->check(ovb::positive());
+  app.add_option("--seq", seq, "Sequence length")->check(ovb::positive())->capture_default_str();
+  app.add_option("--vocab", vocab, "Vocabulary size")
+      ->check(ovb::positive())
+      ->capture_default_str();
+  app.add_option("--batch", batch, "Global batch, sequences")->required()->check(ovb::positive());
   app.add_option("--overlap", overlap, "Overlap flags: none, all, or a list of oar,ors,oag")
       ->capture_default_str();
   app.add_flag("--recompute", recompute, "Full activation recomputation");
@@ -28,7 +33,7 @@ void ModelArgs::add(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--ranks-per-device", ranks_per_device,
                  "Ranks sharing one device (overrides the machine file)")
-      ->check(CLI::PositiveNumber);
+      ->check(ovb::positive());
 }
 
 GptShape ModelArgs::shape() const {

@@ -15,6 +15,11 @@ void add_backend_options(CLI::App& app, BackendOptions& opts);
 // --gx --gy --gz --gdata --grid-order x,y,z.
 void add_grid_options(CLI::App& app, GridShape& shape);
 
+// Checks for numeric options, used instead of CLI::PositiveNumber / CLI::NonNegativeNumber, whose
+// message spells out the range up to DBL_MAX: these say "--gpus: must be > 0, got 0".
+const CLI::Validator& positive();
+const CLI::Validator& non_negative();
+
 // Parses argv. --help prints on rank 0 and throws ExitRequest{0}; a parse error throws UsageError
 // with CLI11's message and a pointer to --help.
 void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx);

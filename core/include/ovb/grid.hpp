@@ -22,7 +22,9 @@ struct GridShape {
   std::array<Dim, 3> order{Dim::x, Dim::y, Dim::z};  // fastest-varying first
 
   int size(Dim d) const;
-  int world() const { return gx * gy * gz * gdata; }
+  // Gx*Gy*Gz*Gdata; throws UsageError when the product does not fit an int (no world is that
+  // large), so that no caller divides by an overflowed product.
+  int world() const;
   // "2x2x2x1" (order x,y,z) or "2x2x2x1:y,x,z".
   std::string str() const;
   static GridShape parse(std::string_view s);             // "GXxGYxGZxGD[:order]"

@@ -7,7 +7,9 @@
 // On an exception the message is printed as "ovb-foo: error: <message>" ("[rank N] " in front when
 // there are several ranks), stdout/stderr are flushed, and the process exits non-zero: 2 for a
 // UsageError, 1 otherwise. With several ranks, a failing rank calls MPI_Abort so that the others
-// cannot hang waiting for it in a collective.
+// cannot hang waiting for it in a collective. A UsageError (the same input on every rank) is said
+// once, by rank 0; another rank says it only when rank 0 has not ended the job within 2 s. Each
+// message is one write, so lines from several ranks do not interleave.
 #pragma once
 
 #include <functional>
