@@ -37,6 +37,11 @@ find_bin() {  # find_bin SUBDIR NAME: where the build puts NAME (never a test's 
 model=$(find_bin analysis/model ovb-model) gemm=$(find_bin microbench ovb-gemm)
 coll=$(find_bin microbench ovb-collective) overlap=$(find_bin microbench ovb-overlap)
 gpt4d=$(find_bin endtoend gpt4d)
+# ovb-trace (profiling part): the first configuration also runs traced, so that compare checks the
+# plan against the collectives counted in gpt4d's own trace; skipped when not built.
+trace_tool=$build/ovb-trace
+[ -x "$trace_tool" ] || trace_tool=$build/profiling/ovb-trace
+[ -x "$trace_tool" ] || trace_tool=
 
 mpi=(mpirun)
 if mpirun --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
@@ -122,14 +127,25 @@ for c in pick:
 EOF
 )
 [ "${#picks[@]}" -gt 0 ] || { echo "FAILED: no configuration to run"; failed=1; }
+traced=
 for p in "${picks[@]}"; do
   read -r gx gy gz gd order <<<"$p"
   tag="g${gx}x${gy}x${gz}x${gd}-${order//,/}"
+  trace_args=()
+  if [ -n "$trace_tool" ] && [ -z "$traced" ]; then
+    traced=$tag
+    trace_args=(--trace "$out/gpt4d/$tag.trace")
+  fi
   step "gpt4d-$tag" "${mpi[@]}" -np "$ranks" "$gpt4d" --backend "$backend" --gx "$gx" --gy "$gy" \
     --gz "$gz" --gdata "$gd" --grid-order "$order" "${model_args[@]}" --iters "$iters" \
     --warmup "$warmup" --seed 1234 --lr 1e-3 --data synthetic --overlap oar,ors,oag --quiet \
-    --out "$out/gpt4d/$tag.json"
+    "${trace_args[@]}" --out "$out/gpt4d/$tag.json"
 done
+if [ -n "$traced" ]; then
+  step "trace-$traced" "$trace_tool" analyze "$out/gpt4d/$traced.trace" \
+    --json "$out/gpt4d/$traced.trace-analysis.json"
+  rm -rf "${out:?}/gpt4d/$traced.trace"  # the analysis is what compare reads
+fi
 
 # 4. Model vs measurement.
 step compare "$model" compare "$out/gpt4d" --machine "$out/model/machine.json" --top-k 3 \
@@ -141,6 +157,12 @@ if [ -s "$out/model/compare.json" ]; then
   if ! python3 -c "import json,sys; w=json.load(open(sys.argv[1]))['warnings']; print(*w, sep='\n'); sys.exit(1 if w else 0)" \
       "$out/model/compare.json"; then
     echo "FAILED: gpt4d's collectives differ from the plan the model costs"; failed=1
+  fi
+  # The traced run: compare paired its trace analysis and found the plan's collectives in it
+  # (count and bytes per group and kind; a difference is one of the warnings above).
+  if [ -n "$traced" ] && ! python3 -c "import json,sys; c=[r for r in json.load(open(sys.argv[1]))['configs'] if 'trace' in r]; sys.exit(0 if c and c[0]['trace']['terms'] else 1)" \
+      "$out/model/compare.json"; then
+    echo "FAILED: compare did not pair the trace of $traced"; failed=1
   fi
 else
   failed=1
