@@ -22,7 +22,9 @@ int world_size() {
   return ovb::testing::launch().world;
 }
 
-// Every grid with a few flag combinations, and the first two grids with every combination.
+// On the host: every grid with every overlap-flag subset (recompute and weight caching varied over
+// them), and the first two grids with every subset both with and without recompute. On the GPU:
+// the first three grids, no overlap and all of it.
 std::vector<Case> equivalence_cases() {
   std::vector<Case> cases;
   const auto grids = grids_for(world_size());
@@ -33,6 +35,10 @@ std::vector<Case> equivalence_cases() {
         for (const std::string& ov : overlap_subsets()) cases.push_back({grids[g], ov, rc, true});
       cases.push_back({grids[g], "oar,ors,oag", true, false});
       cases.push_back({grids[g], "none", false, false});
+    } else if (!on_gpu()) {
+      const auto& subsets = overlap_subsets();
+      for (std::size_t i = 0; i < subsets.size(); ++i)
+        cases.push_back({grids[g], subsets[i], (g + i) % 2 == 0, (g + i) % 3 != 0});
     } else {
       cases.push_back({grids[g], "none", g % 2 == 0, true});
       cases.push_back({grids[g], "oar,ors,oag", g % 2 == 1, g % 3 != 0});
