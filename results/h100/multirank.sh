@@ -52,7 +52,7 @@ case "$backend" in cuda | host) ;;
   *) echo "multirank.sh: error: OVB_BACKEND must be cuda or host, not '$backend'" >&2; exit 2 ;;
 esac
 read -r -a model <<<"${OVB_MODEL:---layers 4 --hidden 1024 --heads 16 --seq 512 --vocab 8192 --batch 8 --iters 8 --warmup 3}"
-read -r -a grids4 <<<"${OVB_GRIDS4:-1x1x1x4 1x1x4x1 1x2x1x2 1x2x2x1 2x2x1x1 1x4x1x1 4x1x1x1}"
+read -r -a grids4 <<<"${OVB_GRIDS4:-1x1x1x4 1x1x4x1 1x2x1x2 1x2x2x1 2x2x1x1 1x4x1x1 1x1x2x2 4x1x1x1}"
 read -r -a grids8 <<<"${OVB_GRIDS8:-2x2x2x1 1x2x2x2 2x2x1x2 1x2x4x1 1x1x4x2 1x1x1x8}"
 budget=${OVB_BUDGET_S:-540}
 run_limit=${OVB_RUN_LIMIT_S:-150}
