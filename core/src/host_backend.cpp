@@ -1,6 +1,7 @@
 // Host backend: host memory and MPI non-blocking collectives (see host_backend.hpp).
 #include "host_backend.hpp"
 
+#include <errno.h>  // program_invocation_short_name
 #include <unistd.h>
 
 #include <chrono>
@@ -36,11 +37,35 @@ void HostOp::complete() {
   if (finish) finish();
 }
 
+// The watchdog's timeout on the host: MPI_Abort ends the job before any exception could reach
+// run_main, so say it here, as run_main would, in one write (lines of several ranks stay whole).
+[[noreturn]] static void abort_job(const std::string& message, const HostCommRegistry& comms) {
+  int rank = 0, world = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world);
+  const std::string line = (world > 1 ? "[rank " + std::to_string(rank) + "] " : std::string()) +
+                           program_invocation_short_name + ": error: " + message + "\n";
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, line.data(), line.size());
+  abort_all(comms);
+  MPI_Abort(MPI_COMM_WORLD, 1);  // no communicator left alive: end the job all the same
+  std::abort();
+}
+
 void HostOp::wait() {
   if (done) return;
   HostTimelineSink* const timeline = g_timeline_sink;
   const std::int64_t begin = timeline ? timeline_now_ns() : 0;
-  OVB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  if (timeout_s > 0) {
+    poll_until(
+        [this] {
+          int flag = 0;
+          OVB_CHECK_MPI(MPI_Test(&request, &flag, MPI_STATUS_IGNORE));
+          return flag != 0;
+        },
+        what, timeout_s, [this](const std::string& message) { abort_job(message, *comms); });
+  } else {
+    OVB_CHECK_MPI(MPI_Wait(&request, MPI_STATUS_IGNORE));
+  }
   complete();
   if (timeline && timeline == g_timeline_sink) timeline->waited(begin, timeline_now_ns());
 }
@@ -88,15 +113,18 @@ double HostEvent::elapsed_ms(Event& start) {
 }
 
 HostCommunicator::HostCommunicator(MPI_Comm group, const CommConfig& cfg,
-                                   std::shared_ptr<HostOpLog> log)
-    : log_(std::move(log)), cfg_(cfg) {
+                                   std::shared_ptr<HostOpLog> log,
+                                   std::shared_ptr<HostCommRegistry> comms, double timeout_s)
+    : log_(std::move(log)), comms_(std::move(comms)), timeout_s_(timeout_s), cfg_(cfg) {
   OVB_CHECK_MPI(MPI_Comm_dup(group, &comm_));
   OVB_CHECK_MPI(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN));
   OVB_CHECK_MPI(MPI_Comm_rank(comm_, &rank_));
   OVB_CHECK_MPI(MPI_Comm_size(comm_, &size_));
+  comms_->add(this);
 }
 
 HostCommunicator::~HostCommunicator() {
+  comms_->remove(this);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (comm_ != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm_);
@@ -126,6 +154,13 @@ void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kin
     c.issued_ns = issued_ns;
     op->sink = sink;
     op->token = sink->issued(c);
+  }
+  if (timeout_s_ > 0) {
+    op->timeout_s = timeout_s_;
+    op->what = std::string(name_of(kind)) + " of " + std::to_string(count) + " " +
+               std::string(name_of(t)) + " elements on communicator '" + cfg_.name + "' (rank " +
+               std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+    op->comms = comms_;
   }
   std::erase_if(*log_, [](const std::weak_ptr<HostOp>& w) { return w.expired(); });
   log_->push_back(op);
@@ -179,7 +214,7 @@ void HostCommunicator::all_gather(const void* send, void* recv, std::size_t send
 
 void HostCommunicator::abort() { MPI_Abort(comm_, 1); }
 
-HostBackend::HostBackend(const LaunchContext& ctx) : ctx_(ctx) {}
+HostBackend::HostBackend(const LaunchContext& ctx) : ctx_(ctx), timeout_s_(comm_timeout_s()) {}
 
 static std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -252,7 +287,7 @@ void HostBackend::synchronize() {
 
 std::unique_ptr<Communicator> HostBackend::create_communicator(MPI_Comm group,
                                                                const CommConfig& cfg) {
-  return std::make_unique<HostCommunicator>(group, cfg, log_);
+  return std::make_unique<HostCommunicator>(group, cfg, log_, comms_, timeout_s_);
 }
 
 }  // namespace ovb

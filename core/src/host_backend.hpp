@@ -3,15 +3,22 @@
 // calling thread, so a "stream" only holds the collectives still in flight on it; recording an
 // event captures them, and waiting on the event completes them (MPI_Wait). With a host-timeline
 // sink installed (ovb/host_timeline.hpp) every collective and every blocking wait is reported.
+// With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll MPI_Test instead, and a collective
+// that does not complete in time prints one line and MPI_Aborts the job.
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ovb/backend.hpp"
 #include "ovb/host_timeline.hpp"
+#include "ovb/watchdog.hpp"
 
 namespace ovb {
+
+class HostCommunicator;
+using HostCommRegistry = LiveSet<HostCommunicator>;
 
 // One collective in flight. Shared by the stream that issued it and the events that captured it.
 struct HostOp {
@@ -21,6 +28,11 @@ struct HostOp {
   std::function<void()> finish;   // run once on completion (e.g. copy out of a staging buffer)
   HostTimelineSink* sink = nullptr;  // the timeline sink it was reported to at issue, if any
   std::uint64_t token = 0;           // its token there
+  // Set only with the watchdog on: wait() polls, and after timeout_s prints a line naming `what`
+  // and aborts the communicators of `comms` (which ends the job).
+  double timeout_s = 0;
+  std::string what;
+  std::shared_ptr<HostCommRegistry> comms;
   void wait();
   bool test();
 
@@ -60,7 +72,9 @@ using HostOpLog = std::vector<std::weak_ptr<HostOp>>;
 
 class HostCommunicator final : public Communicator {
  public:
-  HostCommunicator(MPI_Comm group, const CommConfig& cfg, std::shared_ptr<HostOpLog> log);
+  // Registers itself in `comms` until destroyed; timeout_s > 0 turns the watchdog on for its ops.
+  HostCommunicator(MPI_Comm group, const CommConfig& cfg, std::shared_ptr<HostOpLog> log,
+                   std::shared_ptr<HostCommRegistry> comms, double timeout_s);
   ~HostCommunicator() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -78,6 +92,8 @@ class HostCommunicator final : public Communicator {
   void issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kind, std::size_t count, DType t,
              std::int64_t issued_ns);
   std::shared_ptr<HostOpLog> log_;
+  std::shared_ptr<HostCommRegistry> comms_;
+  double timeout_s_ = 0;
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: its own ordering, like a separate NCCL comm
   CommConfig cfg_;
   int rank_ = 0, size_ = 1;
@@ -101,7 +117,9 @@ class HostBackend final : public Backend {
 
  private:
   LaunchContext ctx_;
+  double timeout_s_ = 0;  // OVB_COMM_TIMEOUT_S; 0: the watchdog is off
   std::shared_ptr<HostOpLog> log_ = std::make_shared<HostOpLog>();
+  std::shared_ptr<HostCommRegistry> comms_ = std::make_shared<HostCommRegistry>();
 };
 
 }  // namespace ovb

@@ -6,6 +6,10 @@
 // Ordering rules (as with CUDA streams and NCCL): work on one stream runs in order; work on
 // different streams is ordered only through events (record on one, wait on the other); collectives
 // on one communicator must be issued in the same order on every rank of it.
+//
+// Host-side waits (Stream/Event/Backend::synchronize, and the copies that fence the device) block
+// until done; with OVB_COMM_TIMEOUT_S set they poll instead and give up on a hung collective,
+// aborting the backend's communicators (the collective watchdog, ovb/watchdog.hpp).
 #pragma once
 
 #include <mpi.h>
@@ -101,7 +105,8 @@ class Communicator {
                           Stream& s) = 0;
   // Dispatch by kind; `count` is the per-call count argument of the kind above.
   void run(CollKind k, const void* send, void* recv, std::size_t count, DType t, Stream& s);
-  // Ends outstanding operations so that a hung collective cannot block the process forever.
+  // Ends outstanding operations so that a hung collective cannot block the process forever
+  // (ncclCommAbort; MPI_Abort on host, which ends the job). Called by the collective watchdog.
   virtual void abort() = 0;
 };
 

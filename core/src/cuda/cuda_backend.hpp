@@ -1,12 +1,20 @@
 // The CUDA backend: cudaMalloc, CUDA streams with priorities, CUDA events, NCCL communicators
-// created per group from an MPI-broadcast unique id, with ncclConfig_t knobs.
+// created per group from an MPI-broadcast unique id, with ncclConfig_t knobs. With
+// OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) event, stream and device waits poll, checking the
+// communicators' asynchronous errors, and abort the communicators on a timeout or an error.
 #pragma once
 
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
 #include "ovb/backend.hpp"
 #include "ovb/device_plan.hpp"
+#include "ovb/watchdog.hpp"
 
 namespace ovb::cuda {
 
@@ -14,9 +22,23 @@ namespace ovb::cuda {
 int visible_device_count();
 ncclDataType_t nccl_type(DType t);
 
+class CudaStream;
+class NcclCommunicator;
+
+// What the streams, events and communicators of one backend share for the collective watchdog.
+struct CudaWatch {
+  double timeout_s = comm_timeout_s();  // 0: off, waits block in the runtime
+  LiveSet<NcclCommunicator> comms;      // aborted on a timeout or an asynchronous error
+  LiveSet<CudaStream> streams;          // what a device-wide wait polls
+  // Polls done() until true; every poll also checks ncclCommGetAsyncError of the communicators.
+  // An asynchronous error or a timeout aborts every communicator and throws Error.
+  void wait(const std::function<bool()>& done, std::string_view what);
+};
+
 class CudaStream final : public Stream {
  public:
-  CudaStream(Priority p, int cuda_priority);
+  // Registers itself in watch->streams until destroyed.
+  CudaStream(Priority p, int cuda_priority, std::shared_ptr<CudaWatch> watch);
   ~CudaStream() override;
   void synchronize() override;
   Priority priority() const override { return priority_; }
@@ -26,11 +48,12 @@ class CudaStream final : public Stream {
  private:
   Priority priority_;
   cudaStream_t stream_ = nullptr;
+  std::shared_ptr<CudaWatch> watch_;
 };
 
 class CudaEvent final : public Event {
  public:
-  CudaEvent();
+  explicit CudaEvent(std::shared_ptr<CudaWatch> watch);
   ~CudaEvent() override;
   void record(Stream& s) override;
   void synchronize() override;
@@ -39,11 +62,13 @@ class CudaEvent final : public Event {
 
  private:
   cudaEvent_t event_ = nullptr;
+  std::shared_ptr<CudaWatch> watch_;
 };
 
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(MPI_Comm group, const CommConfig& cfg);
+  // Registers itself in watch->comms until destroyed.
+  NcclCommunicator(MPI_Comm group, const CommConfig& cfg, std::shared_ptr<CudaWatch> watch);
   ~NcclCommunicator() override;
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -54,9 +79,12 @@ class NcclCommunicator final : public Communicator {
   void all_gather(const void* send, void* recv, std::size_t send_count, DType t,
                   Stream& s) override;
   void abort() override;
+  // ncclCommGetAsyncError's error with NCCL's message; empty when none (or aborted).
+  std::string async_error();
 
  private:
   ncclComm_t comm_ = nullptr;
+  std::shared_ptr<CudaWatch> watch_;
   CommConfig cfg_;
   int rank_ = 0, size_ = 1;
 };
@@ -83,6 +111,7 @@ class CudaBackend final : public Backend {
   LaunchContext ctx_;
   DevicePlan plan_;
   int least_priority_ = 0, greatest_priority_ = 0;
+  std::shared_ptr<CudaWatch> watch_ = std::make_shared<CudaWatch>();
 };
 
 }  // namespace ovb::cuda

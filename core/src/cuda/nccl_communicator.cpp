@@ -18,7 +18,9 @@ ncclDataType_t nccl_type(DType t) {
 
 static cudaStream_t native(Stream& s) { return static_cast<cudaStream_t>(s.native()); }
 
-NcclCommunicator::NcclCommunicator(MPI_Comm group, const CommConfig& cfg) : cfg_(cfg) {
+NcclCommunicator::NcclCommunicator(MPI_Comm group, const CommConfig& cfg,
+                                   std::shared_ptr<CudaWatch> watch)
+    : watch_(std::move(watch)), cfg_(cfg) {
   OVB_CHECK_MPI(MPI_Comm_rank(group, &rank_));
   OVB_CHECK_MPI(MPI_Comm_size(group, &size_));
   ncclUniqueId id{};
@@ -28,9 +30,11 @@ NcclCommunicator::NcclCommunicator(MPI_Comm group, const CommConfig& cfg) : cfg_
   apply_comm_config(cfg, nc);
   if (!cfg.name.empty()) nc.commName = cfg_.name.c_str();
   OVB_CHECK_NCCL(ncclCommInitRankConfig(&comm_, size_, id, rank_, &nc), comm_);
+  watch_->comms.add(this);
 }
 
 NcclCommunicator::~NcclCommunicator() {
+  watch_->comms.remove(this);
   if (!comm_) return;
   OVB_WARN_NCCL(ncclCommFinalize(comm_), comm_);
   OVB_WARN_NCCL(ncclCommDestroy(comm_), comm_);
@@ -53,8 +57,17 @@ void NcclCommunicator::all_gather(const void* send, void* recv, std::size_t send
 }
 
 void NcclCommunicator::abort() {
-  if (comm_) ncclCommAbort(comm_);
+  // Best effort: the communicator is being given up, and the caller is already reporting an error.
+  if (comm_) OVB_WARN_NCCL(ncclCommAbort(comm_), nullptr);
   comm_ = nullptr;
+}
+
+std::string NcclCommunicator::async_error() {
+  if (!comm_) return {};
+  ncclResult_t rc = ncclSuccess;
+  OVB_CHECK_NCCL(ncclCommGetAsyncError(comm_, &rc), comm_);
+  if (rc == ncclSuccess || rc == ncclInProgress) return {};
+  return nccl_message(rc, comm_);
 }
 
 }  // namespace ovb::cuda
