@@ -40,7 +40,7 @@ void HostOp::complete() {
 // The watchdog's timeout on the host: MPI_Abort ends the job before any exception could reach
 // run_main, so say it here, as run_main would, in one write (lines of several ranks stay whole).
 [[noreturn]] static void abort_job(const std::string& message, const HostCommRegistry& comms) {
-  int rank = 0, world = 1;
+  int rank = 0, world = 1;  // MPI calls unchecked here: the job is being aborted either way
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
   const std::string line = (world > 1 ? "[rank " + std::to_string(rank) + "] " : std::string()) +
