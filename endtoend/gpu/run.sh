@@ -16,13 +16,9 @@
 # Usage: endtoend/gpu/run.sh BUILD_DIR OUT_DIR        (e.g. build/cuda results/h100/gpt4d)
 # Exit status: 0 when every step passed, 1 when one failed, 2 for bad use.
 set -u
-usage() { sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-if [ $# -ne 2 ]; then
-  usage >&2
-  exit 2
-fi
-build=$(cd "$1" 2>/dev/null && pwd) || { echo "run.sh: error: no build folder '$1'" >&2; exit 2; }
+# shellcheck source=ci/lib/steps.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/ci/lib/steps.sh"
+ovb_script_args "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 gpt4d=$build/gpt4d
 [ -x "$gpt4d" ] || gpt4d=$build/endtoend/gpt4d
@@ -33,37 +29,9 @@ for f in "$gpt4d" "$tests/ovb-gpt4d-cuda-kernel-tests" "$tests/ovb-gpt4d-paralle
     exit 2
   fi
 done
-mkdir -p "$2/logs" || { echo "run.sh: error: cannot create $2" >&2; exit 2; }
-out=$(cd "$2" && pwd)
 text=$here/../data/declaration.txt
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(mpirun --oversubscribe --bind-to none)
-start_all=$(date +%s)
-declare -a results=()
-failed=0
-
-# step NAME LIMIT_S COMMAND...: runs with a time limit, logs to logs/NAME.log, records the result.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0 rc dt
-  t0=$(date +%s)
-  echo "==== $name: $*"
-  timeout --kill-after=15 "$limit" "$@" >"$out/logs/$name.log" 2>&1
-  rc=$?
-  dt=$(($(date +%s) - t0))
-  if [ "$rc" = 0 ]; then
-    results+=("| $name | ok | ${dt}s |")
-    echo "     ok (${dt}s)"
-  else
-    [ "$rc" = 124 ] && rc="timeout after ${limit}s"
-    results+=("| $name | FAILED ($rc) | ${dt}s |")
-    failed=1
-    echo "     FAILED ($rc, ${dt}s); last lines of logs/$name.log:"
-    tail -n 8 "$out/logs/$name.log" | sed 's/^/     | /'
-  fi
-}
-
 # 1. Kernels.
 step kernels 180 "$tests/ovb-gpt4d-cuda-kernel-tests" --gtest_output="json:$out/kernel_tests.json"
 
@@ -105,9 +73,7 @@ step parallel_tests 240 "${mpi[@]}" -np 4 "$tests/ovb-gpt4d-parallel-tests" --ba
   echo "Produced by endtoend/gpu/run.sh in $(($(date +%s) - start_all)) s on $(hostname), $(date -u +%FT%TZ)."
   echo "MPS for the 4-rank runs: $([ "$mps" = 1 ] && echo on || echo off)."
   echo
-  echo "| step | result | time |"
-  echo "|---|---|---|"
-  printf '%s\n' "${results[@]}"
+  steps_table
   echo
   python3 "$here/summarize.py" "$out" || echo "(summarize.py failed)"
 } >"$out/summary.md"

@@ -11,13 +11,9 @@
 # Usage: microbench/gpu/run.sh BUILD_DIR OUT_DIR     (e.g. build/cuda results/h100/microbench)
 # Exit status: 0 when every step passed, 1 when one failed, 2 for bad use.
 set -u
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-if [ $# -ne 2 ]; then
-  usage >&2
-  exit 2
-fi
-build=$1
+# shellcheck source=ci/lib/steps.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/ci/lib/steps.sh"
+ovb_script_args "$@"
 bin=$build/microbench
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 for exe in ovb-gemm ovb-collective ovb-overlap; do
@@ -26,38 +22,9 @@ for exe in ovb-gemm ovb-collective ovb-overlap; do
     exit 2
   fi
 done
-out=$2
-mkdir -p "$out/logs" || { echo "run.sh: error: cannot create $out" >&2; exit 2; }
-out=$(cd "$out" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(mpirun --oversubscribe --bind-to none)
 sweep=$here/overlap-cdmc-sweep.sh
-start_all=$(date +%s)
-declare -a results=()
-failed=0
-
-# step NAME LIMIT_S COMMAND...: runs with a time limit, logs to logs/NAME.log, records the result.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0 rc
-  t0=$(date +%s)
-  echo "==== $name: $*"
-  timeout --kill-after=15 "$limit" "$@" >"$out/logs/$name.log" 2>&1
-  rc=$?
-  local dt=$(($(date +%s) - t0))
-  if [ "$rc" = 0 ]; then
-    results+=("| $name | ok | ${dt}s |")
-    echo "     ok (${dt}s)"
-  else
-    [ "$rc" = 124 ] && rc="timeout after ${limit}s"
-    results+=("| $name | FAILED ($rc) | ${dt}s |")
-    failed=1
-    echo "     FAILED ($rc, ${dt}s); last lines of logs/$name.log:"
-    tail -n 8 "$out/logs/$name.log" | sed 's/^/     | /'
-  fi
-}
-
 nvidia-smi -L >"$out/logs/nvidia-smi.txt" 2>&1 || echo "run.sh: warning: nvidia-smi failed (see logs/nvidia-smi.txt)"
 cat "$out/logs/nvidia-smi.txt"
 
@@ -112,9 +79,7 @@ fi
 {
   echo "## Steps"
   echo
-  echo "| step | result | time |"
-  echo "|---|---|---|"
-  printf '%s\n' "${results[@]}"
+  steps_table
   echo
   echo "Total: $(($(date +%s) - start_all)) s. Logs: logs/. Multi-rank runs share one GPU:"
   echo "their NCCL bandwidth goes over loopback sockets (emulated), never an NVLink/IB figure."

@@ -26,17 +26,15 @@
 #   OVB_RUN_LIMIT_S    seconds per run [150]
 # Exit status: 0 when every run is done, 1 when one failed or is left for a later call, 2 for bad use.
 set -u
-usage() { sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
+# shellcheck source=ci/lib/steps.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/ci/lib/steps.sh"
+case "${1:-}" in -h | --help) ovb_help; exit 0 ;; esac
 if [ $# -lt 2 ]; then
-  usage >&2
+  ovb_help >&2
   exit 2
 fi
-build=$(cd "$1" 2>/dev/null && pwd) || { echo "multirank.sh: error: no build folder '$1'" >&2; exit 2; }
-here=$(cd "$(dirname "$0")" && pwd)
-shift
-out_arg=$1
-shift
+build_arg=$1 out_arg=$2
+shift 2
 parts=("$@")
 [ ${#parts[@]} = 0 ] && parts=(grids4 grids8 flags8 priorities)
 for p in "${parts[@]}"; do
@@ -44,6 +42,8 @@ for p in "${parts[@]}"; do
     *) echo "multirank.sh: error: unknown part '$p' (grids4, grids8, flags8, priorities)" >&2; exit 2 ;;
   esac
 done
+ovb_dirs "$build_arg" "$out_arg"
+here=$(cd "$(dirname "$0")" && pwd)
 gpt4d=$build/gpt4d
 [ -x "$gpt4d" ] || gpt4d=$build/endtoend/gpt4d
 [ -x "$gpt4d" ] || { echo "multirank.sh: error: no gpt4d in $build: build the endtoend part" >&2; exit 2; }
@@ -56,8 +56,6 @@ read -r -a grids4 <<<"${OVB_GRIDS4:-1x1x1x4 1x1x4x1 1x2x1x2 1x2x2x1 2x2x1x1 1x4x
 read -r -a grids8 <<<"${OVB_GRIDS8:-2x2x2x1 1x2x2x2 2x2x1x2 1x2x4x1 1x1x4x2 1x1x1x8}"
 budget=${OVB_BUDGET_S:-540}
 run_limit=${OVB_RUN_LIMIT_S:-150}
-mkdir -p "$out_arg/logs" || { echo "multirank.sh: error: cannot create $out_arg" >&2; exit 2; }
-out=$(cd "$out_arg" && pwd)
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(mpirun --oversubscribe --bind-to none)

@@ -23,13 +23,9 @@
 # Usage: results/h100/run.sh BUILD_DIR OUT_DIR     (e.g. build/cuda results/h100/latest)
 # Exit status: 0 when every step passed, 1 when one failed or was skipped, 2 for bad use.
 set -u
-usage() { sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; }
-case "${1:-}" in -h | --help) usage; exit 0 ;; esac
-if [ $# -ne 2 ]; then
-  usage >&2
-  exit 2
-fi
-build=$(cd "$1" 2>/dev/null && pwd) || { echo "run.sh: error: no build folder '$1'" >&2; exit 2; }
+# shellcheck source=ci/lib/steps.sh
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/ci/lib/steps.sh"
+ovb_script_args "$@"
 here=$(cd "$(dirname "$0")" && pwd)
 find_bin() {  # the first of the candidate paths that is executable
   for c in "$@"; do [ -x "$c" ] && { echo "$c"; return 0; }; done
@@ -46,46 +42,8 @@ for v in gpt4d kernel_tests gemm trace; do
     exit 2
   fi
 done
-mkdir -p "$2/logs" || { echo "run.sh: error: cannot create $2" >&2; exit 2; }
-out=$(cd "$2" && pwd)
 python=${OVB_PYTHON:-python3}
-start_all=$(date +%s)
 budget=${OVB_H100_BUDGET_S:-530}
-declare -a results=()
-failed=0
-
-# step NAME LIMIT_S COMMAND...: runs with min(LIMIT_S, what is left of the budget), logs to
-# logs/NAME.log, records the result. Returns the command's status (124: timeout, 125: skipped).
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0 rc dt left
-  t0=$(date +%s)
-  left=$((start_all + budget - t0))
-  if [ "$left" -lt 15 ]; then
-    results+=("| $name | SKIPPED (time budget) | 0s |")
-    echo "==== $name: skipped, ${left}s of the budget left"
-    failed=1
-    return 125
-  fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  echo "==== $name (limit ${limit}s): $*"
-  timeout --kill-after=10 "$limit" "$@" >"$out/logs/$name.log" 2>&1
-  rc=$?
-  dt=$(($(date +%s) - t0))
-  if [ "$rc" = 0 ]; then
-    results+=("| $name | ok | ${dt}s |")
-    echo "     ok (${dt}s)"
-  else
-    local why=$rc
-    [ "$rc" = 124 ] && why="timeout after ${limit}s"
-    results+=("| $name | FAILED ($why) | ${dt}s |")
-    failed=1
-    echo "     FAILED ($why, ${dt}s); last lines of logs/$name.log:"
-    tail -n 6 "$out/logs/$name.log" | sed 's/^/     | /'
-  fi
-  return "$rc"
-}
 
 # A step that may legitimately end in "does not fit": gpt4d's memory check before allocating
 # (exit 2, "needs ... GiB per rank") or an allocation that fails anyway (cudaErrorMemoryAllocation).
@@ -154,9 +112,7 @@ step torch_compile 240 "$python" "$here/pytorch_gpt.py" --preset 1.3B --batch 4 
   echo "Produced by results/h100/run.sh in $(($(date +%s) - start_all)) s on $(hostname)," \
     "$(date -u +%FT%TZ); GPU: $(tail -n 1 "$out/logs/nvidia-smi.log" 2>/dev/null)."
   echo
-  echo "| step | result | time |"
-  echo "|---|---|---|"
-  printf '%s\n' "${results[@]}"
+  steps_table
   echo
   "$python" "$here/summarize.py" "$out" || echo "(summarize.py failed)"
 } >"$out/summary.md"
