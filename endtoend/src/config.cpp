@@ -124,6 +124,10 @@ void add_options(CLI::App& app, Config& cfg) {
   app.add_option("--out", cfg.out, "Write the JSON result (results/SCHEMA.md, gpt4d result)");
   app.add_option("--trace", cfg.trace_dir,
                  "Write one trace per rank into DIR (needs the profiling part, ovb::trace)");
+  app.add_option("--predict", cfg.predict,
+                 "Print the performance model's prediction for MACHINE (a preset of "
+                 "analysis/machines, e.g. generic-h100-8nic, or a machine file) beside the "
+                 "measurement, and add it to the result (needs the analysis part, ovb::model)");
   app.add_flag("--quiet", cfg.quiet, "No per-iteration lines");
   // For tests: the collectives issued in the first iteration, one JSON object per line.
   app.add_option("--dump-collectives", cfg.dump_collectives)->group("");

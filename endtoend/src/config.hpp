@@ -37,7 +37,8 @@ struct Config {
   Priority compute_priority = Priority::normal;
   CommConfig nccl;  // min/max CTAs and CTA policy for every communicator (name set per group)
   std::string out, trace_dir, dump_collectives;
-  bool quiet = false;  // no per-iteration lines
+  std::string predict;  // --predict MACHINE: the model's prediction beside the measurement
+  bool quiet = false;   // no per-iteration lines
 };
 
 // Registers every option on `app`, writing into `cfg`. Call finish_config() after parsing.

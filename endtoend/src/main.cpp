@@ -3,11 +3,13 @@
 //
 //   mpirun -np 8 gpt4d --backend host --gx 2 --gy 2 --gz 2 --gdata 1 --preset tiny --seq 32
 //          --vocab 256 --batch 8 --iters 10 --overlap oar,ors,oag --out result.json
+//          [--predict host-cpu]   (the model's prediction beside the measurement)
 //
 // See endtoend/README.md for every option and the JSON result.
 #include <iostream>
 
 #include "config.hpp"
+#include "io/prediction.hpp"
 #include "io/report.hpp"
 #include "io/trace.hpp"
 #include "ovb/cli.hpp"
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
     finish_config(app, cfg, backend->name());
     ProcessGrid grid(cfg.plan.grid);  // names the factor when the grid does not match the world
     validate_gpt_plan(cfg.model, cfg.plan);
+    const PredictionRun prediction(cfg, *backend);  // --predict: a bad machine fails here
     Trainer trainer(cfg, *backend, grid);
     if (ctx.rank == 0 && !cfg.quiet)
       std::cout << "gpt4d: " << cfg.model.layers << " layers, hidden " << cfg.model.hidden
@@ -43,7 +46,8 @@ int main(int argc, char** argv) {
                 << (cfg.plan.cache_weights ? "" : ", no weight cache") << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()
-                << "\n  kernels: " << trainer.kernels_description() << std::endl;
+                << "\n  kernels: " << trainer.kernels_description()
+                << (cfg.predict.empty() ? "" : "\n" + prediction.headline()) << std::endl;
     Reporter reporter(cfg, ctx, *backend, trainer, grid.world());
     TraceRun trace(cfg, ctx, *backend);
     for (int i = 0; i < cfg.iters; ++i) {
@@ -53,7 +57,8 @@ int main(int argc, char** argv) {
       reporter.add(std::move(st));
     }
     trace.finish();
-    const nlohmann::json result = reporter.finish();
+    nlohmann::json result = reporter.finish();
+    const std::string predicted = prediction.finish(result);
     if (ctx.rank == 0) {
       if (!cfg.out.empty()) write_json(cfg.out, result);
       const auto& s = result["summary"];
@@ -65,6 +70,7 @@ int main(int argc, char** argv) {
                   << s["memory_estimate_bytes"].get<double>() / (1 << 20) << " MiB), exposed comm "
                   << s["exposed_comm_ms"].get<double>() << " of " << s["comm_time_ms"].get<double>()
                   << " ms" << (cfg.out.empty() ? "" : ", result in " + cfg.out) << std::endl;
+      std::cout << predicted << std::flush;  // printed with --quiet too: it was asked for
     }
     return 0;
   });
