@@ -20,6 +20,24 @@ static std::string sys_error(const std::string& what, const std::string& path) {
   return what + " '" + path + "': " + std::strerror(errno);
 }
 
+void check_writable(const std::string& path) {
+  const fs::path target(path);
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+    if (ec)
+      throw UsageError("cannot create folder '" + target.parent_path().string() + "' for '" + path +
+                       "': " + ec.message());
+  }
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) throw UsageError("'" + path + "' is a folder, not a file name");
+  const std::string probe = path + ".probe." + std::to_string(getpid());
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) throw UsageError(sys_error("cannot write beside", path));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void atomic_write(const std::string& path, const std::string& content) {
   const fs::path target(path);
   if (target.has_parent_path()) {

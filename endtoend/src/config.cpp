@@ -1,6 +1,7 @@
 // gpt4d's options (see config.hpp).
 #include "config.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "kernels/kernels.hpp"  // cudnn_attention_built
@@ -55,7 +56,8 @@ void add_options(CLI::App& app, Config& cfg) {
                  "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)")
       ->required();
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
-  app.add_option("--warmup", cfg.warmup, "Iterations left out of the summary's timing statistics")
+  app.add_option("--warmup", cfg.warmup,
+                 "Iterations left out of the summary's timing statistics (0 when --iters is 1)")
       ->capture_default_str();
   app.add_option("--seed", cfg.seed, "Seed of the weights and of synthetic data")
       ->capture_default_str();
@@ -169,6 +171,8 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
     throw UsageError("head size hidden/heads = " + std::to_string(cfg.model.head_dim()) +
                      " is larger than 256, which the CUDA attention kernel supports");
   if (cfg.iters < 1) throw UsageError("--iters must be >= 1, got " + std::to_string(cfg.iters));
+  // The default warm-up leaves at least one measured iteration (--iters 1: none left out).
+  if (app.count("--warmup") == 0) cfg.warmup = std::min(cfg.warmup, cfg.iters - 1);
   if (cfg.warmup < 0 || cfg.warmup >= cfg.iters)
     throw UsageError("--warmup must be >= 0 and less than --iters (" + std::to_string(cfg.iters) +
                      "), got " + std::to_string(cfg.warmup));

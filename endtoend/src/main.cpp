@@ -35,6 +35,12 @@ int main(int argc, char** argv) {
     finish_config(app, cfg, backend->name());
     ProcessGrid grid(cfg.plan.grid);  // names the factor when the grid does not match the world
     validate_gpt_plan(cfg.model, cfg.plan);
+    // Output places are checked now, not after the run (a folder that cannot be written fails
+    // here with one line).
+    if (ctx.rank == 0)
+      for (const std::string& f : {cfg.out, cfg.dump_collectives})
+        if (!f.empty()) check_writable(f);
+    if (!cfg.trace_dir.empty()) check_writable(cfg.trace_dir + "/rank-" + std::to_string(ctx.rank));
     const PredictionRun prediction(cfg, *backend);  // --predict: a bad machine fails here
     Trainer trainer(cfg, *backend, grid);
     if (ctx.rank == 0 && !cfg.quiet)

@@ -12,6 +12,11 @@ namespace ovb {
 // path and the system's reason on failure; an existing file at `path` is then left unchanged.
 void atomic_write(const std::string& path, const std::string& content);
 
+// Checks before a long run that atomic_write(path, ...) will be able to write there: creates the
+// missing parent folders and a probe file beside `path` (removed again). Throws UsageError naming
+// the path and the system's reason, so that a run does not fail only after its work is done.
+void check_writable(const std::string& path);
+
 // atomic_write of j pretty-printed (2-space indent) with a final newline.
 void write_json(const std::string& path, const nlohmann::json& j);
 
