@@ -159,6 +159,9 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
   std::vector<std::string> labels;
   TextTable table({"config", "overlap", "predicted ms", "measured ms", "error %", "exposed pred",
                    "exposed meas"});
+  // Per configuration and (dimension, collective kind), per iteration.
+  TextTable term_table({"config", "overlap", "group", "kind", "calls", "pred ms", "meas ms",
+                        "error %", "exposed pred", "exposed meas"});
   for (const MeasuredRun& run : runs) {
     auto [m, o] = config_of_result(run.result, run.file);
     Machine mc = machine;
@@ -180,6 +183,14 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
     for (const json& t : c["terms"]) mexp += t["measured_exposed_ms"].get<double>();
     c["measured_exposed_comm_ms"] = mexp;
     if (!run.trace.is_null()) c["trace"] = trace_json(run, p, pterms, warnings);
+    for (const json& t : c["terms"])
+      term_table.row({o.grid.str(), c["overlap"], t["group"], t["kind"],
+                      fmt(t["predicted_count"].get<double>(), 0),
+                      fmt(t["predicted_ms"].get<double>(), 3),
+                      fmt(t["measured_ms"].get<double>(), 3),
+                      t["error_pct"].is_null() ? "-" : fmt(t["error_pct"].get<double>(), 1),
+                      fmt(t["predicted_exposed_ms"].get<double>(), 3),
+                      fmt(t["measured_exposed_ms"].get<double>(), 3)});
     table.row({o.grid.str(), c["overlap"], fmt(p.iteration_ms(), 3), fmt(measured, 3),
                fmt(c["error_pct"].get<double>(), 1), fmt(p.timeline.exposed_total_us() / 1e3, 3),
                fmt(mexp, 3)});
@@ -235,6 +246,7 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
      << fmt(max_abs, 1) << " %\n"
      << "measured fastest: " << labels[best] << " - " << (in_top ? "in" : "NOT in")
      << " the predicted top " << k << '\n';
+  os << "\nper dimension and collective kind (per iteration):\n" << term_table.str();
   for (const json& w : warnings) os << "warning: " << w.get<std::string>() << '\n';
   out.text = os.str();
   return out;
