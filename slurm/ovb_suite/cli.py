@@ -17,14 +17,15 @@ import subprocess
 import sys
 
 from . import __version__
-from .launch import choose_launcher, default_build, default_ranks, find_binary, resolve_backend
+from .launch import (BUILD_CANDIDATES, choose_launcher, default_ranks, find_binary, pick_build,
+                     resolve_backend)
 from .plan import GROUPS, Target, build_plan
 from .presets import PRESETS
 from .runner import SignalWatch
 from .state import ResultsFolder
 from .step import Step, check_steps, load_steps_file
 from .suite import Suite
-from .util import OneLineParser, SuiteError, iso, now, progress
+from .util import COMM_VAR, OneLineParser, SuiteError, iso, now, parse_comm_timeout, progress
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 # Options recorded in .suite/suite.json: a rerun into the same folder must not change them.
@@ -39,6 +40,23 @@ def _positive(v):
     if x <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {v}")
     return x
+
+
+def _seconds(v):
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{v}' is not a number of seconds") from None
+    if not 0 <= x < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be >= 0 (0: off), got {v}")
+    return x
+
+
+def _comm_option(p):
+    p.add_argument("--comm-timeout", type=_seconds, metavar="S",
+                   help="OVB_COMM_TIMEOUT_S for multi-rank steps: the binaries' in-process "
+                   "collective watchdog (0: off; default $OVB_COMM_TIMEOUT_S, else 0.8 x the "
+                   "step's stall limit, or time limit)")
 
 
 def _count(v):
@@ -56,7 +74,8 @@ def _target_options(p):
     p.add_argument("--ranks-per-gpu", type=_count, help="ranks sharing one GPU "
                    "(sets OVB_RANKS_PER_GPU for the steps; default 1)")
     p.add_argument("--build", metavar="DIR", help="build folder with the suite's executables "
-                   "(default $OVB_BUILD_DIR, else build/default, build/cuda or build/host)")
+                   "(default $OVB_BUILD_DIR, else the first of build/default, build/cuda, "
+                   "build/host that has every executable the run needs)")
     p.add_argument("--steps-file", metavar="FILE", help="run the steps of this JSON file instead "
                    "of the built-in suite (format: slurm/README.md)")
 
@@ -81,6 +100,7 @@ def make_parser():
     r.add_argument("--grace", type=_positive, default=60.0, metavar="S", help="seconds between "
                    "SIGTERM and SIGKILL when a step is stopped (default 60; keep it below the "
                    "#SBATCH --signal lead time)")
+    _comm_option(r)
     r.add_argument("--heartbeat", type=_positive, default=300.0, metavar="S",
                    help="progress line every S seconds while a step runs (default 300)")
     r.add_argument("--requeue", choices=("auto", "no"), default="auto", help="auto: after "
@@ -108,6 +128,7 @@ def make_parser():
                    help="for the launcher's GPU binding only (default auto)")
     e.add_argument("--build", metavar="DIR", help="where COMMAND is looked up first")
     e.add_argument("--grace", type=_positive, default=60.0, metavar="S")
+    _comm_option(e)
     e.add_argument("--redo", action="store_true", help="run it even if finished")
     e.add_argument("--requeue", choices=("auto", "no"), default="auto",
                    help="as for run: requeue the Slurm job after SIGUSR1")
@@ -145,8 +166,33 @@ def _settle_options(args, folder):
     return doc
 
 
+def _plan_binaries(args):
+    """The suite executables the selected steps of the built-in plan run (none for a steps file)."""
+    if args.steps_file:
+        return set()
+    steps = build_plan(Target(REPO, "", "host", args.ranks or default_ranks("host", 1),
+                              args.preset))
+    try:
+        steps = _select(steps, getattr(args, "only", None))
+    except SuiteError:
+        pass  # step names of another rank count: the whole plan's; _select reports it later
+    return {s.binary for s in steps if s.binary}
+
+
+def default_build(needed, strict=True):
+    """pick_build under this repository, saying which folder was chosen (and which passed over)."""
+    build, note = pick_build(REPO, needed, strict)
+    if build:
+        has = needed and all(find_binary(build, n) for n in needed)
+        progress(f"build folder {build} (the first of "
+                 f"{', '.join('build/' + c for c in BUILD_CANDIDATES)}"
+                 f"{' with ' + ', '.join(sorted(needed)) if has else ''}"
+                 f"{'; ' + note if note else ''})")
+    return build
+
+
 def _resolve_target(args):
-    build = args.build or os.environ.get("OVB_BUILD_DIR") or default_build(REPO)
+    build = args.build or os.environ.get("OVB_BUILD_DIR") or default_build(_plan_binaries(args))
     if args.steps_file is None and not build:
         raise SuiteError("no build folder: build the suite (cmake --preset host && cmake --build "
                          "--preset host) or pass --build DIR")
@@ -212,9 +258,17 @@ def _requeue(signals, args):
         progress(f"scontrol requeue failed: {e}")
 
 
+def _check_comm_env():
+    """A bad OVB_COMM_TIMEOUT_S from the site file stops the driver before it touches a folder
+    (every step's binaries would reject it)."""
+    if os.environ.get(COMM_VAR, "") != "":
+        parse_comm_timeout(os.environ[COMM_VAR], COMM_VAR)
+
+
 def cmd_run(args):
     signals = SignalWatch()
     signals.install()  # from the start: a signal during set-up must not lose the folder's state
+    _check_comm_env()
     folder = ResultsFolder(args.out or _default_out())
     doc = _settle_options(args, folder)
     target = _resolve_target(args)
@@ -238,7 +292,7 @@ def cmd_run(args):
     suite = Suite(folder, steps, launcher=launcher, backend=target.backend, signals=signals,
                   grace_s=args.grace, heartbeat_s=args.heartbeat,
                   timeout_scale=args.timeout_scale, extra_env=env, redo=_split(args.redo),
-                  keep_failed=args.keep_failed, suite_doc=doc)
+                  keep_failed=args.keep_failed, suite_doc=doc, comm_timeout_s=args.comm_timeout)
     rc = suite.run()
     suite.release_locks()
     if signals.received:
@@ -249,12 +303,14 @@ def cmd_run(args):
 def cmd_exec(args):
     signals = SignalWatch()
     signals.install()
+    _check_comm_env()
     cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         raise SuiteError("exec: no command given (ovb-suite exec --name STEP ... -- COMMAND ...)")
     if args.ranks < 0:
         raise SuiteError(f"--ranks must be >= 0, got {args.ranks}")
-    build = args.build or os.environ.get("OVB_BUILD_DIR") or default_build(REPO) or ""
+    build = args.build or os.environ.get("OVB_BUILD_DIR") or \
+        default_build({cmd[0]} if "/" not in cmd[0] else set(), strict=False) or ""
     if "/" not in cmd[0] and build:
         cmd[0] = find_binary(build, cmd[0]) or cmd[0]
     step = check_steps([Step(name=args.name, command=cmd, group=args.group, ranks=args.ranks,
@@ -270,7 +326,7 @@ def cmd_exec(args):
     folder.write_suite(doc)
     suite = Suite(folder, [step], launcher=choose_launcher(), backend=backend, signals=signals,
                   grace_s=args.grace, redo=[args.name] if args.redo else [], suite_doc=doc,
-                  shared=True)
+                  shared=True, comm_timeout_s=args.comm_timeout)
     rc = suite.run()
     suite.release_locks()
     if signals.received:

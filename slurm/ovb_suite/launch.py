@@ -90,6 +90,8 @@ def choose_launcher(want=None):
 
 def find_binary(build, name):
     """Path of an executable of the build (parts put theirs in build/PART/), or None."""
+    if not build:
+        return None
     for pattern in (name, os.path.join("bin", name), os.path.join("*", name),
                     os.path.join("*", "*", name)):
         for p in sorted(glob.glob(os.path.join(build, pattern))):
@@ -98,13 +100,28 @@ def find_binary(build, name):
     return None
 
 
-def default_build(repo):
-    """The first existing build folder among build/default, build/cuda, build/host."""
-    for name in ("default", "cuda", "host"):
-        path = os.path.join(repo, "build", name)
-        if os.path.isdir(path):
-            return path
-    return None
+BUILD_CANDIDATES = ("default", "cuda", "host")  # under REPO/build, in this order
+
+
+def pick_build(repo, needed, strict=True):
+    """(folder, note) for the default build: the first existing REPO/build/{default,cuda,host}
+    holding every executable in `needed`; `note` names the folders passed over and what they lack.
+    (None, "") when none exists. When none holds them all: SuiteError naming what each lacks, or,
+    with strict=False (a command that may be on PATH), the first existing one."""
+    found = [p for p in (os.path.join(repo, "build", n) for n in BUILD_CANDIDATES)
+             if os.path.isdir(p)]
+    passed = []
+    for b in found:
+        lack = [n for n in sorted(needed) if not find_binary(b, n)]
+        if not lack:
+            return b, "; ".join(passed)
+        passed.append(f"{os.path.relpath(b, repo)} lacks {', '.join(lack)}")
+    if not found:
+        return None, ""
+    if not strict:
+        return found[0], "; ".join(passed)
+    raise SuiteError("no build folder has the executables this run needs: " + "; ".join(passed)
+                     + " (build them, or pass --build DIR or set OVB_BUILD_DIR)")
 
 
 def gpu_count():

@@ -58,7 +58,7 @@ class _Builder:
             name=name, group=group, command=([path] if path else []) + list(args), ranks=ranks,
             outputs=list(outputs), timeout_s=self.p.timeout_s,
             stall_s=self.p.stall_s if stall is None else stall, needs=list(needs),
-            after=list(after), missing=missing, description=description))
+            after=list(after), missing=missing, description=description, binary=exe or ""))
         return name
 
     def names(self, group):

@@ -7,6 +7,11 @@ It ends in one of four ways:
     (a collective that never completes prints nothing); the step fails;
   - the driver receives SIGTERM/SIGINT/SIGUSR1/SIGHUP (scancel, Slurm's time-limit warning): the
     step is interrupted.
+A stop does not always reach the driver before the step ends: scancel signals the job's ranks and
+srun directly too, and an srun started while the job is being cancelled fails at once ("Unable to
+create step"). So a step that fails while no stop signal has arrived is held for up to `settle_s`
+seconds: a stop signal in that window means the step was cut off (interrupted, redone on the next
+run), not failed.
 In the last two cases the whole group gets SIGTERM, so that the step - or srun/mpirun, which forward
 it to every rank - can flush traces and partial results and abort its communicators; whatever still
 runs `grace_s` seconds later gets SIGKILL. Processes left in the group after the command exits are
@@ -19,6 +24,7 @@ import ctypes
 import os
 import signal
 import subprocess
+import time
 from dataclasses import dataclass
 
 from .util import now, progress
@@ -53,6 +59,8 @@ class Outcome:
     exit_code: int = None      # the command's status (negative: killed by that signal)
     watchdog: str = ""         # why the watchdog stopped it, or ""
     signal: str = ""           # the stop signal the driver received while it ran, or ""
+    stopped: bool = False      # the driver sent that stop to the step (it was cut off)
+    late_s: float = None       # the signal came this many seconds after the step had ended
     duration_s: float = 0.0
 
 
@@ -115,6 +123,7 @@ class Limits:
     grace_s: float = 60.0
     heartbeat_s: float = 300.0
     poll_s: float = 0.2
+    settle_s: float = 0.0      # how long a failed step waits for a stop signal that is on its way
 
 
 def run_command(argv, env, cwd, log_path, limits, signals, label):
@@ -145,7 +154,7 @@ def run_command(argv, env, cwd, log_path, limits, signals, label):
                 if size != last_size:
                     last_size, last_change = size, t
                 if signals.received:
-                    out.signal = signals.name()
+                    out.signal, out.stopped = signals.name(), True
                     progress(f"{label}: {out.signal} received: sending SIGTERM to the step, "
                              f"SIGKILL in {limits.grace_s:.0f} s")
                 elif t - start > limits.timeout_s:
@@ -169,7 +178,21 @@ def run_command(argv, env, cwd, log_path, limits, signals, label):
                 kill_at = float("inf")
         _kill_group(pgid, signal.SIGKILL)  # stragglers that outlived the command
         reap_orphans()
+        out.duration_s = now() - start
         if signals.received and not out.signal:
             out.signal = signals.name()  # arrived in the last poll interval
-    out.duration_s = now() - start
+        elif not out.signal and not out.watchdog and out.exit_code != 0:
+            _await_stop(out, signals, limits.settle_s, label)
     return out
+
+
+def _await_stop(out, signals, settle_s, label):
+    """A failed step: waits up to settle_s for a stop signal already on its way (see the module
+    comment); records it in `out` if one comes."""
+    ended = now()
+    while not signals.received and now() - ended < settle_s:
+        time.sleep(0.05)
+    if signals.received:
+        out.signal, out.late_s = signals.name(), round(now() - ended, 3)
+        progress(f"{label}: {out.signal} received {out.late_s:.1f} s after the step ended "
+                 f"(exit status {out.exit_code}): it was cut off, not failed")

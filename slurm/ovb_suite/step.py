@@ -12,7 +12,7 @@ import glob
 import re
 from dataclasses import dataclass, field
 
-from .util import SuiteError, read_json
+from .util import COMM_VAR, SuiteError, parse_comm_timeout, read_json
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 GLOB_RE = re.compile(r"^\{glob:(.*)\}$")
@@ -32,6 +32,7 @@ class Step:
     env: dict = field(default_factory=dict)
     missing: str = ""          # why the step cannot run here (e.g. "gpt4d not built"); "" if it can
     description: str = ""
+    binary: str = ""           # the suite executable it runs (built-in plan only; not a file key)
 
     def inputs(self):
         """Steps whose results this one reads: when one of them finished after this step started,
@@ -99,6 +100,8 @@ def step_from_dict(d, where):
     step = Step(**d)
     step.command = [str(w) for w in step.command]
     step.env = {str(k): str(v) for k, v in step.env.items()}
+    if COMM_VAR in step.env:
+        parse_comm_timeout(step.env[COMM_VAR], f"{where}: env {COMM_VAR}")
     return step
 
 

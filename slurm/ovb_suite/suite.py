@@ -5,6 +5,16 @@ A finished step is skipped unless one of its outputs is gone, a step it reads (n
 finished after it started (its results are stale), or --redo names it. A failed step is redone
 (unless --keep-failed), an interrupted one always. A step whose hard dependency (needs) is not
 finished fails at once with that reason.
+
+A step is interrupted, not failed, when a stop signal (scancel, the time-limit warning) reached the
+driver before it ended, or while it failed (runner.py: the settle window); one the driver told to
+stop is interrupted even when it exits 0, since what it wrote may be partial.
+
+Multi-rank steps get OVB_COMM_TIMEOUT_S, the in-process collective watchdog of the suite's binaries
+(core/include/ovb/watchdog.hpp): from the step's env, else --comm-timeout, else the driver's
+environment (site.sh), else COMM_FRACTION of the step's stall limit (of its time limit without one),
+so that a hung collective ends with the binary's own one-line error before the driver's stall
+watchdog has to kill it.
 """
 
 import fcntl
@@ -18,7 +28,14 @@ import time
 from .runner import Limits, run_command
 from .state import FAILED, FINISHED, INTERRUPTED, RUNNING, ResultsFolder
 from .step import expand_command
-from .util import SuiteError, iso, now, progress, tail_lines
+from .util import COMM_VAR, SuiteError, iso, now, parse_comm_timeout, progress, tail_lines
+
+
+# The derived in-process collective timeout, as a fraction of the step's stall (or time) limit: the
+# rest covers the work between the step's last output and the wait that hangs, and the abort.
+COMM_FRACTION = 0.8
+# Longest wait of a failed step for a stop signal on its way (runner.py); never above --grace.
+SETTLE_MAX_S = 10.0
 
 
 def _remove(path):
@@ -44,7 +61,7 @@ def _check_output(path):
 class Suite:
     def __init__(self, folder, steps, *, launcher, backend, signals, grace_s=60.0,
                  heartbeat_s=300.0, timeout_scale=1.0, extra_env=None, redo=(),
-                 keep_failed=False, suite_doc=None, shared=False):
+                 keep_failed=False, suite_doc=None, shared=False, comm_timeout_s=None):
         self.f = folder if isinstance(folder, ResultsFolder) else ResultsFolder(folder)
         self.steps, self.launcher, self.backend, self.signals = steps, launcher, backend, signals
         self.grace_s, self.heartbeat_s, self.timeout_scale = grace_s, heartbeat_s, timeout_scale
@@ -52,6 +69,7 @@ class Suite:
         self.redo, self.keep_failed, self.suite_doc = set(redo), keep_failed, suite_doc or {}
         self.counts = {"ran": 0, "skipped": 0}
         self.shared, self._locks = shared, []
+        self.comm_timeout_s = comm_timeout_s  # --comm-timeout; None: not given
 
     # ---- decisions ----
 
@@ -79,7 +97,23 @@ class Suite:
 
     # ---- running one step ----
 
-    def _env(self, step, tmp):
+    def _comm_timeout(self, step, limits):
+        """(seconds or None, where it came from) of OVB_COMM_TIMEOUT_S for the step: see the
+        module comment. None: the variable is not set for this step."""
+        site = os.environ.get(COMM_VAR, "")  # checked at start-up (cli.py)
+        if COMM_VAR in step.env:  # checked when the steps file was read (step.py)
+            return parse_comm_timeout(step.env[COMM_VAR], COMM_VAR), "step env"
+        if step.ranks <= 1:  # no peers to wait for; a value exported by the site still applies
+            return (parse_comm_timeout(site, COMM_VAR), "environment") if site else (None, "")
+        if self.comm_timeout_s is not None:
+            return self.comm_timeout_s, "--comm-timeout"
+        if site:
+            return parse_comm_timeout(site, COMM_VAR), "environment"
+        if limits.stall_s:
+            return round(COMM_FRACTION * limits.stall_s, 3), "stall limit"
+        return round(COMM_FRACTION * limits.timeout_s, 3), "time limit"
+
+    def _env(self, step, tmp, comm_timeout_s=None):
         env = dict(os.environ)
         if step.ranks:
             env.update(self.launcher.env())
@@ -91,6 +125,8 @@ class Suite:
                 env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
         env.update(self.extra_env)
         env.update(step.env)
+        if comm_timeout_s is not None:
+            env[COMM_VAR] = f"{comm_timeout_s:g}"
         env.update(OVB_SUITE_STEP=step.name, OVB_SUITE_TMP=tmp, OVB_SUITE_OUT=self.f.root)
         return env
 
@@ -157,27 +193,32 @@ class Suite:
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"==== ovb-suite: {step.name} attempt {attempt} at {iso(t0)} on "
                       f"{socket.gethostname()}: {shlex.join(argv)}\n")
-        base = dict(self._base_record(step, attempt), command=argv, started_at=iso(t0),
-                    started_epoch=t0)
-        self.f.write_state(step.name, dict(base, status=RUNNING))
-        self.f.write_status(self.steps, self.suite_doc)
         limits = Limits(timeout_s=step.timeout_s * self.timeout_scale,
                         stall_s=step.stall_s * self.timeout_scale, grace_s=self.grace_s,
-                        heartbeat_s=self.heartbeat_s)
+                        heartbeat_s=self.heartbeat_s, settle_s=min(self.grace_s, SETTLE_MAX_S))
+        comm, comm_from = self._comm_timeout(step, limits)
+        base = dict(self._base_record(step, attempt), command=argv, started_at=iso(t0),
+                    started_epoch=t0, comm_timeout_s=comm, comm_timeout_from=comm_from or None)
+        self.f.write_state(step.name, dict(base, status=RUNNING))
+        self.f.write_status(self.steps, self.suite_doc)
         where = f"{step.ranks} rank(s) via {self.launcher.kind}" if step.ranks else "1 process"
         progress(f"{label}: started ({where}, watchdog {limits.timeout_s:.0f} s"
-                 f"{f', stall {limits.stall_s:.0f} s' if limits.stall_s else ''}; "
+                 f"{f', stall {limits.stall_s:.0f} s' if limits.stall_s else ''}"
+                 f"{f', collectives {comm:g} s' if comm else ''}; "
                  f"log {self.f.log_rel(step.name)})")
-        oc = run_command(argv, self._env(step, tmp), tmp, log_path, limits, self.signals, label)
+        oc = run_command(argv, self._env(step, tmp, comm), tmp, log_path, limits, self.signals,
+                         label)
         t1 = now()
         rec = dict(base, ended_at=iso(t1), ended_epoch=t1, duration_s=round(oc.duration_s, 3),
-                   exit_code=oc.exit_code, signal=oc.signal or None, watchdog=oc.watchdog or None)
+                   exit_code=oc.exit_code, signal=oc.signal or None, watchdog=oc.watchdog or None,
+                   signal_after_end_s=oc.late_s)
         error = ""
-        if oc.exit_code == 0 and not oc.watchdog:
+        if oc.signal and (oc.stopped or oc.exit_code != 0):
+            # Cut off by a stop (scancel, time limit): redone on the next run, never failed.
+            status, error = INTERRUPTED, f"interrupted by {oc.signal}"
+        elif oc.exit_code == 0 and not oc.watchdog:
             error = self._move_outputs(step, tmp)
             status = FINISHED if not error else FAILED
-        elif oc.signal:
-            status, error = INTERRUPTED, f"interrupted by {oc.signal}"
         elif oc.watchdog:
             status, error = FAILED, f"watchdog: {oc.watchdog}; killed"
         else:

@@ -21,6 +21,23 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+# The in-process collective watchdog's variable (core/include/ovb/watchdog.hpp): seconds, 0 = off.
+COMM_VAR = "OVB_COMM_TIMEOUT_S"
+
+
+def parse_comm_timeout(value, where):
+    """Seconds >= 0 from a string ("" or 0: the in-process watchdog off, as in core); SuiteError
+    naming `where`. The driver passes the parsed value on (`:g`), so the binaries see a plain
+    number."""
+    try:
+        x = float(value) if value != "" else 0.0
+    except (TypeError, ValueError):
+        x = -1.0
+    if not x >= 0 or x == float("inf"):
+        raise SuiteError(f"{where}={value!r}: expected seconds >= 0 (0: no collective watchdog)")
+    return x
+
+
 def now():
     return time.time()
 

@@ -256,6 +256,49 @@ class Signals(DriverCase):
         self.assertEqual(self.state("a")["attempt"], 1)
         self.assertEqual(self.state("b")["attempt"], 2)
 
+    def test_signal_just_after_a_failed_step_makes_it_interrupted(self):
+        # scancel's SIGTERM can reach the ranks (or make srun fail: "Unable to create step")
+        # before the driver: a stop arriving while the failed step settles means it was cut off.
+        started = self.flag("started")
+        f = self.steps_file([sh(f"touch {started}; echo 'srun: error: Unable to create step'; "
+                                "exit 1", name="cut"), sh("true", name="next")])
+        p = self.start_driver(f)
+        end = time.time() + 30
+        while not os.path.exists(started) and time.time() < end:
+            time.sleep(0.02)
+        time.sleep(0.5)  # the step has ended; the driver waits up to --grace 2 s for a stop
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+        self.assertEqual(p.returncode, 128 + signal.SIGTERM, out)
+        rec = self.state("cut")
+        self.assertEqual(rec["status"], "interrupted", out)
+        self.assertEqual(rec["error"], "interrupted by SIGTERM")
+        self.assertGreater(rec["signal_after_end_s"], 0.2)
+        self.assertIn("it was cut off, not failed", out)
+        self.assertFalse(os.path.exists(os.path.join(self.out, ".suite", "state", "next.json")))
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("attempt 1 was interrupted: running it again", r.stdout)
+        rec = self.state("cut")  # without a stop it is a plain failure after the settle window
+        self.assertEqual((rec["status"], rec["attempt"]), ("failed", 2))
+        self.assertEqual(rec["error"], "exit status 1: srun: error: Unable to create step")
+        self.assertIsNone(rec["signal_after_end_s"])
+
+    def test_step_told_to_stop_is_interrupted_even_if_it_exits_0(self):
+        # What a step writes after being told to stop may be partial: never taken as finished.
+        f = self.steps_file([sh("trap 'echo \"{\\\"partial\\\": 1}\" > {tmp}/a.json; exit 0' "
+                                "TERM; echo started; sleep 1000 & wait", name="a",
+                                outputs=["a.json"])])
+        p = self.start_driver(f)
+        self.wait_running("a", p)
+        time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=60)
+        rec = self.state("a")
+        self.assertEqual((rec["status"], rec["exit_code"]), ("interrupted", 0), out)
+        self.assertFalse(os.path.exists(os.path.join(self.out, "a.json")))
+        self.assertTrue(os.path.exists(os.path.join(self.out, rec["partial"], "a.json")))
+
     def test_usr1_in_a_slurm_job_requeues_it(self):
         bindir = os.path.join(self.dir, "bin")
         os.makedirs(bindir)
@@ -347,6 +390,97 @@ class Options(DriverCase):
         self.assertEqual(r.returncode, 0, r.stdout + read(os.path.join(self.out, "logs", "ranks.txt")))
         with open(os.path.join(self.out, ".suite", "ranks"), encoding="utf-8") as fh:
             self.assertEqual(sorted(fh.read().split()), ["rank=0", "rank=1", "rank=2"])
+
+
+class CommTimeout(DriverCase):
+    """OVB_COMM_TIMEOUT_S for multi-rank steps, through a stand-in mpirun that runs the command
+    once (rank 0 of N) and exits with its status."""
+
+    def setUp(self):
+        super().setUp()
+        bindir = os.path.join(self.dir, "bin")
+        os.makedirs(bindir)
+        with open(os.path.join(bindir, "mpirun"), "w", encoding="utf-8") as fh:
+            fh.write("#!/bin/sh\n[ \"$1\" = --version ] && { echo stand-in; exit 0; }\n"
+                     "shift 2\nexec \"$@\"\n")
+        os.chmod(os.path.join(bindir, "mpirun"), 0o755)
+        self.env.update(PATH=bindir + os.pathsep + self.env["PATH"], OVB_LAUNCHER="mpirun")
+        self.env.pop("OVB_COMM_TIMEOUT_S", None)
+
+    def seen(self, *extra, steps=None):
+        """{step: (value the command saw, record's comm_timeout_s, comm_timeout_from)}."""
+        probe = "echo \"${OVB_COMM_TIMEOUT_S-unset}\" > {tmp}/seen.txt"
+        f = self.steps_file(steps or [
+            dict(sh(probe, name="ranked", outputs=["seen.txt"]), ranks=4, stall_s=300),
+            dict(sh(probe.replace("seen", "t"), name="untimed", outputs=["t.txt"]), ranks=2,
+                 timeout_s=50),
+            dict(sh(probe.replace("seen", "one"), name="one", outputs=["one.txt"]), ranks=1,
+                 stall_s=300),
+            dict(sh(probe.replace("seen", "own"), name="own", outputs=["own.txt"],
+                    env={"OVB_COMM_TIMEOUT_S": "7"}), ranks=4, stall_s=300)])
+        r = self.run_driver(f, "--redo", "ranked,untimed,one,own", *extra)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        files = {"ranked": "seen.txt", "untimed": "t.txt", "one": "one.txt", "own": "own.txt"}
+        return {n: (read(os.path.join(self.out, o)).strip(), self.state(n)["comm_timeout_s"],
+                    self.state(n)["comm_timeout_from"]) for n, o in files.items()}
+
+    def test_derived_from_stall_or_time_limit_and_overridden(self):
+        got = self.seen()
+        self.assertEqual(got["ranked"], ("240", 240, "stall limit"))  # 0.8 x stall 300 s
+        self.assertEqual(got["untimed"], ("40", 40, "time limit"))    # no stall: 0.8 x 50 s
+        self.assertEqual(got["one"], ("unset", None, None))           # one rank: no peers
+        self.assertEqual(got["own"], ("7", 7, "step env"))
+        got = self.seen("--timeout-scale", "2")
+        self.assertEqual(got["ranked"][:2], ("480", 480))
+        self.env["OVB_COMM_TIMEOUT_S"] = "90"  # exported by the site configuration
+        got = self.seen()
+        self.assertEqual(got["ranked"], ("90", 90, "environment"))
+        self.assertEqual(got["one"], ("90", 90, "environment"))
+        self.assertEqual(got["own"][2], "step env")
+        got = self.seen("--comm-timeout", "0")  # the option wins; 0 turns it off
+        self.assertEqual(got["ranked"], ("0", 0, "--comm-timeout"))
+
+    def test_bad_values_are_one_line_errors(self):
+        f = self.steps_file([sh("true", name="a")])
+        self.env["OVB_COMM_TIMEOUT_S"] = "soon"
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip(), "ovb-suite: error: OVB_COMM_TIMEOUT_S='soon': expected "
+                         "seconds >= 0 (0: no collective watchdog)")
+        del self.env["OVB_COMM_TIMEOUT_S"]
+        r = self.run_driver(f, "--comm-timeout", "-1")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--comm-timeout: must be >= 0", r.stderr)
+        g = self.steps_file([sh("true", name="a", env={"OVB_COMM_TIMEOUT_S": "x"})], "bad.json")
+        r = self.run_driver(g)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("step 1: env OVB_COMM_TIMEOUT_S='x'", r.stderr)
+
+
+class DefaultBuild(unittest.TestCase):
+    def test_first_build_with_every_needed_binary_is_chosen(self):
+        from ovb_suite.launch import pick_build
+        from ovb_suite.util import SuiteError
+        with tempfile.TemporaryDirectory() as repo:
+            def exe(path):
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as fh:
+                    fh.write("#!/bin/sh\n")
+                os.chmod(path, 0o755)
+            exe(os.path.join(repo, "build", "cuda", "endtoend", "gpt4d"))
+            exe(os.path.join(repo, "build", "host", "endtoend", "gpt4d"))
+            exe(os.path.join(repo, "build", "host", "analysis", "model", "ovb-model"))
+            build, note = pick_build(repo, {"gpt4d", "ovb-model"})
+            self.assertEqual(build, os.path.join(repo, "build", "host"))
+            self.assertEqual(note, "build/cuda lacks ovb-model")
+            self.assertEqual(pick_build(repo, {"gpt4d"})[0], os.path.join(repo, "build", "cuda"))
+            with self.assertRaises(SuiteError) as e:
+                pick_build(repo, {"gpt4d", "ovb-trace"})
+            self.assertIn("build/cuda lacks ovb-trace; build/host lacks ovb-trace",
+                          str(e.exception))
+            self.assertEqual(pick_build(repo, {"ovb-trace"}, strict=False)[0],
+                             os.path.join(repo, "build", "cuda"))
+            self.assertEqual(pick_build(os.path.join(repo, "none"), {"gpt4d"}), (None, ""))
 
 
 class Plan(unittest.TestCase):
