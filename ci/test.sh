@@ -13,7 +13,12 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --no-setup) setup=0 ;;
     --host-only) host_only=1 ;;
-    -j) shift; jobs=$1 ;;
+    -j)
+      if ! [[ "${2:-}" =~ ^[1-9][0-9]*$ ]]; then
+        echo "ci/test.sh: error: -j needs a number of parallel jobs, e.g. -j 4 (see --help)" >&2
+        exit 2
+      fi
+      shift; jobs=$1 ;;
     -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "ci/test.sh: error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
