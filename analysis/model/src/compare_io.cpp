@@ -140,6 +140,7 @@ std::pair<GptShape, GptPlanOptions> config_of_result(const json& r, const std::s
       r.contains("context") ? r["context"].value("backend", std::string("host")) : "host";
   o.act_dtype = parse_dtype(cfg.value("dtype", backend == "cuda" ? "bf16" : "fp32"));
   if (cfg.contains("grad_dtype")) o.grad_dtype = parse_dtype(cfg["grad_dtype"].get<std::string>());
+  if (backend != "cuda") o.gemm_workspace_bytes = 0;  // gpt4d's host backend has no cuBLASLt
   return {m, o};
 }
 
