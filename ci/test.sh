@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ci/test.sh: the one test command. Installs what is missing (ci/setup.sh), configures and builds
-# the host backend (preset host) and, where nvcc is found, the CUDA backend too (preset cuda:
+# the host backend (preset host) and, where nvcc and NCCL are found, the CUDA backend too (preset cuda:
 # compile and link; its GPU tests run only where a GPU is visible and are reported as skipped
 # elsewhere), runs every test (ctest: unit, multi-rank MPI, smoke, Slurm; pytest for analysis/;
 # and the shell-script lint) and prints one summary line. Exit status non-zero on any failure.
@@ -38,8 +38,24 @@ if [ "$setup" = 1 ]; then
   ci/setup.sh || { echo "ci/test.sh: setup failed" >&2; exit 1; }
 fi
 
+# NCCL's header where cmake/FindNCCL.cmake looks for it (NCCL_ROOT/NCCL_HOME, the toolkit, /usr).
+have_nccl() {
+  local d
+  for d in "${NCCL_ROOT:-/nonexistent}" "${NCCL_HOME:-/nonexistent}" /usr/local/cuda /usr; do
+    [ -f "$d/include/nccl.h" ] && return 0
+  done
+  return 1
+}
 presets=(host)
-if [ "$host_only" = 0 ] && command -v nvcc >/dev/null 2>&1; then presets+=(cuda); fi
+if [ "$host_only" = 0 ] && command -v nvcc >/dev/null 2>&1; then
+  if have_nccl; then
+    presets+=(cuda)
+  else
+    echo "ci/test.sh: note: nvcc found but no NCCL (nccl.h): the CUDA pass is skipped;" \
+      "install NCCL (e.g. libnccl-dev) or set NCCL_ROOT"
+    results+=("cuda: SKIPPED (nvcc without NCCL)")
+  fi
+fi
 
 for p in "${presets[@]}"; do
   step "configure-$p" cmake --preset "$p" -DPython3_EXECUTABLE="$here/.venv/bin/python"
