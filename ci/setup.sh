@@ -17,22 +17,42 @@ for a in "$@"; do
   esac
 done
 
-# Debian package -> what it provides (for the message on other systems).
+# Debian package -> what it provides (for the message on other systems) and, for systems without
+# dpkg, how to tell it is there: cmd:NAME (a command on PATH) or hdr:FILE (a header in the
+# compiler's usual include folders or CPATH).
 packages=(
-  build-essential:"C/C++ compiler" cmake:"CMake >= 3.25" ninja-build:"Ninja" git:"git"
-  pkg-config:"pkg-config" openmpi-bin:"mpirun" libopenmpi-dev:"MPI headers and libraries"
-  nlohmann-json3-dev:"nlohmann-json" libcli11-dev:"CLI11" libopenblas-dev:"OpenBLAS (cblas.h)"
-  libgtest-dev:"GoogleTest" libgmock-dev:"GoogleMock" libbenchmark-dev:"Google Benchmark"
-  python3-venv:"Python venv" shellcheck:"shellcheck"
+  build-essential:"C/C++ compiler":cmd:c++ cmake:"CMake >= 3.25":cmd:cmake
+  ninja-build:"Ninja":cmd:ninja git:"git":cmd:git pkg-config:"pkg-config":cmd:pkg-config
+  openmpi-bin:"mpirun":cmd:mpirun libopenmpi-dev:"MPI headers and libraries":cmd:mpicc
+  nlohmann-json3-dev:"nlohmann-json":hdr:nlohmann/json.hpp libcli11-dev:"CLI11":hdr:CLI/CLI.hpp
+  libopenblas-dev:"OpenBLAS (cblas.h)":hdr:cblas.h libgtest-dev:"GoogleTest":hdr:gtest/gtest.h
+  libgmock-dev:"GoogleMock":hdr:gmock/gmock.h libbenchmark-dev:"Google Benchmark":hdr:benchmark/benchmark.h
+  python3-venv:"Python venv":cmd:python3 shellcheck:"shellcheck":cmd:shellcheck
 )
-[ "$want_slurm" = 1 ] && packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)" munge:"munge")
+[ "$want_slurm" = 1 ] &&
+  packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)":cmd:slurmctld munge:"munge":cmd:munged)
+
+# present ENTRY: whether the package of a packages[] entry is installed.
+present() {
+  local name=${1%%:*} probe=${1#*:*:}
+  if command -v dpkg-query >/dev/null 2>&1; then
+    dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"
+    return
+  fi
+  case "$probe" in
+    cmd:*) command -v "${probe#cmd:}" >/dev/null 2>&1 || [ -x "/usr/sbin/${probe#cmd:}" ] ;;
+    hdr:*)
+      local d
+      for d in ${CPATH:+${CPATH//:/ }} /usr/include /usr/local/include /usr/include/* /usr/local/include/*; do
+        [ -f "$d/${probe#hdr:}" ] && return 0
+      done
+      return 1 ;;
+  esac
+}
 
 missing=()
 for p in "${packages[@]}"; do
-  name=${p%%:*}
-  if ! dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$name")
-  fi
+  present "$p" || missing+=("${p%%:*}")
 done
 
 if [ ${#missing[@]} -gt 0 ]; then
@@ -47,7 +67,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "ci/setup.sh: error: not a Debian/Ubuntu system; install these (Debian names):" >&2
     for p in "${packages[@]}"; do
       name=${p%%:*}
-      for m in "${missing[@]}"; do [ "$m" = "$name" ] && echo "  $name: ${p#*:}" >&2; done
+      what=${p#*:}
+      for m in "${missing[@]}"; do [ "$m" = "$name" ] && echo "  $name: ${what%%:*}" >&2; done
     done
     exit 1
   fi
