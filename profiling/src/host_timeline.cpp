@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::int64_t kDevicePid = 0;
 constexpr std::int64_t kFirstCommTid = 100;
+constexpr std::int64_t kFirstComputeStream = 1000;  // collectives' streams count from 1
 
 long os_thread_id() {
   return static_cast<long>(::syscall(SYS_gettid));
@@ -174,7 +175,11 @@ void HostTimeline::write_compute(TraceWriter& w) const {
       const std::int64_t end = r->end < 0 ? now : r->end;
       if (r->begin < covered_until) continue;  // nested in the previous outermost region
       covered_until = end;
-      const nlohmann::ordered_json args = {{"range", r->info.name}, {"category", r->info.category}};
+      // "stream" as on every kernel event: HTA takes only events with a numeric args.stream
+      // for the GPU timeline (its idle/compute breakdown and overlap).
+      const nlohmann::ordered_json args = {{"range", r->info.name},
+                                           {"category", r->info.category},
+                                           {"stream", kFirstComputeStream + tid}};
       for (const Interval& piece : interval_difference({{rel(r->begin), rel(end)}}, waits))
         w.complete(
             {r->info.name, cat::kernel, kDevicePid, tid, abs(piece.begin), abs(piece.end), &args});

@@ -9,7 +9,8 @@
 //  - pid = 0 ("host backend"), the device of this backend:
 //      tid 0 (and up, one per thread): compute - "kernel" events for the outermost ranges of
 //        category "compute" or "layer", minus the time blocked in waits inside them (host compute
-//        runs on the calling thread, so that is when it computes);
+//        runs on the calling thread, so that is when it computes), args range, category and
+//        stream (1000 + thread index: apart from the collectives' streams, numbered from 1);
 //      tid 100+: one track per communicator x stream (and a further lane when MPI had two
 //        collectives of one communicator in flight at once, so events on a track never overlap):
 //        "kernel" events named "MPI <kind> <group>" from issue to observed completion, with args

@@ -110,6 +110,7 @@ TEST(HostTimeline, ScriptedIterationWritesAndAnalyzesExactly) {
   EXPECT_DOUBLE_EQ(compute[1]["ts"].get<double>(), 0.4);
   EXPECT_DOUBLE_EQ(compute[1]["dur"].get<double>(), 0.1);
   EXPECT_EQ(compute[2]["name"], "layer1");
+  EXPECT_EQ(compute[0]["args"]["stream"], 1000);  // a numeric stream: HTA's GPU timeline needs it
   // Issue order: c1 (x, stream 1), c2 (z-allgather, stream 2), c3 (x, stream 1, while c1 is in
   // flight: a second lane).
   ASSERT_EQ(colls.size(), 3u);
