@@ -17,6 +17,8 @@ import json
 import os
 import sys
 
+from atomic_json import write_json
+
 PARTS = ("grids4", "grids8", "flags8", "priorities")
 DIMS = ("x", "y", "z", "data", "other")
 DEFAULT_PRIORITY = ("high", "normal")
@@ -171,10 +173,7 @@ def main(out):
                   f"{e['default_exposed_ms']:.1f} | {e['exposed_change_pct']:+.1f} % |")
         print()
     doc = {"note": note, "runs": rows, "overlap_effect": ge, "priority_effect": pe}
-    tmp = os.path.join(out, "summary.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmp, os.path.join(out, "summary.json"))
+    write_json(os.path.join(out, "summary.json"), doc)
     return 0
 
 

@@ -17,6 +17,8 @@ import os
 import sys
 from collections import defaultdict
 
+from atomic_json import write_json
+
 # Measured on the issue's H100 for the 1.3B shape (issue 4 / issue 9), for reference.
 REFERENCE = [("Megatron-LM local (issue 9)", 395.0, 175.5),
              ("PyTorch eager (issue 9)", 173.0, 400.6),
@@ -229,10 +231,7 @@ def main(argv):
         summary["kernel_tests"] = {"tests": k.get("tests"), "failures": k.get("failures"),
                                    "skipped": skipped}
     print("\n".join(md))
-    tmp = os.path.join(out, "summary.json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(summary, f, indent=1)
-    os.replace(tmp, os.path.join(out, "summary.json"))
+    write_json(os.path.join(out, "summary.json"), summary)
     return 0
 
 
