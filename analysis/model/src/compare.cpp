@@ -10,6 +10,7 @@
 #include "ovb/model/predict.hpp"
 #include "ovb/model/stats.hpp"
 #include "ovb/model/table.hpp"
+#include "terms.hpp"
 
 namespace ovb::model {
 
@@ -17,49 +18,13 @@ using nlohmann::json;
 
 namespace {
 
-using Key = std::pair<std::string, std::string>;  // (group, kind)
-
-struct Term {
-  double count = 0, bytes = 0, time_ms = 0, exposed_ms = 0;
-};
-
-// "z-allgather" is the Z group on its own communicator (gpt4d's all-gather stream).
-std::string group_name(std::string g) {
-  return g == "z-allgather" ? "z" : g;
-}
-
-std::map<Key, Term> predicted_terms(const Prediction& p) {
-  std::map<Key, Term> out;
-  const Timeline& t = p.timeline;
-  for (int g = 0; g < 5; ++g)
-    for (int k = 0; k < 3; ++k)
-      if (t.count[g][k] > 0)
-        out[{std::string(name_of(static_cast<Group>(g))),
-             std::string(name_of(static_cast<CollKind>(k)))}] = {
-            t.count[g][k], 0, t.comm_us[g][k] / 1e3, t.exposed_us[g][k] / 1e3};
-  for_each_slot(p.comm, [&](const CommSlot& s, double mult) {
-    out[{std::string(name_of(s.cost.group)), std::string(name_of(s.cost.kind))}].bytes +=
-        s.cost.bytes * mult;
-  });
-  return out;
-}
-
-double num(const json& j, const char* key, double dflt = 0) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : dflt;
-}
-
-std::map<Key, Term> gpt4d_terms(const json& summary) {
-  std::map<Key, Term> out;
-  if (!summary.contains("collectives") || !summary["collectives"].is_array()) return out;
-  for (const json& c : summary["collectives"]) {
-    Term& t = out[{group_name(c.value("group", "")), c.value("kind", "")}];
-    t.count += num(c, "count");
-    t.bytes += num(c, "bytes");
-    t.time_ms += num(c, "time_ms");
-    t.exposed_ms += num(c, "exposed_ms");
-  }
-  return out;
-}
+using detail::error_or_null;
+using detail::gpt4d_terms;
+using detail::group_name;
+using detail::num;
+using detail::predicted_terms;
+using detail::Term;
+using Key = detail::TermKey;
 
 // Mean over ranks of each (group, kind) of a trace analysis.
 std::map<Key, Term> trace_terms(const json& trace) {
@@ -72,10 +37,6 @@ std::map<Key, Term> trace_terms(const json& trace) {
       t.time_ms += num(c, "total_us") / 1e3 / static_cast<double>(ranks.size());
     }
   return out;
-}
-
-json opt_error(double pred, double meas) {
-  return meas > 0 ? json(error_pct(pred, meas)) : json(nullptr);
 }
 
 // Terms side by side; a measured term covering n iterations (its count n times the predicted
@@ -110,7 +71,7 @@ json terms_json(const std::map<Key, Term>& pred, const std::map<Key, Term>& meas
               {"measured_exposed_ms", m.exposed_ms / n},
               {"predicted_count", p.count},
               {"measured_count", m.count / n}};
-    t["error_pct"] = opt_error(p.time_ms, m.time_ms / n);
+    t["error_pct"] = error_or_null(p.time_ms, m.time_ms / n);
     out.push_back(t);
   }
   return out;

@@ -9,51 +9,15 @@
 #include "ovb/error.hpp"
 #include "ovb/model/stats.hpp"
 #include "ovb/model/table.hpp"
+#include "terms.hpp"
 
 namespace ovb::model {
 
 using nlohmann::json;
 
-namespace {
-
-struct Term {
-  std::string group, kind;
-  double count = 0, bytes = 0, time_ms = 0, exposed_ms = 0;
-};
-
-double num(const json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
-}
-
-json error_or_null(double predicted, double measured) {
-  return measured > 0 ? json(error_pct(predicted, measured)) : json(nullptr);
-}
-
-// The model's terms per (group, kind), in group then kind order; bytes summed over the slots.
-std::vector<Term> predicted_terms(const Prediction& p) {
-  std::vector<Term> out;
-  const Timeline& t = p.timeline;
-  for (Group g : kGroups)
-    for (CollKind k : kKinds) {
-      const auto gi = static_cast<std::size_t>(g), ki = static_cast<std::size_t>(k);
-      if (t.count[gi][ki] <= 0) continue;
-      Term term{std::string(name_of(g)), std::string(name_of(k)),   t.count[gi][ki], 0,
-                t.comm_us[gi][ki] / 1e3, t.exposed_us[gi][ki] / 1e3};
-      for_each_slot(p.comm, [&](const CommSlot& s, double mult) {
-        if (s.cost.group == g && s.cost.kind == k) term.bytes += s.cost.bytes * mult;
-      });
-      out.push_back(std::move(term));
-    }
-  return out;
-}
-
-Term* find(std::vector<Term>& v, const std::string& group, const std::string& kind) {
-  for (Term& t : v)
-    if (t.group == group && t.kind == kind) return &t;
-  return nullptr;
-}
-
-}  // namespace
+using detail::error_or_null;
+using detail::Term;
+using detail::TermKey;
 
 Machine machine_for_run(Machine mc, int ranks_per_gpu) {
   if (ranks_per_gpu > 1) mc.ranks_per_device = ranks_per_gpu;
@@ -63,29 +27,23 @@ Machine machine_for_run(Machine mc, int ranks_per_gpu) {
 json prediction_vs_measured(const Prediction& p, const Machine& mc, const json& summary) {
   if (!summary.contains("median_time_ms") || !summary["median_time_ms"].is_number())
     throw Error("prediction_vs_measured: the summary has no median_time_ms");
-  std::vector<Term> pred = predicted_terms(p);
-  // Measured terms in the model's row order; any the plan does not have come after.
-  std::vector<Term> meas(pred.size());
-  for (std::size_t i = 0; i < pred.size(); ++i) meas[i] = {pred[i].group, pred[i].kind};
-  for (const json& c : summary.value("collectives", json::array())) {
-    const std::string g = c.value("group", ""), k = c.value("kind", "");
-    Term* t = find(meas, g, k);
-    if (!t) {
-      meas.push_back({g, k});
-      pred.push_back({g, k});
-      t = &meas.back();
-    }
-    t->count += num(c, "count");
-    t->bytes += num(c, "bytes");
-    t->time_ms += num(c, "time_ms");
-    t->exposed_ms += num(c, "exposed_ms");
-  }
+  const auto pred = detail::predicted_terms(p);
+  const auto meas = detail::gpt4d_terms(summary);
+  // Rows in the model's order (group, then kind); any the plan does not have come after.
+  std::vector<TermKey> keys;
+  for (Group g : kGroups)
+    for (CollKind k : kKinds)
+      if (pred.count({std::string(name_of(g)), std::string(name_of(k))}))
+        keys.emplace_back(std::string(name_of(g)), std::string(name_of(k)));
+  for (const auto& [key, unused] : meas)
+    if (!pred.count(key)) keys.push_back(key);
   json terms = json::array();
   double meas_comm = 0, meas_exposed = 0, pred_comm = 0;
-  for (std::size_t i = 0; i < pred.size(); ++i) {
-    const Term &a = pred[i], &b = meas[i];
-    terms.push_back({{"group", a.group},
-                     {"kind", a.kind},
+  for (const TermKey& key : keys) {
+    const Term a = pred.count(key) ? pred.at(key) : Term{};
+    const Term b = meas.count(key) ? meas.at(key) : Term{};
+    terms.push_back({{"group", key.first},
+                     {"kind", key.second},
                      {"predicted_count", a.count},
                      {"measured_count", b.count},
                      {"predicted_bytes", a.bytes},
