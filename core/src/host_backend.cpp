@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "ovb/error.hpp"
+#include "ovb/main.hpp"
 #include "ovb/metrics.hpp"
 
 namespace ovb {
@@ -38,14 +39,12 @@ void HostOp::complete() {
 }
 
 // The watchdog's timeout on the host: MPI_Abort ends the job before any exception could reach
-// run_main, so say it here, as run_main would, in one write (lines of several ranks stay whole).
+// run_main, so say it here with run_main's line (write_error_line).
 [[noreturn]] static void abort_job(const std::string& message, const HostCommRegistry& comms) {
   int rank = 0, world = 1;  // MPI calls unchecked here: the job is being aborted either way
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world);
-  const std::string line = (world > 1 ? "[rank " + std::to_string(rank) + "] " : std::string()) +
-                           program_invocation_short_name + ": error: " + message + "\n";
-  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, line.data(), line.size());
+  write_error_line(program_invocation_short_name, rank, world, message);
   abort_all(comms);
   MPI_Abort(MPI_COMM_WORLD, 1);  // no communicator left alive: end the job all the same
   std::abort();

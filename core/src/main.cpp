@@ -15,8 +15,9 @@
 
 namespace ovb {
 
-// Writes the whole line with one write(2), so that lines from several ranks do not interleave.
-static void write_line(const std::string& line) {
+void write_error_line(std::string_view program, int rank, int world, std::string_view what) {
+  std::string line = world > 1 ? "[rank " + std::to_string(rank) + "] " : std::string();
+  line.append(program).append(": error: ").append(what).append("\n");
   std::size_t done = 0;
   while (done < line.size()) {
     const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
@@ -33,8 +34,7 @@ static int report(const char* program, const LaunchContext& ctx, const char* wha
   std::fflush(nullptr);
   const bool several = ctx.world > 1;
   if (several && code == 2 && ctx.rank != 0) std::this_thread::sleep_for(std::chrono::seconds(2));
-  write_line((several ? "[rank " + std::to_string(ctx.rank) + "] " : std::string()) + program +
-             ": error: " + what + "\n");
+  write_error_line(program, ctx.rank, ctx.world, what);
   if (several) MPI_Abort(MPI_COMM_WORLD, code);  // the other ranks may wait in a collective
   return code;
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <string_view>
 
 #include "ovb/launch.hpp"
 
@@ -25,5 +26,10 @@ struct ExitRequest {
 
 int run_main(const char* program, int argc, char** argv,
              const std::function<int(const LaunchContext&)>& body);
+
+// The line run_main prints for an error ("[rank N] " when world > 1, then "PROGRAM: error: WHAT"),
+// written with one write(2) so that lines of several ranks stay whole. For code that must say it
+// itself before ending the job (the host backend's watchdog, whose MPI_Abort does not return).
+void write_error_line(std::string_view program, int rank, int world, std::string_view what);
 
 }  // namespace ovb
