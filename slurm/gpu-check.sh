@@ -19,7 +19,7 @@ py=${OVB_PYTHON:-python3}
 [ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
 export OVB_PYTHON=$py
 
-# MPS lets the ranks sharing the GPU run their kernels concurrently (../shared/GPU.md).
+# MPS lets the ranks sharing the GPU run their kernels concurrently (docs/ranks-per-gpu.md).
 mps_started=0
 if command -v nvidia-cuda-mps-control >/dev/null 2>&1 && [ "$rpg" -gt 1 ]; then
   export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-/tmp/ovb_mps_pipe}

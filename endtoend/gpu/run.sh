@@ -4,7 +4,7 @@
 #   1. every CUDA kernel against the host kernel (ovb-gpt4d-cuda-kernel-tests, fp32 and bf16);
 #   2. the same tiny GPT on the committed text on host (fp32), CUDA fp32 and CUDA bf16 (1 rank,
 #      30 iterations): CUDA fp32 must follow the host's loss curve;
-#   3. the 1.3B shape of issue 4 on 1 rank: 24 layers, hidden 2048, 16 heads, seq 2048, vocab
+#   3. the 1.3B reference shape on 1 rank: 24 layers, hidden 2048, 16 heads, seq 2048, vocab
 #      50304, batch 4, bf16, no recomputation, 20 iterations (3 of warm-up);
 #   4. 4 ranks sharing the GPU under CUDA MPS (loopback NCCL, --ranks-per-gpu 4) on a small GPT,
 #      grid 1x2x2x1, for every overlap-flag subset: iteration time, communication and exposed

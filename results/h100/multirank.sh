@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# results/h100/multirank.sh: issue 9's multi-rank part - gpt4d with 4 and 8 ranks sharing one GPU
+# results/h100/multirank.sh: the multi-rank GPU campaign - gpt4d with 4 and 8 ranks sharing one GPU
 # (CUDA MPS, loopback NCCL: communication bandwidth is emulated, ~2-3 GB/s, so these runs show
 # overlap behaviour, never network speed). Builds nothing; BUILD_DIR is a build with the endtoend
 # part. Parts (all by default, in this order; name some to run only those):
@@ -60,7 +60,7 @@ run_limit=${OVB_RUN_LIMIT_S:-150}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 mpi=(mpirun --oversubscribe --bind-to none)
 if [ "$backend" = cuda ]; then
-  # CUDA MPS so that the ranks' kernels run concurrently instead of time-slicing (../shared/GPU.md).
+  # CUDA MPS so that the ranks' kernels run concurrently instead of time-slicing (docs/ranks-per-gpu.md).
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb-multirank-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ovb-multirank-mps-log
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if command -v nvidia-cuda-mps-control >/dev/null && nvidia-cuda-mps-control -d; then

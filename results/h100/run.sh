@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# results/h100/run.sh: every number of issue 9's single-GPU part - gpt4d on one H100 against the
+# results/h100/run.sh: every number of the single-GPU campaign - gpt4d on one H100 against the
 # PyTorch reference, where its time goes, tracer overhead, memory, the GEMM table - in one command
 # that finishes within 9 minutes. Builds nothing; BUILD_DIR is a CUDA build with the profiling,
 # microbench and endtoend parts (cuDNN attention built in: -DOVB_ENABLE_CUDNN=ON). Steps, highest
@@ -107,7 +107,7 @@ step torch_compile 240 "$python" "$here/pytorch_gpt.py" --preset 1.3B --batch 4 
   --warmup 3 --compile --out "$out/torch_1.3B_compile.json"
 
 {
-  echo "# gpt4d on one GPU (issue 9)"
+  echo "# gpt4d on one GPU"
   echo
   echo "Produced by results/h100/run.sh in $(($(date +%s) - start_all)) s on $(hostname)," \
     "$(date -u +%FT%TZ); GPU: $(tail -n 1 "$out/logs/nvidia-smi.log" 2>/dev/null)."

@@ -19,10 +19,10 @@ from collections import defaultdict
 
 from atomic_json import write_json
 
-# Measured on the issue's H100 for the 1.3B shape (issue 4 / issue 9), for reference.
-REFERENCE = [("Megatron-LM local (issue 9)", 395.0, 175.5),
-             ("PyTorch eager (issue 9)", 173.0, 400.6),
-             ("PyTorch torch.compile (issue 9)", 150.0, 461.6)]
+# Measured earlier on the same H100 type for the 1.3B shape, for reference.
+REFERENCE = [("Megatron-LM local", 395.0, 175.5),
+             ("PyTorch eager", 173.0, 400.6),
+             ("PyTorch torch.compile", 150.0, 461.6)]
 
 
 def load(path):
@@ -118,7 +118,7 @@ def main(argv):
                           "(TFLOP/s with the metrics.md formula, measured in this run)")
     else:
         md.append("(no gpt4d or PyTorch result)")
-    md += ["", "For reference, measured earlier on the issue's H100 (same formula): " +
+    md += ["", "For reference, measured earlier on the same H100 type (same formula): " +
            "; ".join(f"{n} {ms:.0f} ms, {tf:.1f} TFLOP/s" for n, ms, tf in REFERENCE) + ".", ""]
     summary["headline"] = rows
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU check of the performance model (issue 6): on one GPU shared by 4 ranks (CUDA MPS, NCCL over
+# GPU check of the performance model (docs/model.md): on one GPU shared by 4 ranks (CUDA MPS, NCCL over
 # loopback), calibrate the model from this machine's microbenchmarks, predict every configuration
 # of a small GPT, run gpt4d on 8 of them (the 7 best predicted and the worst), and compare:
 # prediction error per configuration and per (dimension, collective), Spearman's rho, and whether
@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 mkdir -p "$out"
 command -v nvidia-smi >/dev/null && nvidia-smi -L
 
-# CUDA MPS so that the 4 ranks' kernels run concurrently (../shared/GPU.md); stopped on exit.
+# CUDA MPS so that the 4 ranks' kernels run concurrently (docs/ranks-per-gpu.md); stopped on exit.
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb_mps_pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ovb_mps_log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 mps=0

@@ -1,4 +1,4 @@
-// ovb-model: the performance model of the 4D algorithm (analysis/MODEL.md).
+// ovb-model: the performance model of the 4D algorithm (docs/model.md).
 //   ovb-model search    --machine M --preset 175B --gpus 65536 --batch 8192 [--top 10] [--json OUT]
 //   ovb-model explain   2x2x2x4[:order] --machine M --preset 1.3B --batch 16 [--json OUT]
 //   ovb-model calibrate --base M --collective F[@GRID]... --gemm F... --overlap F... --out MACHINE
@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     CLI::App app{
         "OverlapBench performance model: predicted iteration time of the 4D algorithm, "
         "configuration search, calibration from microbenchmarks, model vs measurement "
-        "(analysis/MODEL.md)",
+        "(docs/model.md)",
         "ovb-model"};
     app.require_subcommand(1);
     std::vector<std::pair<CLI::App*, std::unique_ptr<ovb::model::cli::Command>>> cmds;

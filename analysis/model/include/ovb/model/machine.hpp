@@ -1,7 +1,7 @@
 // The machine description of the performance model: node shape, device compute and memory, GEMM
 // efficiency data, communication parameters per collective kind and placement, and the
 // interference of overlapped compute and communication. Read from / written to the JSON format of
-// analysis/MODEL.md ("Machine file"); presets live in analysis/machines/.
+// docs/model.md ("Machine file"); presets live in analysis/machines/.
 #pragma once
 
 #include <nlohmann/json.hpp>
