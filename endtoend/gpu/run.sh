@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# endtoend/gpu/run.sh: gpt4d on one GPU, for the lead engineer's GPU batch (about 5 minutes on an
+# endtoend/gpu/run.sh: gpt4d on one GPU, as one batch on a GPU machine (about 5 minutes on an
 # H100). Builds nothing; uses BUILD_DIR (a CUDA build with the endtoend part):
 #   1. every CUDA kernel against the host kernel (ovb-gpt4d-cuda-kernel-tests, fp32 and bf16);
 #   2. the same tiny GPT on the committed text on host (fp32), CUDA fp32 and CUDA bf16 (1 rank,

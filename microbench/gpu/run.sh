@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# microbench/gpu/run.sh: the microbenchmarks on one GPU, for the lead engineer's GPU batch (about
+# microbench/gpu/run.sh: the microbenchmarks on one GPU, as one batch on a GPU machine (about
 # 3-4 minutes on an H100). Builds nothing; runs, from BUILD_DIR/microbench:
 #   1 rank:  ovb-gemm (bf16 8192^3 autotuned: the "within 5% of the best algorithm" target; all
 #            precisions; GPT-13B layer GEMMs on a 2x2x2 grid; a cold-L2 variant), ovb-collective,

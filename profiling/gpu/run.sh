@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# profiling/gpu/run.sh: the tracer on one GPU, for the lead engineer's GPU batch (about 3 minutes
+# profiling/gpu/run.sh: the tracer on one GPU, as one batch on a GPU machine (about 3 minutes
 # on an H100). Builds nothing; uses BUILD_DIR (a CUDA build with the profiling part):
 #   1. the GPU tests of profiling/ (ctest -L gpu -R profiling): the linked tracer on
 #      ovb-trace-demo (and gpt4d when built) with 2 ranks sharing the GPU, the injected tracer on a
