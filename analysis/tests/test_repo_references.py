@@ -8,6 +8,7 @@
 3. Every mention of a `.md` file by name (`docs/model.md`, `SCHEMA.md`, `metrics.md`) names a
    file of the repository: relative to the mentioning file, to the repository root, in docs/, or
    by a file name that only one Markdown file of the repository has.
+4. The index docs/README.md links every page of docs/.
 
 The scanners are checked on hand-made text first, so that a broken pattern cannot pass silently.
 Run: pytest analysis/tests/test_repo_references.py
@@ -175,3 +176,11 @@ def test_markdown_files_named_exist():
         for n, line in enumerate(text.splitlines(), 1):
             bad += [f"{rel(path)}:{n}: {name}" for name in MD_NAME.findall(line) if missing(path, name)]
     assert not bad, "Markdown files named but not in the repository:\n" + "\n".join(bad)
+
+
+def test_docs_index_lists_every_page():
+    index = (ROOT / "docs" / "README.md").read_text()
+    linked = {Path(t.partition("#")[0]).name for t in markdown_links(index)}
+    pages = {p.name for p, _ in MD_FILES if p.parent == ROOT / "docs" and p.name != "README.md"}
+    assert pages, "no pages in docs/"
+    assert not pages - linked, f"docs/README.md does not link {sorted(pages - linked)}"
