@@ -60,6 +60,9 @@ class Search : public Command {
   }
 
   int run(const LaunchContext& ctx) override {
+    if (!emit_dir_.empty() && meg_.strategy != "4d")
+      throw UsageError("--emit-sbatch writes gpt4d jobs: it needs --strategy 4d (for Megatron "
+                       "use ovb-analysis megatron-cmd --from-model on the search JSON)");
     const Machine mc = args_.load();
     const GptShape m = args_.shape();
     const GptPlanOptions base = args_.plan(mc);
