@@ -65,6 +65,10 @@ class Reader {
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw UsageError("machine file " + origin_ + ": '" + key + "' " + what);
   }
+  // The same, naming the key by its full path below the top level.
+  [[noreturn]] void fail_key(const char* key, const std::string& what) const {
+    fail(key_path(key), what);
+  }
 
  private:
   const json& at(const char* key) const {
@@ -84,7 +88,7 @@ int ip_or_any(const Reader& r) {
 AlgoLatency read_algo_latency(const Reader& r) {
   AlgoLatency a{r.number("base_us"), r.number("intra_hop_us"), r.number("inter_hop_us")};
   for (const char* f : {"base_us", "intra_hop_us", "inter_hop_us"})
-    if (r.number(f) < 0) r.fail(f, "must be >= 0");
+    if (r.number(f) < 0) r.fail_key(f, "must be >= 0");
   return a;
 }
 
