@@ -217,7 +217,8 @@ std::vector<RunOption> make_table() {
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
   for (const OverlapFlag& f : overlap_flags())
-    overlap_help += std::string(" ") + f.name + " (" + f.help + ")";
+    overlap_help +=
+        std::string(&f == &overlap_flags().front() ? " " : ", ") + f.name + " (" + f.help + ")";
   static const std::string overlap_help_kept = overlap_help;
   t.push_back({"--overlap", "overlap", overlap_help_kept.c_str(), kScheduleGroup, false,
                [](CLI::App& app, RunConfig& c, const RunOption& r) {
