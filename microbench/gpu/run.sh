@@ -33,7 +33,7 @@ step gemm-target 120 "$bin/ovb-gemm" --backend cuda --shapes 8192x8192x8192,8192
   --dtypes bf16 --autotune 16 --repetitions 3 --min-time 0.3 --benchmark_out="$out/gemm-target.json"
 step gemm-types 150 "$bin/ovb-gemm" --backend cuda --shapes 4096x4096x4096:nt,8192x8192x8192:nt \
   --dtypes fp32,tf32,fp16,bf16,fp8 --autotune 4 --min-time 0.1 --benchmark_out="$out/gemm-types.json"
-step gemm-gpt13b 120 "$bin/ovb-gemm" --backend cuda --gpt 13B --gx 2 --gy 2 --gz 2 --batch 16 \
+step gemm-gpt13b 120 "$bin/ovb-gemm" --backend cuda --preset 13B --gx 2 --gy 2 --gz 2 --batch 16 \
   --dtypes bf16,fp8 --min-time 0.05 --benchmark_out="$out/gemm-gpt13b.json"
 step gemm-coldl2 60 "$bin/ovb-gemm" --backend cuda --shapes 8192x8192x8192,2048x2048x2048 \
   --dtypes bf16 --l2-flush --min-time 0.1 --benchmark_out="$out/gemm-coldl2.json"

@@ -82,7 +82,7 @@ step traced 120 "$gpt4d" "${gpt[@]}" --preset 1.3B --batch 4 --iters 8 --warmup 
 step trace_analyze 60 "$trace" analyze "$out/trace" --json "$out/trace/analysis.json" --top 30
 
 for preset in 1.3B 2.7B 6.7B; do
-  step "gemm_$preset" 60 "$gemm" --backend cuda --gpt "$preset" --batch 4 --seq 2048 \
+  step "gemm_$preset" 60 "$gemm" --backend cuda --preset "$preset" --batch 4 --seq 2048 \
     --dtypes bf16 --autotune 8 --min-time 0.05 --benchmark_out="$out/gemm_$preset.json"
 done
 step gemm_8192 60 "$gemm" --backend cuda --shapes 8192x8192x8192,8192x8192x8192:nt --dtypes bf16 \

@@ -85,7 +85,7 @@ def _microbench(b):
         out = f"microbench/{prog}.json"
         grid = _grid_args(_collective_grid(t.ranks)) if prog == "collective" else []
         b.add(f"microbench-{prog}", "microbench", f"ovb-{prog}",
-              ["--backend", t.backend, "--preset", t.preset, *grid,
+              ["--backend", t.backend, "--sweep", t.preset, *grid,
                f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
               description=f"ovb-{prog}, {t.preset} sweep, {ranks} rank(s)")
 

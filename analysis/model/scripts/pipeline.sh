@@ -99,13 +99,13 @@ for g in "${grids[@]}"; do
   "$model" explain "$tag" --machine "$base" "${model_args[@]}" >/dev/null 2>&1 || continue
   nseq=$((batch / (gd * gz))) hl=$((heads / gy)) hd=$((hidden / heads))
   rows=$((nseq * hl * seq))
-  step "gemm-$tag" "$gemm" --backend "$backend" --gpt tiny --hidden "$hidden" --heads "$heads" \
+  step "gemm-$tag" "$gemm" --backend "$backend" --preset tiny --hidden "$hidden" --heads "$heads" \
     --seq "$seq" --vocab "$vocab" --batch "$batch" --gx "$gx" --gy "$gy" --gz "$gz" --gdata "$gd" \
     --shapes "${rows}x${seq}x${hd},${rows}x${hd}x${seq}" \
     --benchmark_out="$out/microbench/gemm-$tag.json" "${gb[@]}"
   [ -s "$out/microbench/gemm-$tag.json" ] && gemm_files+=(--gemm "$out/microbench/gemm-$tag.json")
 done
-step overlap "${mpi[@]}" -np "$ranks" "$overlap" --backend "$backend" --preset quick \
+step overlap "${mpi[@]}" -np "$ranks" "$overlap" --backend "$backend" --sweep quick \
   --benchmark_out="$out/microbench/overlap.json" "${gb[@]}"
 
 # 2. Calibrate, then rank every configuration of this rank count.

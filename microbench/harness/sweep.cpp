@@ -1,5 +1,5 @@
-// Preset sweep files (see preset.hpp).
-#include "harness/preset.hpp"
+// Sweep files (see sweep.hpp).
+#include "harness/sweep.hpp"
 
 #include <cstdlib>
 #include <vector>
@@ -7,18 +7,18 @@
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 
-#ifndef OVB_MICROBENCH_PRESET_DIR
-#error "OVB_MICROBENCH_PRESET_DIR must be defined by the build (microbench/CMakeLists.txt)"
+#ifndef OVB_MICROBENCH_SWEEP_DIR
+#error "OVB_MICROBENCH_SWEEP_DIR must be defined by the build (microbench/CMakeLists.txt)"
 #endif
 
 namespace ovb::mb {
 
-std::string preset_path(std::string_view s) {
+std::string sweep_path(std::string_view s) {
   const bool is_path =
       s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
   if (is_path) return std::string(s);
-  const char* dir = std::getenv("OVB_PRESET_DIR");
-  return std::string(dir && *dir ? dir : OVB_MICROBENCH_PRESET_DIR) + "/" + std::string(s) +
+  const char* dir = std::getenv("OVB_SWEEP_DIR");
+  return std::string(dir && *dir ? dir : OVB_MICROBENCH_SWEEP_DIR) + "/" + std::string(s) +
          ".json";
 }
 
@@ -46,15 +46,15 @@ std::vector<std::string> value_strings(const nlohmann::json& v, const std::strin
 }
 }  // namespace
 
-void apply_preset(CLI::App& app, std::string_view program, std::string_view name_or_path) {
-  const std::string path = preset_path(name_or_path);
+void apply_sweep(CLI::App& app, std::string_view program, std::string_view name_or_path) {
+  const std::string path = sweep_path(name_or_path);
   const nlohmann::json j = read_json(path);
   const std::string prog(program);
   if (!j.is_object() || !j.contains(prog) || !j[prog].is_object())
-    throw UsageError("preset " + path + " has no \"" + prog + "\" section");
+    throw UsageError("sweep file " + path + " has no \"" + prog + "\" section");
   for (const auto& [key, value] : j[prog].items()) {
     if (!key.empty() && key[0] == '_') continue;  // comments: "_note": "..."
-    const std::string where = "preset " + path + ": " + prog + "." + key;
+    const std::string where = "sweep file " + path + ": " + prog + "." + key;
     CLI::Option* opt = app.get_option_no_throw("--" + key);
     if (!opt) throw UsageError(where + ": no such option (see " + prog + " --help)");
     if (opt->count() > 0) continue;  // the command line wins

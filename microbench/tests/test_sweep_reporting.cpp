@@ -1,4 +1,4 @@
-// Unit tests: preset files applied to CLI11 options (harness/preset.hpp), and the argument split
+// Unit tests: sweep files applied to CLI11 options (harness/sweep.hpp), and the argument split
 // and JSON clean-up of the rank-aware reporting (harness/reporting.hpp).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "harness/preset.hpp"
+#include "harness/sweep.hpp"
 #include "harness/reporting.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
@@ -32,9 +32,9 @@ void add(CLI::App& app, Opts& o) {
   app.add_flag("--flag", o.flag);
 }
 
-std::string write_preset(const std::string& body) {
+std::string write_sweep(const std::string& body) {
   const std::string path =
-      ::testing::TempDir() + "/ovb_preset_" + std::to_string(getpid()) + ".json";
+      ::testing::TempDir() + "/ovb_sweep_" + std::to_string(getpid()) + ".json";
   std::ofstream(path) << body;
   return path;
 }
@@ -48,14 +48,14 @@ void parse(CLI::App& app, std::vector<std::string> args) {
 }
 
 TEST(Preset, FillsUnsetOptionsAndTheCommandLineWins) {
-  const std::string path = write_preset(
+  const std::string path = write_sweep(
       R"({"ovb-x": {"dtypes": ["bf16", "fp32"], "warmup": 7, "min-time": 0.25, "flag": true,
                     "_note": "ignored"}})");
   CLI::App app;
   Opts o;
   add(app, o);
   parse(app, {"--warmup", "1"});
-  apply_preset(app, "ovb-x", path);
+  apply_sweep(app, "ovb-x", path);
   EXPECT_EQ(o.dtypes, (std::vector<std::string>{"bf16", "fp32"}));
   EXPECT_EQ(o.warmup, 1);
   EXPECT_DOUBLE_EQ(o.min_time, 0.25);
@@ -64,13 +64,13 @@ TEST(Preset, FillsUnsetOptionsAndTheCommandLineWins) {
 
 TEST(Preset, ErrorsNameTheFileAndKey) {
   auto fails = [](const std::string& body, const std::string& needle) {
-    const std::string path = write_preset(body);
+    const std::string path = write_sweep(body);
     CLI::App app;
     Opts o;
     add(app, o);
     parse(app, {});
     try {
-      apply_preset(app, "ovb-x", path);
+      apply_sweep(app, "ovb-x", path);
       ADD_FAILURE() << "no error for " << body;
     } catch (const UsageError& e) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -80,21 +80,21 @@ TEST(Preset, ErrorsNameTheFileAndKey) {
   fails(R"({"ovb-x": {"no-such": 1}})", "ovb-x.no-such: no such option");
   fails(R"({"ovb-x": {"dtypes": ["fp64"]}})", "ovb-x.dtypes");
   fails(R"({"ovb-x": {"warmup": {"a": 1}}})", "ovb-x.warmup");
-  fails(R"({"ovb-x": )", "ovb_preset_");  // malformed JSON: read_json names the file
+  fails(R"({"ovb-x": )", "ovb_sweep_");  // malformed JSON: read_json names the file
   CLI::App app;
   Opts o;
   add(app, o);
-  EXPECT_THROW(apply_preset(app, "ovb-x", "/nonexistent/p.json"), UsageError);
+  EXPECT_THROW(apply_sweep(app, "ovb-x", "/nonexistent/p.json"), UsageError);
 }
 
 TEST(Preset, NamesResolveToThePresetFolder) {
-  EXPECT_EQ(preset_path("./mine.json"), "./mine.json");
-  EXPECT_EQ(preset_path("sub/dir"), "sub/dir");
-  const std::string q = preset_path("quick");
-  EXPECT_EQ(q.substr(q.size() - 19), "/presets/quick.json");
-  setenv("OVB_PRESET_DIR", "/tmp/p", 1);
-  EXPECT_EQ(preset_path("full"), "/tmp/p/full.json");
-  unsetenv("OVB_PRESET_DIR");
+  EXPECT_EQ(sweep_path("./mine.json"), "./mine.json");
+  EXPECT_EQ(sweep_path("sub/dir"), "sub/dir");
+  const std::string q = sweep_path("quick");
+  EXPECT_EQ(q.substr(q.size() - 18), "/sweeps/quick.json");
+  setenv("OVB_SWEEP_DIR", "/tmp/p", 1);
+  EXPECT_EQ(sweep_path("full"), "/tmp/p/full.json");
+  unsetenv("OVB_SWEEP_DIR");
 }
 
 TEST(Reporting, SplitsOwnAndGoogleBenchmarkFlags) {
