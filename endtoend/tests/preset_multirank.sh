@@ -64,12 +64,12 @@ EOF2
 grep -q "^| 8 | 2x2x2x1 | oag |" "$tmp/out/summary.md" || fail "no flags8 row in summary.md"
 
 # A second call redoes nothing (the folder keeps its parameters); a removed result is redone alone.
-suite --out "$tmp/out" >"$tmp/log2" 2>&1 || fail "second call: $(tail -n 5 "$tmp/log2")"
+suite --build "$build" --out "$tmp/out" >"$tmp/log2" 2>&1 || fail "second call: $(tail -n 5 "$tmp/log2")"
 [ "$(attempts grids4-g1x2x2x1-none grids8-g2x2x2x1-none flags8-g2x2x2x1-oag)" = "1 1 1" ] ||
   fail "second call redid work: $(grep -v skipped "$tmp/log2" | tail -n 5)"
 grep -q "(1 run now, 19 skipped as finished)" "$tmp/log2" || fail "second call: $(tail -n 3 "$tmp/log2")"
 rm "$tmp/out/grids8/g2x2x2x1-none.json"
-suite --out "$tmp/out" --only grids8 >"$tmp/log3" 2>&1 || fail "third call: $(tail -n 5 "$tmp/log3")"
+suite --build "$build" --out "$tmp/out" --only grids8 >"$tmp/log3" 2>&1 || fail "third call: $(tail -n 5 "$tmp/log3")"
 [ "$(attempts grids8-g2x2x2x1-none grids8-g2x2x2x1-all)" = "2 1" ] ||
   fail "resume: $(tail -n 5 "$tmp/log3")"
 [ -s "$tmp/out/grids8/g2x2x2x1-none.json" ] || fail "the removed result was not redone"
