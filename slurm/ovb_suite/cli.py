@@ -265,9 +265,20 @@ def _select(steps, only):
     return keep
 
 
-def _print_plan(steps, target, launcher):
+def _campaign_line(args, budget):
+    """The plan's second header line for a campaign preset: its budget and parameters."""
+    if args.preset not in CAMPAIGNS or getattr(args, "steps_file", None):
+        return None
+    params = "; ".join(f"{k}={v}" for k, v in args.params.items()) or "none"
+    return f"# campaign {args.preset}: budget {f'{budget:g} s' if budget else 'none'}; " \
+           f"parameters: {params}"
+
+
+def _print_plan(steps, target, launcher, note=None):
     print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}, build "
           f"{target.build or '-'}, launcher {launcher.describe()}")
+    if note:
+        print(note)
     for s in steps:
         cmd = (launcher.prefix(s.ranks, target.backend) if s.ranks and launcher.kind != "none"
                else []) + s.command
@@ -319,8 +330,10 @@ def cmd_run(args):
     target = _resolve_target(args)
     launcher = choose_launcher()
     steps = _select(_steps(args, target), args.only)
+    campaign = CAMPAIGNS.get(args.preset) if not args.steps_file else None
+    budget = args.budget if args.budget is not None else getattr(campaign, "BUDGET_S", None)
     if args.dry_run:
-        _print_plan(steps, target, launcher)
+        _print_plan(steps, target, launcher, _campaign_line(args, budget))
         return 0
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
@@ -328,8 +341,6 @@ def cmd_run(args):
                ranks=target.ranks, ranks_per_gpu=args.ranks_per_gpu, build=target.build,
                steps_file=os.path.abspath(args.steps_file) if args.steps_file else None,
                params=args.params or None)
-    campaign = CAMPAIGNS.get(args.preset) if not args.steps_file else None
-    budget = args.budget if args.budget is not None else getattr(campaign, "BUDGET_S", None)
     doc["jobs"].append({"started_at": iso(t), "host": socket.gethostname(),
                         "job_id": os.environ.get("SLURM_JOB_ID"),
                         "restart_count": os.environ.get("SLURM_RESTART_COUNT"),
@@ -413,7 +424,8 @@ def cmd_list(args):
     args.params = _params(args)
     args.plan_only = True
     target = _resolve_target(args)
-    _print_plan(_steps(args, target), target, choose_launcher())
+    budget = getattr(CAMPAIGNS.get(args.preset), "BUDGET_S", None)
+    _print_plan(_steps(args, target), target, choose_launcher(), _campaign_line(args, budget))
     return 0
 
 
@@ -425,6 +437,10 @@ def main(argv=None):
     except SuiteError as e:
         print(f"ovb-suite: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `ovb-suite list | head`: not an error; keep Python quiet at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("ovb-suite: interrupted", file=sys.stderr)
         return 130
