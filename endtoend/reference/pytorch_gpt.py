@@ -12,7 +12,7 @@ and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic t
 
 Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
 time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
-the model-FLOP formula of ../shared/spec/metrics.md (F = 72 B s L h^2 (1 + s/(12h) +
+the model-FLOP formula of core/include/ovb/metrics.hpp (F = 72 B s L h^2 (1 + s/(12h) +
 V/(12 L h))), peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used.
 Exit status 2 for bad options or no GPU.
 """

@@ -18,10 +18,10 @@ from .common import Summary
 TITLE = "gpt4d on one GPU"
 JSON_NAME = "summary.json"
 
-# Measured on the issue's H100 for the 1.3B shape (issue 4 / issue 9), for reference.
-REFERENCE = [("Megatron-LM local (issue 9)", 395.0, 175.5),
-             ("PyTorch eager (issue 9)", 173.0, 400.6),
-             ("PyTorch torch.compile (issue 9)", 150.0, 461.6)]
+# Measured earlier on an H100 for the 1.3B shape (results/h100/README.md), for reference.
+REFERENCE = [("Megatron-LM local (earlier H100 run)", 395.0, 175.5),
+             ("PyTorch eager (earlier H100 run)", 173.0, 400.6),
+             ("PyTorch torch.compile (earlier H100 run)", 150.0, 461.6)]
 
 
 def load(path):
@@ -113,7 +113,7 @@ def summarize(out):
                           "(TFLOP/s with the metrics.md formula, measured in this run)")
     else:
         md.append("(no gpt4d or PyTorch result)")
-    md += ["", "For reference, measured earlier on the issue's H100 (same formula): " +
+    md += ["", "For reference, measured earlier on an H100 (same formula): " +
            "; ".join(f"{n} {ms:.0f} ms, {tf:.1f} TFLOP/s" for n, ms, tf in REFERENCE) + ".", ""]
     summary["headline"] = rows
 
