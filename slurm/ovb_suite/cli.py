@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 from . import __version__
-from .campaigns import CAMPAIGNS, build as build_campaign, parse_params
+from .campaigns import CAMPAIGNS, build as build_campaign, default_budget, parse_params
 from .launch import (BUILD_CANDIDATES, choose_launcher, default_ranks, find_binary, pick_build,
                      resolve_backend)
 from .plan import GROUPS, Target, build_plan
@@ -331,7 +331,8 @@ def cmd_run(args):
     launcher = choose_launcher()
     steps = _select(_steps(args, target), args.only)
     campaign = CAMPAIGNS.get(args.preset) if not args.steps_file else None
-    budget = args.budget if args.budget is not None else getattr(campaign, "BUDGET_S", None)
+    budget = args.budget if args.budget is not None else \
+        (default_budget(campaign, target.backend) if campaign else None)
     if args.dry_run:
         _print_plan(steps, target, launcher, _campaign_line(args, budget))
         return 0
@@ -424,7 +425,8 @@ def cmd_list(args):
     args.params = _params(args)
     args.plan_only = True
     target = _resolve_target(args)
-    budget = getattr(CAMPAIGNS.get(args.preset), "BUDGET_S", None)
+    budget = default_budget(CAMPAIGNS[args.preset], target.backend) \
+        if args.preset in CAMPAIGNS else None
     _print_plan(_steps(args, target), target, choose_launcher(), _campaign_line(args, budget))
     return 0
 

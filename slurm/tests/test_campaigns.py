@@ -13,7 +13,7 @@ import unittest
 
 from test_driver import DRIVER, DriverCase, read, sh
 
-from ovb_suite.campaigns import CAMPAIGNS, build  # noqa: E402
+from ovb_suite.campaigns import CAMPAIGNS, build, default_budget  # noqa: E402
 from ovb_suite.campaigns import parse_params  # noqa: E402
 from ovb_suite.mps import Mps  # noqa: E402
 from ovb_suite.plan import Target  # noqa: E402
@@ -189,6 +189,12 @@ class CampaignPlans(unittest.TestCase):
         self.assertEqual(steps["gpt4d-pick-1"].command[i + 1], "64")  # tiny on the host
         with self.assertRaisesRegex(SuiteError, "expected an even number"):
             build_steps(CAMPAIGNS["model-pipeline"], "host", "", {"ranks": "3"})
+
+    def test_budget_defaults(self):
+        self.assertEqual(default_budget(CAMPAIGNS["model-pipeline"], "cuda"), 540.0)
+        self.assertIsNone(default_budget(CAMPAIGNS["model-pipeline"], "host"))
+        self.assertEqual(default_budget(CAMPAIGNS["multirank"], "host"), 540.0)
+        self.assertIsNone(default_budget(CAMPAIGNS["gpt4d-gpu"], "cuda"))
 
     def test_parse_params_order(self):
         c = CAMPAIGNS["multirank"]

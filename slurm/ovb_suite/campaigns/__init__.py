@@ -4,9 +4,9 @@ GPU campaigns under results/), each in one module (see common.py for what a modu
 """
 
 from . import gpt4d_gpu, h100_single, microbench_gpu, model_pipeline, multirank, profiling_gpu
-from .common import build, parse_params
+from .common import build, default_budget, parse_params
 
 CAMPAIGNS = {m.NAME: m for m in (h100_single, multirank, microbench_gpu, gpt4d_gpu, profiling_gpu,
                                  model_pipeline)}
 
-__all__ = ["CAMPAIGNS", "build", "parse_params"]
+__all__ = ["CAMPAIGNS", "build", "default_budget", "parse_params"]

@@ -2,7 +2,7 @@
 with the campaign's defaults, the summary step (ovb-analysis summarize), and its parameters.
 
 A campaign is a module with NAME, DESCRIPTION, BACKENDS (those it can run on), BUDGET_S (the
-default --budget of a call, None: none), MPS (start CUDA MPS on the cuda backend: its multi-rank
+default --budget of a call, None: none; or {backend: seconds or None}), MPS (start CUDA MPS on the cuda backend: its multi-rank
 steps share one GPU), PARAMS ({name: (default, help)}, set with --param NAME=VALUE) and
 plan(builder) adding its steps in the order they run.
 """
@@ -109,6 +109,12 @@ def parse_params(campaign, given, recorded=None):
                              f"(known: {known})")
         params[name] = value
     return params
+
+
+def default_budget(campaign, backend):
+    """The campaign's --budget default on `backend` (None: no budget)."""
+    b = getattr(campaign, "BUDGET_S", None)
+    return b.get(backend) if isinstance(b, dict) else b
 
 
 def build(campaign, target, params, check_backend=True):

@@ -27,7 +27,7 @@ from ..util import SuiteError
 NAME = "model-pipeline"
 DESCRIPTION = "microbenchmarks -> calibrate -> search -> gpt4d on the picks -> compare"
 BACKENDS = ("cuda", "host")
-BUDGET_S = None
+BUDGET_S = {"cuda": 540.0, "host": None}  # on a GPU machine: within a 9-minute batch slot
 MPS = True
 PARAMS = {
     "ranks": ("4", "ranks of the multi-rank steps (an even number)"),
