@@ -349,7 +349,10 @@ def cmd_run(args):
                         "budget_s": budget or None})
     os.makedirs(folder.root, exist_ok=True)
     mps = Mps()
-    if campaign is not None and campaign.MPS and target.backend == "cuda":
+    # Ranks that share a GPU run their kernels concurrently under MPS: the campaign presets that
+    # say so, and any run with --ranks-per-gpu > 1.
+    shared = campaign.MPS if campaign is not None else args.ranks_per_gpu > 1
+    if shared and target.backend == "cuda":
         doc["jobs"][-1]["mps"] = mps.start()
         progress(f"CUDA MPS {doc['jobs'][-1]['mps']}")
     folder.write_suite(doc)
