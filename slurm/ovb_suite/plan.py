@@ -1,4 +1,5 @@
-"""The suite's steps for a preset, a backend and a rank count, in the order they run.
+"""The suite's steps for the presets quick and full, a backend and a rank count, in the order they
+run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
   microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep

@@ -1,7 +1,4 @@
-#!/usr/bin/env python3
-"""Summary of a results/h100/multirank.sh output folder: markdown on stdout, summary.json beside it.
-
-  python3 results/h100/multirank_summary.py OUT_DIR
+"""Summary of an `ovb-suite run --preset multirank` folder (markdown, and summary.json).
 
 Reads the gpt4d result files (results/SCHEMA.md) under OUT_DIR/{grids4,grids8,flags8,priorities}/
 and tabulates, per run: ranks, grid (Gx x Gy x Gz x Gdata), overlap flags, stream priorities, median
@@ -9,15 +6,18 @@ iteration time, the collectives' own time, exposed communication (the compute st
 them) in total and per grid dimension (gpt4d's summary.collectives, "z-allgather" counted as z and
 "world" - the loss and gradient-norm reductions - as other), and, per grid, what the three overlap
 flags together change; per priority setting, the change against gpt4d's default (comm high,
-compute normal) measured in the same sweep. Exit status 1 when the folder holds no result.
+compute normal) measured in the same sweep. A folder without any result is an error.
 Standard library only.
 """
 import glob
 import json
 import os
-import sys
 
-from atomic_json import write_json
+from ..errors import AnalysisError
+from .common import Summary
+
+TITLE = "gpt4d, 4 and 8 ranks on one device"
+JSON_NAME = "summary.json"
 
 PARTS = ("grids4", "grids8", "flags8", "priorities")
 DIMS = ("x", "y", "z", "data", "other")
@@ -61,7 +61,7 @@ def load(out):
             try:
                 rows.append(row_of(part, path))
             except (OSError, ValueError, KeyError, TypeError) as e:
-                raise SystemExit(f"multirank_summary.py: error: {path}: not a gpt4d result ({e})")
+                raise AnalysisError(f"{path}: not a gpt4d result ({e})") from None
     return rows
 
 
@@ -84,8 +84,12 @@ def table(rows, extra_cols=()):
 
 
 def change(a, b):
-    """Relative change of b against a, in percent."""
-    return 100.0 * (b - a) / a if a else float("nan")
+    """Relative change of b against a, in percent (None when a is 0)."""
+    return 100.0 * (b - a) / a if a else None
+
+
+def pct(v):
+    return "n/a" if v is None else f"{v:+.1f} %"
 
 
 def grid_effects(rows):
@@ -126,16 +130,14 @@ def priority_effects(rows):
     return out
 
 
-def main(out):
+def summarize(out):
     rows = load(out)
     if not rows:
-        print(f"multirank_summary.py: error: no gpt4d results under {out}/{{{','.join(PARTS)}}}",
-              file=sys.stderr)
-        return 1
+        raise AnalysisError(f"no gpt4d results under {out}/{{{','.join(PARTS)}}}")
+    md = []
     backends = sorted({str(r["backend"]) for r in rows})
-    print("# gpt4d, 4 and 8 ranks on one device\n")
     note = " ".join(NOTE.get(b, "") for b in backends)
-    print(f"Backend: {', '.join(backends)}. {note} \"exposed\" is the compute stream's wait on each "
+    md.append(f"Backend: {', '.join(backends)}. {note} \"exposed\" is the compute stream's wait on each "
           "collective, \"comm\" the collectives' own durations: two measurements, so exposed can "
           "exceed comm by a little.\n")
     sections = (("grids4", "4 ranks, grids, no overlap vs every overlap flag"),
@@ -149,36 +151,29 @@ def main(out):
         if sel:
             sel.sort(key=lambda r: (r["ranks"], r["grid"], r["overlap"] != "none", r["overlap"],
                                     r["comm_priority"] != "high", r["compute_priority"]))
-            print(f"## {title}\n\n{table(sel)}\n")
+            md.append(f"## {title}\n\n{table(sel)}\n")
     ge = grid_effects(rows)
     if ge:
-        print("## What the three overlap flags change, per grid\n")
-        print("| ranks | grid | none ms | oar,ors,oag ms | time change | exposed none ms | "
+        md.append("## What the three overlap flags change, per grid\n")
+        md.append("| ranks | grid | none ms | oar,ors,oag ms | time change | exposed none ms | "
               "exposed all ms | exposed change |")
-        print("|---|---|---|---|---|---|---|---|")
+        md.append("|---|---|---|---|---|---|---|---|")
         for e in ge:
-            print(f"| {e['ranks']} | {e['grid']} | {e['none_ms']:.1f} | {e['all_ms']:.1f} | "
-                  f"{e['time_change_pct']:+.1f} % | {e['none_exposed_ms']:.1f} | "
-                  f"{e['all_exposed_ms']:.1f} | {e['exposed_change_pct']:+.1f} % |")
-        print()
+            md.append(f"| {e['ranks']} | {e['grid']} | {e['none_ms']:.1f} | {e['all_ms']:.1f} | "
+                  f"{pct(e['time_change_pct'])} | {e['none_exposed_ms']:.1f} | "
+                  f"{e['all_exposed_ms']:.1f} | {pct(e['exposed_change_pct'])} |")
+        md.append("")
     pe = priority_effects(rows)
     if pe:
-        print("## Stream priorities against the default (comm high, compute normal)\n")
-        print("| ranks | grid | priorities | median ms | default ms | time change | exposed ms | "
+        md.append("## Stream priorities against the default (comm high, compute normal)\n")
+        md.append("| ranks | grid | priorities | median ms | default ms | time change | exposed ms | "
               "default exposed ms | exposed change |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        md.append("|---|---|---|---|---|---|---|---|---|")
         for e in pe:
-            print(f"| {e['ranks']} | {e['grid']} | {e['priorities']} | {e['median_ms']:.1f} | "
-                  f"{e['default_ms']:.1f} | {e['time_change_pct']:+.1f} % | {e['exposed_ms']:.1f} | "
-                  f"{e['default_exposed_ms']:.1f} | {e['exposed_change_pct']:+.1f} % |")
-        print()
+            md.append(f"| {e['ranks']} | {e['grid']} | {e['priorities']} | {e['median_ms']:.1f} | "
+                  f"{e['default_ms']:.1f} | {pct(e['time_change_pct'])} | {e['exposed_ms']:.1f} | "
+                  f"{e['default_exposed_ms']:.1f} | {pct(e['exposed_change_pct'])} |")
+        md.append("")
     doc = {"note": note, "runs": rows, "overlap_effect": ge, "priority_effect": pe}
-    write_json(os.path.join(out, "summary.json"), doc)
-    return 0
+    return Summary("\n".join(md), doc)
 
-
-if __name__ == "__main__":
-    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
-        print(__doc__, file=sys.stderr)
-        sys.exit(0 if len(sys.argv) == 2 else 2)
-    sys.exit(main(sys.argv[1]))

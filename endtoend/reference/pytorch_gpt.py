@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch reference for gpt4d: the same GPT trained the way a PyTorch user would, to compare
-side by side on whatever GPU is at hand (results/h100/run.sh runs it beside gpt4d).
+side by side on whatever GPU is at hand (the ovb-suite preset h100-single runs it beside gpt4d).
 
 Model as gpt4d: pre-LayerNorm decoder, token + learned position embeddings, biases in every
 linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy; fp32 weights,
@@ -17,12 +17,16 @@ V/(12 L h))), peak_memory_bytes (torch.cuda.max_memory_allocated) and the versio
 Exit status 2 for bad options or no GPU.
 """
 import argparse
-import json
 import math
 import os
 import statistics
 import sys
 import time
+
+# The repository's one atomic writer (standard library only).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..",
+                                "analysis"))
+from ovb_analysis.io_util import atomic_write_json  # noqa: E402
 
 PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
     "125M": (12, 768, 12),
@@ -177,10 +181,7 @@ def main(argv):
     print(f"summary: median {med * 1e3:.1f} ms/iteration, {tflops:.1f} TFLOP/s per GPU, "
           f"peak memory {summary['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
     if a.out:
-        tmp = a.out + ".tmp"
-        with open(tmp, "w") as f:
-            json.dump(result, f, indent=1)
-        os.replace(tmp, a.out)
+        atomic_write_json(a.out, result)
     return 0
 
 

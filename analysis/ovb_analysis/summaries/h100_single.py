@@ -1,9 +1,6 @@
-#!/usr/bin/env python3
-"""Summary of a results/h100/run.sh output folder: markdown on stdout, summary.json beside it.
+"""Summary of an `ovb-suite run --preset h100-single` folder (markdown, and summary.json).
 
-  python3 results/h100/summarize.py OUT_DIR
-
-Reads what run.sh wrote (gpt4d result files: results/SCHEMA.md; pytorch_gpt.py results; ovb-trace
+Reads what the preset wrote (gpt4d result files: results/SCHEMA.md; pytorch_gpt.py results; ovb-trace
 analysis.json and the trace itself; ovb-gemm Google Benchmark JSON; the kernel tests' gtest JSON)
 and tabulates: gpt4d against PyTorch (eager, torch.compile) on the 1.3B shape, the other shapes,
 the batch search, where the time goes (kernel categories and the top kernels of the traced run),
@@ -14,15 +11,17 @@ import glob
 import gzip
 import json
 import os
-import sys
 from collections import defaultdict
 
-from atomic_json import write_json
+from .common import Summary
 
-# Measured earlier on the same H100 type for the 1.3B shape, for reference.
-REFERENCE = [("Megatron-LM local", 395.0, 175.5),
-             ("PyTorch eager", 173.0, 400.6),
-             ("PyTorch torch.compile", 150.0, 461.6)]
+TITLE = "gpt4d on one GPU"
+JSON_NAME = "summary.json"
+
+# Measured earlier on an H100 for the 1.3B shape (results/h100/README.md), for reference.
+REFERENCE = [("Megatron-LM local (earlier H100 run)", 395.0, 175.5),
+             ("PyTorch eager (earlier H100 run)", 173.0, 400.6),
+             ("PyTorch torch.compile (earlier H100 run)", 150.0, 461.6)]
 
 
 def load(path):
@@ -87,11 +86,7 @@ def top_kernels(trace_dir, n=12):
     return files, sorted(by_name.items(), key=lambda kv: -kv[1][0])[:n]
 
 
-def main(argv):
-    if len(argv) != 1 or not os.path.isdir(argv[0]):
-        print("usage: summarize.py OUT_DIR", file=sys.stderr)
-        return 2
-    out = argv[0]
+def summarize(out):
     md, summary = [], {}
 
     # 1. gpt4d against PyTorch on the 1.3B shape.
@@ -118,7 +113,7 @@ def main(argv):
                           "(TFLOP/s with the metrics.md formula, measured in this run)")
     else:
         md.append("(no gpt4d or PyTorch result)")
-    md += ["", "For reference, measured earlier on the same H100 type (same formula): " +
+    md += ["", "For reference, measured earlier on an H100 (same formula): " +
            "; ".join(f"{n} {ms:.0f} ms, {tf:.1f} TFLOP/s" for n, ms, tf in REFERENCE) + ".", ""]
     summary["headline"] = rows
 
@@ -230,10 +225,4 @@ def main(argv):
                f"{k.get('failures')} failures, {skipped} skipped."]
         summary["kernel_tests"] = {"tests": k.get("tests"), "failures": k.get("failures"),
                                    "skipped": skipped}
-    print("\n".join(md))
-    write_json(os.path.join(out, "summary.json"), summary)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    return Summary("\n".join(md), summary)

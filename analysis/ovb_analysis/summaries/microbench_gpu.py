@@ -1,14 +1,16 @@
-#!/usr/bin/env python3
-"""Writes the markdown summary of a microbench/gpu/run.sh output folder to stdout: the step list,
-the GPU, the GEMM target check (bf16 8192^3 within 5% of the best cuBLASLt algorithm of the same
-run), GEMM throughput per precision, collective bus bandwidth, and the overlap metrics.
-
-Usage: summarize.py OUT_DIR      (Python 3 standard library only)
+"""Summary of an `ovb-suite run --preset microbench-gpu` folder (or any folder of microbenchmark
+JSON files): the GPU, the GEMM target check (bf16 8192^3 within 5% of the best cuBLASLt algorithm
+of the same run), GEMM throughput per precision, collective bus bandwidth, and the overlap metrics.
+Standard library only.
 """
 import glob
 import json
 import os
-import sys
+
+from .common import Summary
+
+TITLE = "Microbenchmarks on one GPU"
+JSON_NAME = None
 
 
 def load(path):
@@ -108,12 +110,8 @@ def overlap_section(folder, lines):
     lines.append("")
 
 
-def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    folder = sys.argv[1]
-    lines = ["# Microbenchmarks on one GPU (microbench/gpu/run.sh)\n"]
+def summarize(folder):
+    lines = []
     any_doc = next((load(p) for p in sorted(glob.glob(os.path.join(folder, "*.json")))), None)
     if any_doc:
         c = any_doc.get("context", {})
@@ -123,16 +121,9 @@ def main() -> int:
                      f"{v.get('driver')}, CUDA runtime {v.get('cuda_runtime')}, NCCL "
                      f"{v.get('nccl')}, {v.get('mpi')}; host {c.get('host')}, {c.get('date')}, "
                      f"git {c.get('git_revision')}, build {c.get('build_type')}.\n")
-    steps = os.path.join(folder, "steps.md")
-    if os.path.exists(steps):
-        with open(steps, encoding="utf-8") as f:
-            lines.append(f.read())
     gemm_section(folder, lines)
     collective_section(folder, lines)
     overlap_section(folder, lines)
-    print("\n".join(lines))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    lines.append("Multi-rank runs share one GPU: their NCCL bandwidth goes over loopback sockets "
+                 "(emulated), never an NVLink/IB figure.")
+    return Summary("\n".join(lines))

@@ -1,20 +1,25 @@
-#!/usr/bin/env python3
-"""summary.md of a model pipeline folder (analysis/model/scripts/pipeline.sh): the calibration's fit
-quality, predicted vs measured iteration time per configuration, the rank correlation and whether the
-measured fastest configuration is in the predicted top k.  Usage: summary.py OUT_DIR"""
-import json
-import sys
+"""Summary of an `ovb-suite run --preset model-pipeline` folder: the calibration's fit quality,
+predicted vs measured iteration time per configuration, the rank correlation and whether the
+measured fastest configuration is in the predicted top k. Not ok when gpt4d's collectives differ
+from the plan the model costs (compare's warnings), or when a traced run was not paired with its
+trace (the plan's collectives must be found in gpt4d's own trace)."""
 from pathlib import Path
 
+from ..io_util import load_json
+from .common import Summary
 
-def main(out):
+TITLE = "Model vs measurement"
+JSON_NAME = None
+
+
+def summarize(out):
     out = Path(out)
-    cmp = json.loads((out / "model" / "compare.json").read_text())
-    machine = json.loads((out / "model" / "machine.json").read_text())
+    cmp = load_json(out / "model" / "compare.json")
+    machine = load_json(out / "model" / "machine.json")
     on = cmp.get("measured_on", {})
-    lines = [f"# Model vs measurement ({on.get('host', '?')}, {on.get('backend', '?')}: "
+    lines = [f"Measured on {on.get('host', '?')}, {on.get('backend', '?')}: "
              f"{on.get('device') or '?'}, {on.get('world_size', '?')} ranks, "
-             f"{on.get('ranks_per_gpu', 1)} per GPU)", "",
+             f"{on.get('ranks_per_gpu', 1)} per GPU.", "",
              f"Machine `{machine['name']}` calibrated from `{out / 'microbench'}`: "
              f"{machine['gpus_per_node']} device(s) per node, {machine['ranks_per_device']} rank(s) "
              "per device. Collective fits (t = alpha + S*F/bw):", "",
@@ -35,12 +40,17 @@ def main(out):
               f"- measured fastest: {cmp['measured_best']}; in the predicted top {cmp['k']}: "
               f"{'yes' if cmp['measured_best_in_top_k'] else 'no'} "
               f"(predicted top {cmp['k']}: {', '.join(cmp['predicted_top_k'])})"]
+    problems = []
     if cmp.get("warnings"):
         lines += ["", f"{len(cmp['warnings'])} warning(s), e.g.: {cmp['warnings'][0]}"]
-    print("\n".join(lines))
-
-
-if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: summary.py OUT_DIR")
-    main(sys.argv[1])
+        # gpt4d counts its collectives per (kind, group): they must be the plan's, call for call
+        # and byte for byte, or the model costs something gpt4d did not run.
+        problems += [f"gpt4d's collectives differ from the plan the model costs: {w}"
+                     for w in cmp["warnings"]]
+    traced = sorted((out / "gpt4d").glob("*.trace-analysis.json"))
+    paired = [c for c in cmp["configs"] if "trace" in c]
+    if traced and not (paired and paired[0]["trace"].get("terms")):
+        problems.append(f"compare did not pair the trace analysis {traced[0].name} with its run")
+    elif paired:
+        lines.append(f"- traced run paired with its trace: {len(paired)} configuration(s)")
+    return Summary("\n".join(lines), ok=not problems, problems=problems)
