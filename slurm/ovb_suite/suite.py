@@ -28,7 +28,8 @@ import time
 from .runner import Limits, run_command
 from .state import FAILED, FINISHED, INTERRUPTED, RUNNING, ResultsFolder
 from .step import expand_command
-from .util import COMM_VAR, SuiteError, iso, now, parse_comm_timeout, progress, tail_lines
+from .util import (COMM_VAR, SuiteError, failure_line, iso, now, parse_comm_timeout, progress,
+                   tail_lines)
 
 
 # The derived in-process collective timeout, as a fraction of the step's stall (or time) limit: the
@@ -226,11 +227,11 @@ class Suite:
             error = (f"killed by signal {-oc.exit_code}" if oc.exit_code < 0
                      else f"exit status {oc.exit_code}")
         if status != FINISHED:
-            tail = tail_lines(log_path, 20)
-            last = next((line for line in reversed(tail) if line.strip()), "")
+            tail = tail_lines(log_path, 60)
+            last = failure_line(tail)
             if last and status == FAILED and not oc.watchdog:
                 error += f": {last.strip()[:300]}"
-            rec.update(log_tail=tail, partial=self._keep_partial(step, tmp, attempt))
+            rec.update(log_tail=tail[-20:], partial=self._keep_partial(step, tmp, attempt))
         else:
             _remove(tmp)
         rec.update(status=status, error=error or None)

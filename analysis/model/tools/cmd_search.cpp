@@ -113,6 +113,13 @@ class Search : public Command {
                          {"configs", configs}});
       std::cout << "wrote " << json_ << "\n";
     }
+    if (rank == 0) {
+      // An empty ranking is not a result a script should go on with (nor emit jobs for).
+      std::cerr << "ovb-model: error: none of the " << r.configs << " configurations fits in "
+                << fmt(r.memory_limit_bytes / 1e9) << " GB per GPU: try --recompute, more GPUs "
+                << "or a smaller batch (--include-unfit lists them anyway)" << std::endl;
+      return 1;
+    }
     if (!emit_dir_.empty()) return emit_sbatch();
     return 0;
   }

@@ -19,19 +19,27 @@ PRIO_COLORS = (3, 4, 6)          # palette indices: under overlap
 
 
 def alone_points(rs):
-    """[(coll, series, bytes, busbw)] from ovb-collective results. The series is the group, plus
-    every other label field (dtype, inplace, CTA settings) that differs between the collective's
-    entries, so that different settings never share a line."""
+    """[(coll, series, bytes, busbw)] from ovb-collective results. The series is the group, its
+    rank count when files of several rank counts are read (a 1-rank world and a 4-rank world are
+    different measurements), and every other label field (dtype, inplace, CTA settings) that
+    differs between the collective's entries, so that different settings never share a line.
+    Collectives over one rank move no data (busbw is 0 by definition): they are left out."""
     rows = {coll: [] for coll in ORDER}
     for f in rs.of("gbench"):
+        n = results.context_of(f.doc).get("world_size")
         for coll in ORDER:
-            rows[coll] += results.benchmark_rows(f.doc, coll)
+            for r in results.benchmark_rows(f.doc, coll):
+                r["_ranks"] = int(r.get("ranks") or n or 0)
+                if r["_ranks"] != 1:
+                    rows[coll].append(r)
     out = []
     for coll, members in rows.items():
         keys = varying_keys([r["label_fields"] for r in members], exclude=("group",))
+        several = len({r["_ranks"] for r in members}) > 1
         for r in members:
             lf = r["label_fields"]
-            series = " ".join([lf.get("group", "world")] + [f"{k}={lf.get(k, '-')}" for k in keys])
+            head = [lf.get("group", "world")] + ([f"{r['_ranks']}-rank"] if several else [])
+            series = " ".join(head + [f"{k}={lf.get(k, '-')}" for k in keys])
             out.append((coll, series, float(r["bytes"]), float(r["busbw"])))
     return out
 
