@@ -135,7 +135,6 @@ TEST(Preset, ErrorsNameTheFileAndKey) {
   fails(R"({"ovb-x": {"dtypes": ["fp64"]}})", "ovb-x.dtypes");
   fails(R"({"ovb-x": {"warmup": {"a": 1}}})", "ovb-x.warmup");
   fails(R"({"ovb-x": )", "ovb_preset_");
-  fails(R"({"ovb-x": {}, "ovb-x@": {"warmup": -1}})", "ovb-x@.warmup");  // malformed JSON: read_json names the file
   CLI::App app;
   Opts o;
   add(app, o);

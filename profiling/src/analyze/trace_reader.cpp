@@ -296,10 +296,11 @@ TraceFileInfo read_trace(const std::string& path, const std::function<void(RawEv
                      hex + ", binary data");
   }
   std::size_t events = 0;
-  TraceSax sax(path, [&](RawEvent& e) {
+  const std::function<void(RawEvent&)> counted = [&](RawEvent& e) {
     ++events;
     on_event(e);
-  });
+  };
+  TraceSax sax(path, counted);  // keeps a reference: `counted` must outlive it
   CountingIterator first{std::istreambuf_iterator<char>(buf), &consumed};
   CountingIterator last{std::istreambuf_iterator<char>(), &consumed};
   json::sax_parse(first, last, &sax);
