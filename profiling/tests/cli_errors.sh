@@ -51,6 +51,9 @@ expect 2 "subcommand" "$T"
 expect 2 "out is required" "$T" merge "$G/array_form.json"
 expect 1 "cannot" "$T" analyze "$G/array_form.json" --json "$D/garbage.json/sub/a.json"
 expect 0 "overlap%" "$T" analyze "$G/kineto_two_streams.json" "$G/suite_host_rank1.json"
+# The kernel table's "% span" is defined where it is printed (it can pass 100 with several streams).
+expect 0 "% span: the category's summed kernel time over the traced span_us" \
+  "$T" analyze "$G/kineto_two_streams.json"
 expect 0 "merged 2 ranks" "$T" merge "$G/kineto_two_streams.json" "$G/suite_host_rank1.json" \
   -o "$D/merged.json"
 expect 0 "overlap%" "$T" analyze "$D/merged.json"
