@@ -72,6 +72,13 @@ def test_collective_series_have_real_bandwidth(h100_report):
     assert any("2-rank" in g for g in groups) and any("4-rank" in g for g in groups)
 
 
+def test_collective_under_overlap_has_no_one_rank_points(h100):
+    from ovb_analysis.plots import collective
+    pts = collective.overlap_points(h100)
+    assert pts and all(bw > 0 for _, _, _, bw in pts)
+    assert any("2-rank" in series for _, series, _, _ in pts)
+
+
 def test_all_heatmaps_share_one_colour_scale_per_metric(h100):
     rows = overlap.overlap_rows(h100)
     keys = overlap.setting_keys(rows)
