@@ -59,7 +59,8 @@ def main(argv):
                                timeout=600)
             ran += 1
             text = r.stdout + r.stderr
-            ok = r.returncode == 0 and "no configuration fits" not in text
+            ok = r.returncode == 0 and not re.search(r"no (4D |Megatron )?configuration fits",
+                                                      text)
             print(f"{'ok' if ok else 'FAILED'} (exit {r.returncode}): {line}")
             if not ok:
                 print(text[-2000:])
