@@ -29,6 +29,7 @@ packages=(
   libopenblas-dev:"OpenBLAS (cblas.h)":hdr:cblas.h libgtest-dev:"GoogleTest":hdr:gtest/gtest.h
   libgmock-dev:"GoogleMock":hdr:gmock/gmock.h libbenchmark-dev:"Google Benchmark":hdr:benchmark/benchmark.h
   python3-venv:"Python venv":cmd:python3 shellcheck:"shellcheck":cmd:shellcheck
+  ccache:"ccache (ci/test.sh's compiler cache)":cmd:ccache
 )
 [ "$want_slurm" = 1 ] &&
   packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)":cmd:slurmctld munge:"munge":cmd:munged)

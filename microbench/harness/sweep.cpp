@@ -46,18 +46,15 @@ std::vector<std::string> value_strings(const nlohmann::json& v, const std::strin
 }
 }  // namespace
 
-void apply_sweep(CLI::App& app, std::string_view program, std::string_view name_or_path) {
-  const std::string path = sweep_path(name_or_path);
-  const nlohmann::json j = read_json(path);
-  const std::string prog(program);
-  if (!j.is_object() || !j.contains(prog) || !j[prog].is_object())
-    throw UsageError("sweep file " + path + " has no \"" + prog + "\" section");
-  for (const auto& [key, value] : j[prog].items()) {
+namespace {
+void apply_section(CLI::App& app, const nlohmann::json& section, const std::string& path,
+                   const std::string& name, const std::string& prog) {
+  for (const auto& [key, value] : section.items()) {
     if (!key.empty() && key[0] == '_') continue;  // comments: "_note": "..."
-    const std::string where = "sweep file " + path + ": " + prog + "." + key;
+    const std::string where = "sweep file " + path + ": " + name + "." + key;
     CLI::Option* opt = app.get_option_no_throw("--" + key);
     if (!opt) throw UsageError(where + ": no such option (see " + prog + " --help)");
-    if (opt->count() > 0) continue;  // the command line wins
+    if (opt->count() > 0) continue;  // the command line (or the backend's section) wins
     try {
       opt->add_result(value_strings(value, where));
       opt->run_callback();
@@ -65,6 +62,23 @@ void apply_sweep(CLI::App& app, std::string_view program, std::string_view name_
       throw UsageError(where + ": " + e.what());
     }
   }
+}
+}  // namespace
+
+void apply_sweep(CLI::App& app, std::string_view program, std::string_view name_or_path,
+                 std::string_view backend) {
+  const std::string path = sweep_path(name_or_path);
+  const nlohmann::json j = read_json(path);
+  const std::string prog(program);
+  if (!j.is_object() || !j.contains(prog) || !j[prog].is_object())
+    throw UsageError("sweep file " + path + " has no \"" + prog + "\" section");
+  const std::string specific = prog + "@" + std::string(backend);
+  if (!backend.empty() && j.contains(specific)) {
+    if (!j[specific].is_object())
+      throw UsageError("sweep file " + path + ": \"" + specific + "\" must be an object");
+    apply_section(app, j[specific], path, specific, prog);
+  }
+  apply_section(app, j[prog], path, prog, prog);
 }
 
 }  // namespace ovb::mb

@@ -62,6 +62,60 @@ TEST(Preset, FillsUnsetOptionsAndTheCommandLineWins) {
   EXPECT_TRUE(o.flag);
 }
 
+TEST(Sweep, TheBackendsSectionWinsOverTheProgramsAndTheCommandLineOverBoth) {
+  const std::string path = write_sweep(
+      R"({"ovb-x": {"dtypes": ["bf16"], "warmup": 7, "min-time": 0.25},
+          "ovb-x@host": {"dtypes": ["fp32"], "warmup": 2}})");
+  {
+    CLI::App app;
+    Opts o;
+    add(app, o);
+    parse(app, {"--warmup", "1"});
+    apply_sweep(app, "ovb-x", path, "host");
+    EXPECT_EQ(o.dtypes, (std::vector<std::string>{"fp32"}));
+    EXPECT_EQ(o.warmup, 1);
+    EXPECT_DOUBLE_EQ(o.min_time, 0.25);  // not in the host section: the program's
+  }
+  {
+    CLI::App app;
+    Opts o;
+    add(app, o);
+    parse(app, {});
+    apply_sweep(app, "ovb-x", path, "cuda");  // no ovb-x@cuda: the program's section alone
+    EXPECT_EQ(o.dtypes, (std::vector<std::string>{"bf16"}));
+    EXPECT_EQ(o.warmup, 7);
+  }
+}
+
+TEST(Reporting, TheDebugBuildWarningBecomesANote) {
+  const std::string in =
+      "Run on (2 X 2000 MHz CPU s)\n"
+      "***WARNING*** Library was built as DEBUG. Timings may be affected.\n"
+      "---\n";
+  const std::string out = debug_note(in);
+  EXPECT_EQ(out.find("***WARNING*** Library was built as DEBUG"), std::string::npos) << out;
+  EXPECT_NE(out.find("note: Google Benchmark was built without NDEBUG"), std::string::npos) << out;
+  EXPECT_NE(out.find("Run on (2 X 2000 MHz CPU s)\n"), std::string::npos) << out;
+  EXPECT_EQ(debug_note("a\nb\n"), "a\nb\n");
+}
+
+TEST(Reporting, EveryCaseErroredOnlyWhenNoCaseWasMeasured) {
+  RunRecord ok, bad, agg;
+  ok.name = "gemm/fp32/8x8x8";
+  bad.name = "gemm/bf16/8x8x8";
+  bad.error = true;
+  bad.error_message = "the host backend's GEMM supports fp32 only, not bf16";
+  agg.aggregate = true;
+  EXPECT_EQ(every_case_errored({}), "");
+  EXPECT_EQ(every_case_errored({ok, bad}), "");
+  EXPECT_EQ(every_case_errored({bad, ok}), "");
+  const std::string all = every_case_errored({bad, bad, agg});
+  EXPECT_NE(all.find("every one of the 2 benchmark case(s)"), std::string::npos) << all;
+  EXPECT_NE(all.find("gemm/bf16/8x8x8: the host backend's GEMM supports fp32 only"),
+            std::string::npos)
+      << all;
+}
+
 TEST(Preset, ErrorsNameTheFileAndKey) {
   auto fails = [](const std::string& body, const std::string& needle) {
     const std::string path = write_sweep(body);

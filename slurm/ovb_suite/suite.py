@@ -38,7 +38,8 @@ import time
 from .runner import Limits, run_command
 from .state import DONE, FAILED, FINISHED, INTERRUPTED, RUNNING, SKIPPED, UNFIT, ResultsFolder
 from .step import expand_command
-from .util import COMM_VAR, SuiteError, iso, now, parse_comm_timeout, progress, tail_lines
+from .util import (COMM_VAR, SuiteError, failure_line, iso, now, parse_comm_timeout, progress,
+                   tail_lines)
 
 
 # The derived in-process collective timeout, as a fraction of the step's stall (or time) limit: the
@@ -275,11 +276,11 @@ class Suite:
                 re.search(step.unfit, "\n".join(tail_lines(log_path, UNFIT_TAIL_LINES))):
             status, error = UNFIT, "does not fit (memory): " + error
         if status != FINISHED:
-            tail = tail_lines(log_path, 20)
-            last = next((line for line in reversed(tail) if line.strip()), "")
+            tail = tail_lines(log_path, 60)
+            last = failure_line(tail)
             if last and status == FAILED and not oc.watchdog:
                 error += f": {last.strip()[:300]}"
-            rec.update(log_tail=tail, partial=self._keep_partial(step, tmp, attempt))
+            rec.update(log_tail=tail[-20:], partial=self._keep_partial(step, tmp, attempt))
         else:
             _remove(tmp)
         rec.update(status=status, error=error or None)

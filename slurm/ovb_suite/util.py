@@ -3,6 +3,7 @@
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from datetime import datetime, timezone
@@ -87,6 +88,29 @@ def progress(message):
     stamp = datetime.now().strftime("%H:%M:%S")
     sys.stdout.write(f"[ovb-suite {stamp}] {message}\n")
     sys.stdout.flush()
+
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A program's own failure line: "PROG: error: ..." (run_main, "[rank N] " in front with several
+# ranks) or Python's "XError: ...". Launcher banners (Open MPI's dashed boxes, "mpirun detected
+# that ...", "srun: error: ...") are what comes after it and say less.
+_OWN_ERROR_RE = re.compile(r"^(\[rank \d+\] )?[\w.+-]+: error: |^[A-Za-z_.]*(Error|Exception): ")
+_LAUNCHER_RE = re.compile(r"^(-{5,}|={5,}|srun: |slurmstepd: |mpirun |prterun |\[[\w.-]+:\d+\] )")
+
+
+def failure_line(lines):
+    """The line that says why a step failed, from the end of its log: the last line in the
+    program's own error format, else the last line that is not a launcher's banner, without
+    terminal colour codes; "" when there is none."""
+    clean = [ANSI_RE.sub("", line).strip() for line in lines]
+    clean = [line for line in clean if line and not line.startswith("==== ovb-suite:")]
+    for line in reversed(clean):
+        if _OWN_ERROR_RE.search(line) and not line.startswith(("srun: ", "slurmstepd: ")):
+            return line
+    for line in reversed(clean):
+        if not _LAUNCHER_RE.search(line):
+            return line
+    return clean[-1] if clean else ""
 
 
 def tail_lines(path, n=20, max_bytes=65536):
