@@ -83,9 +83,7 @@ void add_options(CLI::App& app, Config& cfg) {
   app.add_flag("--recompute", cfg.plan.recompute,
                "Full activation recomputation: keep block inputs only, recompute each block's "
                "forward (with its collectives) before its backward");
-  app.add_flag_function(
-      "--no-cache-weights", [&cfg](std::int64_t) { cfg.plan.cache_weights = false; },
-      "Do not keep Z-gathered weight blocks from forward to backward: gather them again");
+  add_memory_options(app, cfg.memory);
 
   // Optimizer.
   app.add_option("--lr", cfg.optim.lr, "Peak learning rate (AdamW)")->capture_default_str();
@@ -136,6 +134,7 @@ void add_options(CLI::App& app, Config& cfg) {
 }
 
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name) {
+  cfg.memory.apply(cfg.plan);
   if (!cfg.model.preset.empty()) {
     const GptShape p = gpt_preset(cfg.model.preset);
     if (app.count("--layers") == 0) cfg.model.layers = p.layers;

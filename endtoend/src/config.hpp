@@ -9,6 +9,7 @@
 
 #include "ovb/backend.hpp"
 #include "ovb/gpt_plan.hpp"
+#include "ovb/memory_options.hpp"
 
 namespace ovb::gpt {
 
@@ -24,7 +25,8 @@ struct OptimConfig {
 
 struct Config {
   GptShape model;
-  GptPlanOptions plan;  // grid, batch, recompute, cache_weights, dtypes, overlap flags
+  GptPlanOptions plan;   // grid, batch, recompute, dtypes, overlap flags, memory options
+  MemoryOptions memory;  // as given on the command line; finish_config() copies it into plan
   BackendOptions backend;
   OptimConfig optim;
   int iters = 10;

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
+#include "ovb/memory_options.hpp"
 
 using namespace ovb;
 
@@ -31,7 +32,7 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.grid.gdata = cfg["grid"]["gdata"];
   o.batch = cfg["batch"];
   o.recompute = cfg["recompute"];
-  o.cache_weights = cfg["cache_weights"];
+  MemoryOptions::from_json(cfg).apply(o);
   return {m, o};
 }
 }  // namespace

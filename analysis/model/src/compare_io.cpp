@@ -5,6 +5,7 @@
 
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
+#include "ovb/memory_options.hpp"
 #include "ovb/model/compare.hpp"
 #include "ovb/model/predict.hpp"
 
@@ -135,7 +136,7 @@ std::pair<GptShape, GptPlanOptions> config_of_result(const json& r, const std::s
     throw UsageError(file + ": config.overlap: " + e.what());
   }
   o.recompute = cfg.value("recompute", false);
-  o.cache_weights = cfg.value("cache_weights", true);
+  MemoryOptions::from_json(cfg).apply(o);
   const std::string backend =
       r.contains("context") ? r["context"].value("backend", std::string("host")) : "host";
   o.act_dtype = parse_dtype(cfg.value("dtype", backend == "cuda" ? "bf16" : "fp32"));

@@ -25,8 +25,7 @@ void ModelArgs::add(CLI::App& app) {
   app.add_option("--overlap", overlap, "Overlap flags: none, all, or a list of oar,ors,oag")
       ->capture_default_str();
   app.add_flag("--recompute", recompute, "Full activation recomputation");
-  app.add_flag("--no-cache-weights", no_cache,
-               "Gather the Z-sharded weights again in backward instead of keeping them");
+  add_memory_options(app, memory);
   app.add_option("--dtype", dtype,
                  "Weights and activations: bf16, fp16 or fp32 (default: the machine's precision)");
   app.add_option("--grad-dtype", grad_dtype, "Weight gradients (reduce-scatter, data all-reduce)")
@@ -59,7 +58,7 @@ GptPlanOptions ModelArgs::plan(const Machine& mc) const {
   GptPlanOptions o;
   o.batch = batch;
   o.recompute = recompute;
-  o.cache_weights = !no_cache;
+  memory.apply(o);
   o.act_dtype = parse_dtype(dtype.empty() ? mc.precision : dtype);
   o.grad_dtype = parse_dtype(grad_dtype);
   parse_overlap(overlap, o);
@@ -82,6 +81,7 @@ nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o
           {"overlap", overlap_string(o)},
           {"recompute", o.recompute},
           {"cache_weights", o.cache_weights},
+          {"ors_window", o.ors_window},
           {"dtype", name_of(o.act_dtype)},
           {"grad_dtype", name_of(o.grad_dtype)}};
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ovb/gpt_plan.hpp"
+#include "ovb/memory_options.hpp"
 #include "ovb/model/machine.hpp"
 
 namespace ovb::model::cli {
@@ -18,7 +19,8 @@ struct ModelArgs {
   std::int64_t layers = 0, hidden = 0, heads = 0, seq = 2048, vocab = 50304, batch = 0;
   std::string machine;
   std::string overlap = "none";
-  bool recompute = false, no_cache = false;
+  bool recompute = false;
+  MemoryOptions memory;  // --cache-weights, --ors-window
   std::string dtype, grad_dtype = "fp32";
   int ranks_per_device = 0;
 

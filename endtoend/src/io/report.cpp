@@ -117,6 +117,7 @@ nlohmann::json Reporter::config_json() const {
       {"attention_option", cfg_.attention},
       {"recompute", cfg_.plan.recompute},
       {"cache_weights", cfg_.plan.cache_weights},
+      {"ors_window", cfg_.plan.ors_window},
       {"comm_priority", name_of(cfg_.comm_priority)},
       {"compute_priority", name_of(cfg_.compute_priority)},
       {"nccl",
