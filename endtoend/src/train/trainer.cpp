@@ -38,7 +38,9 @@ void check_memory(const Config& cfg, Backend& backend) {
                    gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
                    gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
                    gib(free) + " is free for it on " + std::string(backend.name()) +
-                   "; use more ranks (Gx, Gy, Gz), --recompute or a smaller --batch");
+                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch" +
+                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 
