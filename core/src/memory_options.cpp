@@ -1,6 +1,8 @@
 // The memory-shaping options of a GPT plan (see ovb/memory_options.hpp).
 #include "ovb/memory_options.hpp"
 
+#include <limits>
+
 #include "ovb/cli.hpp"
 
 namespace ovb {
@@ -24,7 +26,7 @@ nlohmann::json MemoryOptions::to_json() const {
 MemoryOptions MemoryOptions::from_json(const nlohmann::json& j) {
   MemoryOptions m;
   m.cache_weights = j.value("cache_weights", m.cache_weights);
-  m.ors_window = j.value("ors_window", m.ors_window);
+  m.ors_window = j.value("ors_window", std::numeric_limits<int>::max());
   return m;
 }
 

@@ -17,7 +17,9 @@ struct MemoryOptions {
   void apply(GptPlanOptions& o) const;
   static MemoryOptions of(const GptPlanOptions& o);
   nlohmann::json to_json() const;
-  // Reads the keys of to_json(); absent keys keep the defaults (older result files).
+  // Reads the keys of to_json(). Result files written before the ORS window existed have no
+  // "ors_window": their runs kept every dW block, which a window of INT_MAX (clamped to 4L+1
+  // by dw_slots()) reproduces.
   static MemoryOptions from_json(const nlohmann::json& j);
 };
 
