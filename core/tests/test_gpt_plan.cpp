@@ -7,7 +7,6 @@
 
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
-#include "ovb/memory_options.hpp"
 
 using namespace ovb;
 
@@ -258,33 +257,3 @@ TEST(GptPlan, MemoryTermsByHand) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 5 * 4 * 64 * 64) * 2);
 }
 
-// The memory options: one registration for every binary, their defaults, and the JSON round trip
-// (older result files without "ors_window" kept every dW block).
-TEST(GptPlan, MemoryOptionsParseAndRoundTrip) {
-  auto parse = [](std::vector<std::string> args) {
-    MemoryOptions mo;
-    CLI::App app{"t"};
-    add_memory_options(app, mo);
-    std::reverse(args.begin(), args.end());
-    app.parse(args);
-    return mo;
-  };
-  const MemoryOptions d = parse({});
-  EXPECT_FALSE(d.cache_weights);
-  EXPECT_EQ(d.ors_window, kDefaultOrsWindow);
-  EXPECT_TRUE(parse({"--cache-weights"}).cache_weights);
-  EXPECT_FALSE(parse({"--cache-weights", "--no-cache-weights"}).cache_weights);
-  EXPECT_EQ(parse({"--ors-window", "2"}).ors_window, 2);
-  EXPECT_THROW(parse({"--ors-window", "0"}), CLI::ValidationError);
-  MemoryOptions w;
-  w.cache_weights = true;
-  w.ors_window = 3;
-  const MemoryOptions back = MemoryOptions::from_json(w.to_json());
-  EXPECT_TRUE(back.cache_weights);
-  EXPECT_EQ(back.ors_window, 3);
-  GptPlanOptions o = opts("1x1x2x1", 2);
-  o.ors = true;
-  MemoryOptions::from_json(nlohmann::json{{"cache_weights", true}}).apply(o);
-  EXPECT_TRUE(o.cache_weights);
-  EXPECT_EQ(dw_slots(tiny(), o), 4 * 2 + 1);  // every linear's block
-}

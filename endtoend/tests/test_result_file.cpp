@@ -10,7 +10,6 @@
 #include "config.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
-#include "ovb/memory_options.hpp"
 
 using namespace ovb;
 
@@ -32,7 +31,8 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.grid.gdata = cfg["grid"]["gdata"];
   o.batch = cfg["batch"];
   o.recompute = cfg["recompute"];
-  MemoryOptions::from_json(cfg).apply(o);
+  o.cache_weights = cfg["cache_weights"];
+  o.ors_window = cfg["ors_window"];
   return {m, o};
 }
 }  // namespace
