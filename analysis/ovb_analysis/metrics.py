@@ -1,4 +1,4 @@
-"""The suite's metric formulas (shared/spec/metrics.md), mirrored from core/include/ovb/metrics.hpp.
+"""The suite's metric formulas (docs/metrics.md), mirrored from core/include/ovb/metrics.hpp.
 
 Python cannot call the C++ library, so the few formulas the plots and the Megatron comparison need
 are written here once, each with its formula, the same expression as in core/src/metrics.cpp;
@@ -28,6 +28,11 @@ def gpt_model_flop(batch, seq, layers, hidden, vocab):
 def gpt_hardware_flop(model_flop, full_recompute):
     """Hardware FLOP: full activation recomputation runs one more forward, F * 4/3."""
     return model_flop * 4.0 / 3.0 if full_recompute else model_flop
+
+
+def gpt_selective_recompute_flop(batch, seq, layers, hidden):
+    """FLOP selective recomputation adds (attention core again): 2 * B * s^2 * L * h."""
+    return 2.0 * float(batch) * float(seq) ** 2 * float(layers) * float(hidden)
 
 
 def tflops_per_gpu(flop, seconds, n_gpus):

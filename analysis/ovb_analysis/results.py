@@ -1,7 +1,7 @@
 """Find and load the result files in folders, recognising each by its shape (results/SCHEMA.md).
 
 Kinds: `gbench` (Google Benchmark JSON of ovb-collective / ovb-gemm / ovb-overlap), `gpt4d`,
-`trace` (ovb-trace analysis), `model_search` and `model_compare` (ovb-model), `megatron` (a Megatron-LM
+`trace` (ovb-trace analysis), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
 log, a parsed log as JSON, or a run folder with megatron_config.json beside its log). Files are
 visited in sorted order so every output built from a ResultSet is deterministic. Files that cannot be
 read are kept in `failed` with the reason, so a failed step shows up in the report.
@@ -69,11 +69,13 @@ def classify(doc):
     if doc.get("kind") == "megatron_run":
         return "megatron_run"
     if "iterations" in doc and "torch" in (doc.get("context") or {}):
-        return "pytorch"  # results/h100/pytorch_gpt.py: a reference beside gpt4d, not a suite result
+        return "pytorch"  # endtoend/reference/pytorch_gpt.py: a reference beside gpt4d, not a suite result
     if "iterations" in doc:
         return "gpt4d"
     if "ranks" in doc:
         return "trace"
+    if "rows" in doc and "tolerance_pct" in doc:
+        return "model_validation"  # ovb-model validate --json
     if "configs" in doc:
         configs = doc["configs"] if isinstance(doc["configs"], list) else []
         if "spearman" in doc or any(isinstance(c, dict) and "measured_ms" in c for c in configs):
@@ -229,7 +231,7 @@ def load_inputs(paths, exclude=()):
                 rs.ignored.append((rel, "machine description (input of ovb-model)"))
                 continue
             if kind == "pytorch":
-                rs.ignored.append((rel, "PyTorch reference run (results/h100/pytorch_gpt.py)"))
+                rs.ignored.append((rel, "PyTorch reference run (endtoend/reference/pytorch_gpt.py)"))
                 continue
             if kind == "megatron":
                 # A log and its `megatron-log --json` output side by side are one run, not two.

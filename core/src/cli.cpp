@@ -45,17 +45,6 @@ void add_backend_options(CLI::App& app, BackendOptions& opts) {
       ->check(ovb::positive());
 }
 
-void add_grid_options(CLI::App& app, GridShape& shape) {
-  app.add_option("--gx", shape.gx, "Tensor-parallel size along X")->capture_default_str();
-  app.add_option("--gy", shape.gy, "Tensor-parallel size along Y")->capture_default_str();
-  app.add_option("--gz", shape.gz, "Tensor-parallel size along Z (weights sharded, FSDP-like)")
-      ->capture_default_str();
-  app.add_option("--gdata", shape.gdata, "Data-parallel size")->capture_default_str();
-  app.add_option_function<std::string>(
-         "--grid-order", [&shape](const std::string& s) { shape.order = GridShape::parse_order(s); },
-         "Order of X/Y/Z placement, fastest-varying first (default x,y,z)");
-}
-
 void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx) {
   try {
     app.parse(argc, argv);

@@ -1,4 +1,4 @@
-// The suite's metric formulas (see ovb/metrics.hpp and ../shared/spec/metrics.md).
+// The suite's metric formulas (see ovb/metrics.hpp and docs/metrics.md).
 #include "ovb/metrics.hpp"
 
 #include <cmath>
@@ -81,6 +81,10 @@ double gpt_model_flop(double batch, double seq, double layers, double hidden, do
 
 double gpt_hardware_flop(double model_flop, bool full_recompute) {
   return full_recompute ? model_flop * 4.0 / 3.0 : model_flop;
+}
+
+double gpt_selective_recompute_flop(double batch, double seq, double layers, double hidden) {
+  return 2.0 * batch * seq * seq * layers * hidden;
 }
 
 double tflops_per_gpu(double flop, double seconds, int n_gpus) {

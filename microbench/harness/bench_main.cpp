@@ -4,7 +4,7 @@
 #include <iostream>
 #include <memory>
 
-#include "harness/preset.hpp"
+#include "harness/sweep.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
@@ -14,8 +14,8 @@ namespace ovb::mb {
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
   add_backend_options(app, o.backend);
-  app.add_option("--preset", o.preset,
-                 "Sweep preset: quick, full, or a JSON file; options given on the command line "
+  app.add_option("--sweep", o.sweep,
+                 "Sweep file: quick, full, or a JSON file; options given on the command line "
                  "override it (format: microbench/README.md)");
   app.add_option("--repetitions", o.repetitions,
                  "Repetitions of each benchmark; 2 or more adds mean/median/stddev/cv aggregates "
@@ -79,7 +79,7 @@ int bench_main(const Program& program, int argc, char** argv) {
     std::set<std::string> cli;
     for (const CLI::Option* opt : app.get_options())
       if (opt->count() > 0) cli.insert(opt->get_name());
-    if (!common.preset.empty()) apply_preset(app, program.name, common.preset);
+    if (!common.sweep.empty()) apply_sweep(app, program.name, common.sweep);
     if (program.configure) program.configure(ctx, cli);
 
     std::vector<char*> gb = argv_of(args.gbench);

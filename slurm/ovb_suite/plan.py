@@ -1,4 +1,5 @@
-"""The suite's steps for a preset, a backend and a rank count, in the order they run.
+"""The suite's steps for the presets quick and full, a backend and a rank count, in the order they
+run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
   microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep
@@ -85,7 +86,7 @@ def _microbench(b):
         out = f"microbench/{prog}.json"
         grid = _grid_args(_collective_grid(t.ranks)) if prog == "collective" else []
         b.add(f"microbench-{prog}", "microbench", f"ovb-{prog}",
-              ["--backend", t.backend, "--preset", t.preset, *grid,
+              ["--backend", t.backend, "--sweep", t.preset, *grid,
                f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
               description=f"ovb-{prog}, {t.preset} sweep, {ranks} rank(s)")
 

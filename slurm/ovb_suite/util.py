@@ -4,9 +4,14 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
+
+# The analysis part's standard-library helpers (the suite runs the analysis, never the reverse).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.realpath(__file__)))), "analysis"))
+from ovb_analysis import io_util  # noqa: E402
+from ovb_analysis.errors import AnalysisError  # noqa: E402
 
 
 class SuiteError(Exception):
@@ -48,28 +53,19 @@ def iso(t):
 
 
 def atomic_write_text(path, text):
-    """Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
-    (or a job killed half-way) sees the old file or the new one, never a torn one."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+    """Writes `text` to `path` atomically (the repository's one writer, analysis/ovb_analysis/
+    io_util.py); a failure is a SuiteError naming the file."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        io_util.atomic_write(path, text)
+    except AnalysisError as e:
+        raise SuiteError(str(e)) from None
 
 
 def atomic_write_json(path, doc):
-    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    try:
+        io_util.atomic_write_json(path, doc)
+    except AnalysisError as e:
+        raise SuiteError(str(e)) from None
 
 
 def read_json(path):
