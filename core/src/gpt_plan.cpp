@@ -132,6 +132,8 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
   if (o.batch % dz != 0)
     fail("batch " + std::to_string(o.batch) + " is not divisible by Gdata*Gz = " +
          std::to_string(dz) + " (whole sequences are split over data and Z)");
+  if (o.ors_window < 1)
+    fail("the ORS window must be >= 1 dW block, got " + std::to_string(o.ors_window));
   std::vector<LinearSpec> all = block_linears(m);
   all.push_back(lm_head_linear(m));
   for (const LinearSpec& s : all) {
@@ -291,6 +293,27 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
   return out;
 }
 
+std::vector<std::pair<std::string_view, double>> GptMemory::terms() const {
+  return {{"params", params},           {"grads", grads},
+          {"optimizer", optimizer},     {"gathered", gathered},
+          {"grad_blocks", grad_blocks}, {"activations", activations},
+          {"workspace", workspace}};
+}
+
+std::string_view GptMemory::largest_term() const {
+  const auto all = terms();
+  return std::max_element(all.begin(), all.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+int dw_slots(const GptShape& m, const GptPlanOptions& o) {
+  if (o.grid.gz == 1) return 0;
+  if (!o.ors) return 1;
+  const std::int64_t linears = 4 * m.layers + 1;
+  return static_cast<int>(std::min<std::int64_t>(o.ors_window, linears));
+}
+
 GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   const GridShape& g = o.grid;
   const double a = static_cast<double>(size_of(o.act_dtype));
@@ -321,7 +344,7 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   if (g.gz > 1) {
     const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
     mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;
-    mem.grad_blocks = (o.ors ? blocks : max_block) * 4;
+    mem.grad_blocks = dw_slots(m, o) * max_block * 4;
   }
   // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy]; attention out
   // [T, h/Gy]; MLP-up out and GELU out [T, 4h/Gy]; two LN (mean, rstd) and the attention

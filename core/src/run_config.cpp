@@ -247,11 +247,25 @@ std::vector<RunOption> make_table() {
       "Full activation recomputation: keep block inputs only, recompute each "
       "block's forward (with its collectives) before its backward",
       false, [](RunConfig & c) -> auto& { return c.plan.recompute; }));
-  t.push_back(boolean(
-      "--no-cache-weights", "cache_weights",
-      "Do not keep Z-gathered weight blocks from forward to backward: gather them "
-      "again",
-      true, [](RunConfig & c) -> auto& { return c.plan.cache_weights; }));
+  // Memory (docs/memory.md).
+  RunOption cache = boolean(
+      "--cache-weights", "cache_weights",
+      "Keep each layer's Z-gathered weight block from forward to backward (memory: every "
+      "layer's block) instead of gathering it again in backward; --no-cache-weights (the "
+      "default) gathers again",
+      false, [](RunConfig & c) -> auto& { return c.plan.cache_weights; });
+  cache.add = [](CLI::App& app, RunConfig& c, const RunOption& r) {
+    return app.add_flag(std::string(r.flag) + ",!--no-cache-weights", c.plan.cache_weights,
+                        r.help);
+  };
+  t.push_back(cache);
+  t.push_back(number<int>(
+      "--ors-window", "ors_window",
+      "With --overlap ors: dW blocks whose Z reduce-scatter may be in flight at once (a ring of "
+      "this many fp32 blocks of the largest layer; a dW GEMM first waits for the reduce-scatter "
+      "issued this many layers earlier)",
+      kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
+      true));
   // Precisions.
   t.push_back(
       {"--dtype", "dtype",

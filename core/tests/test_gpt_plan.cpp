@@ -108,7 +108,9 @@ TEST(GptPlan, OneRankIssuesNoCollectives) {
 
 TEST(GptPlan, CollectivesOf2x2x2ByHand) {
   const GptShape m = tiny();
-  const auto ops = gpt_collectives(m, opts("2x2x2x1", 4));
+  GptPlanOptions cached = opts("2x2x2x1", 4);
+  cached.cache_weights = true;  // no gathers in backward (counted below)
+  const auto ops = gpt_collectives(m, cached);
   const std::int64_t T = 4 / 2 * 32;  // batch / (Gdata*Gz) * seq
   // Per block forward 10 (2 LN, 4 gathers, 4 reduces), head forward 4 (LN, gather, reduce, CE),
   // head backward 4 (dX reduce, RS, LN, Z param reduce), per block backward 11 (4 dX reduces,
@@ -164,6 +166,8 @@ TEST(GptPlan, RecomputeAndWeightCachingChangeTheGathers) {
   };
   GptPlanOptions o = opts("1x1x2x1", 2);
   const int L = 2;
+  EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 4 * L + 1);  // default: not cached
+  o.cache_weights = true;
   EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 0);  // cached
   o.cache_weights = false;
   EXPECT_EQ(count(o, CollRole::weight_gather, Phase::backward), 4 * L + 1);
@@ -216,15 +220,40 @@ TEST(GptPlan, MemoryTermsByHand) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, o).activations, residual + per_block);
   GptPlanOptions z = opts("1x1x2x1", 2);
   z.act_dtype = DType::bf16;
+  z.cache_weights = true;
   const GptMemory mz = gpt_memory(m, z);
   // Cached: every block (12 h^2 per layer) and the LM head 64 x 256, bf16.
   EXPECT_DOUBLE_EQ(mz.gathered, (2 * 12.0 * 64 * 64 + 64 * 256) * 2);
   EXPECT_DOUBLE_EQ(mz.grad_blocks, 64.0 * 256 * 4);  // without ORS: the largest block, fp32
+  z.ors = true;  // a ring of ors_window slots of the largest block (here MLP = LM head = 16384)
+  EXPECT_EQ(dw_slots(m, z), kDefaultOrsWindow);
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).grad_blocks, kDefaultOrsWindow * 16384.0 * 4);
+  z.ors_window = 2;
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).grad_blocks, 2 * 16384.0 * 4);
+  z.ors_window = 100;  // never more slots than linears: 4 per block + the LM head
+  EXPECT_EQ(dw_slots(m, z), 9);
+  EXPECT_DOUBLE_EQ(gpt_memory(m, z).grad_blocks, 9 * 16384.0 * 4);
+  z.ors_window = 0;
+  EXPECT_THROW(validate_gpt_plan(m, z), UsageError);
+  z.ors_window = kDefaultOrsWindow;
+  z.ors = false;
+  EXPECT_EQ(dw_slots(m, z), 1);
+  EXPECT_EQ(dw_slots(m, o), 0);  // Gz = 1: dW goes straight into the gradient shard
   z.ors = true;
-  EXPECT_DOUBLE_EQ(gpt_memory(m, z).grad_blocks, (2 * 12.0 * 64 * 64 + 64 * 256) * 4);
+  // The terms by name, and the largest: what search reports for configurations that do not fit.
+  const GptMemory mt = gpt_memory(m, z);
+  double sum = 0;
+  for (const auto& [name, bytes] : mt.terms()) sum += bytes;
+  EXPECT_DOUBLE_EQ(sum, mt.total());
+  EXPECT_EQ(mt.terms()[4].first, "grad_blocks");
+  GptMemory big;
+  big.activations = 2;
+  big.params = 1;
+  EXPECT_EQ(big.largest_term(), "activations");
   z.cache_weights = false;  // head + 1 slot of the MLP block (4h x h)
   EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 4 * 64 * 64) * 2);
   z.oag = true;
   z.recompute = true;  // head + (4 + 1) slots
   EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 5 * 4 * 64 * 64) * 2);
 }
+

@@ -101,6 +101,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
       {"overlap", json::array({"oar", "oag"})},
       {"recompute", true},
       {"cache_weights", false},
+      {"ors_window", kDefaultOrsWindow},
       {"dtype", "bf16"},
       {"grad_dtype", "bf16"}};
   EXPECT_EQ(to_json(sample()), expected) << to_json(sample()).dump();
@@ -160,11 +161,16 @@ TEST(RunConfig, JsonReaderIsStrict) {
   EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }), "'model' must be an object"));
   // Optional keys keep the defaults given.
   j = to_json(sample());
-  for (const char* k : {"overlap", "recompute", "cache_weights", "dtype", "grad_dtype"}) j.erase(k);
+  for (const char* k :
+       {"overlap", "recompute", "cache_weights", "ors_window", "dtype", "grad_dtype"})
+    j.erase(k);
   RunConfig defaults;
   defaults.plan.act_dtype = DType::bf16;
+  defaults.plan.cache_weights = true;  // sample() has false: the given default must win
+  defaults.plan.ors_window = 7;
   const RunConfig c = run_config_from_json(j, "r: '", defaults);
   EXPECT_TRUE(!c.plan.oar && !c.plan.recompute && c.plan.cache_weights);
+  EXPECT_EQ(c.plan.ors_window, 7);
   EXPECT_EQ(c.plan.act_dtype, DType::bf16);
   EXPECT_EQ(c.plan.grad_dtype, DType::f32);
 }
@@ -191,6 +197,15 @@ TEST(RunConfig, CliFillsTheSameFields) {
   EXPECT_EQ(c.model.preset, "");
   resolve_dtype(c, DType::bf16);
   EXPECT_EQ(c.plan.act_dtype, DType::bf16);
+  // Memory options: weights are gathered again unless --cache-weights; the ORS window.
+  EXPECT_FALSE(c.plan.cache_weights);
+  EXPECT_EQ(c.plan.ors_window, kDefaultOrsWindow);
+  ASSERT_EQ(parse({"--preset", "tiny", "--cache-weights", "--ors-window", "2"}, &c), "");
+  EXPECT_TRUE(c.plan.cache_weights);
+  EXPECT_EQ(c.plan.ors_window, 2);
+  EXPECT_EQ(run_config_from_json(to_json(c), "r: '").plan.ors_window, 2);
+  EXPECT_NE(parse({"--preset", "tiny", "--ors-window", "0"}, &c).find("--ors-window"),
+            std::string::npos);
 }
 
 TEST(RunConfig, BadOptionsNameTheProblem) {

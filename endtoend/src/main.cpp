@@ -59,7 +59,9 @@ int main(int argc, char** argv) {
                 << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
                 << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << ", overlap "
                 << overlap_string(cfg.plan) << (cfg.plan.recompute ? ", recompute" : "")
-                << (cfg.plan.cache_weights ? "" : ", no weight cache") << ", "
+                << (cfg.plan.cache_weights ? ", weights cached" : "")
+                << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
+                << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()
                 << "\n  kernels: " << trainer.kernels_description()

@@ -17,9 +17,11 @@ struct Case {
   std::string overlap = "none";
   bool recompute = false;
   bool cache = true;
+  int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
   std::string str() const {
     return grid + " overlap=" + overlap + (recompute ? " recompute" : "") +
-           (cache ? "" : " no-cache");
+           (cache ? "" : " no-cache") +
+           (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "");
   }
 };
 
@@ -37,6 +39,7 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.plan.batch = 8;
   cfg.plan.recompute = c.recompute;
   cfg.plan.cache_weights = c.cache;
+  cfg.plan.ors_window = c.window;
   // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
   // either, so that the equivalence tolerances hold.
   cfg.backend.name = ovb::testing::options().backend;

@@ -1,12 +1,13 @@
 // gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
-// the order, never the set), for several grids, recompute and weight-cache options and every
-// overlap-flag subset; and allocates exactly the memory gpt_memory() estimates, term by term.
+// the order, never the set), for several grids, recompute, weight-cache and ORS-window options and
+// every overlap-flag subset; and allocates exactly the memory gpt_memory() estimates, term by term.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "parallel_test_util.hpp"
+#include "model/layout.hpp"
 #include "train/memory.hpp"
 
 using namespace ovb;
@@ -24,20 +25,28 @@ std::vector<std::string> described(const std::vector<CollOp>& ops) {
 
 TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
   const auto grids = grids_for(ovb::testing::launch().world);
-  int checked = 0;
+  int checked = 0, run_cases = 0;
   for (std::size_t g = 0; g < grids.size(); ++g)
     for (bool rc : {false, true})
       for (bool cache : {true, false})
         for (const std::string& ov : overlap_subsets()) {
           // Every subset on the first three grids, a spread of them on the others.
           if ((g >= 3 || on_gpu()) && (checked++ % 5) != 0) continue;
-          const Case c{grids[g], ov, rc, cache};
+          // Windows of 1 (and 4, the default) dW blocks in flight, alternately.
+          const Case c{grids[g], ov, rc, cache, (run_cases++ % 2) ? 1 : kDefaultOrsWindow};
           const Config cfg = test_config(c, 1);
           TrainerRun run(cfg, MPI_COMM_WORLD);
           run.trainer.run_iteration(0);
           const auto want = described(gpt_collectives(cfg.model, cfg.plan));
           const auto got = described(run.trainer.collective_log());
           ASSERT_EQ(got, want) << c.str();
+          if (cfg.plan.ors && cfg.plan.grid.gz > 1 && !on_gpu()) {
+            // The ring of dW blocks holds the window, not every layer's block.
+            EXPECT_EQ(run.trainer.memory().bytes(MemKind::grad_blocks),
+                      dw_slots(cfg.model, cfg.plan) *
+                          4.0 * run.trainer.layout().head.lm_head.geom.block)
+                << c.str();  // the LM head's block is the tiny model's largest
+          }
           // And memory: what the trainer allocated, by category, is the plan's estimate.
           const GptMemory est = gpt_memory(cfg.model, cfg.plan);
           const GptMemory mem = run.trainer.memory().as_gpt_memory();

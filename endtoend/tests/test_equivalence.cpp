@@ -1,6 +1,7 @@
 // Multi-rank equivalence on the host backend: the per-iteration loss of every grid (same global
 // batch) equals the 1-rank run's up to fp32 reordering, for every overlap-flag subset with
-// recompute on and off and weight caching on and off; the gradients of one step equal the serial
+// recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks; the
+// gradients of one step equal the serial
 // ones tensor by tensor; the serial gradients equal finite differences of the loss.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
@@ -35,6 +36,11 @@ std::vector<Case> equivalence_cases() {
         for (const std::string& ov : overlap_subsets()) cases.push_back({grids[g], ov, rc, true});
       cases.push_back({grids[g], "oar,ors,oag", true, false});
       cases.push_back({grids[g], "none", false, false});
+      // The ORS window at its smallest (every dW slot reused by the next layer) and between.
+      for (int w : {1, 2}) {
+        cases.push_back({grids[g], "ors", false, false, w});
+        cases.push_back({grids[g], "oar,ors,oag", true, false, w});
+      }
     } else if (!on_gpu()) {
       const auto& subsets = overlap_subsets();
       for (std::size_t i = 0; i < subsets.size(); ++i)

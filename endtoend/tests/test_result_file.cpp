@@ -33,6 +33,7 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.batch = cfg["batch"];
   o.recompute = cfg["recompute"];
   o.cache_weights = cfg["cache_weights"];
+  o.ors_window = cfg["ors_window"];
   return {m, o};
 }
 }  // namespace

@@ -2,6 +2,7 @@
 // file name, and the model inputs of a gpt4d configuration (see compare.hpp).
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
@@ -98,6 +99,9 @@ std::pair<GptShape, GptPlanOptions> config_of_result(const json& r, const std::s
       r.contains("context") ? r["context"].value("backend", std::string("host")) : "host";
   RunConfig defaults;
   defaults.plan.act_dtype = parse_dtype(backend == "cuda" ? "bf16" : "fp32");
+  // Results written before the ORS window existed kept every dW block in flight: an unbounded
+  // window (dw_slots() clamps it to 4L+1) reproduces that schedule.
+  defaults.plan.ors_window = std::numeric_limits<int>::max();
   const RunConfig c = run_config_from_json(cfg, file + ": 'config.", defaults);
   GptShape m = c.model;
   GptPlanOptions o = c.plan;

@@ -70,7 +70,8 @@ std::string explain_text(const Prediction& p) {
   os << "GPT " << m.layers << "x" << m.hidden << " (heads " << m.heads << ", seq " << m.seq
      << ", vocab " << m.vocab << "), batch " << o.batch << ", grid " << o.grid.str() << ", overlap "
      << overlap_string(o) << ", recompute " << (o.recompute ? "yes" : "no") << ", weights "
-     << (o.cache_weights ? "cached" : "gathered again") << ", " << name_of(o.act_dtype)
+     << (o.cache_weights ? "cached" : "gathered again")
+     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", " << name_of(o.act_dtype)
      << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
      << "\ntokens per rank T = " << ct.tokens << "\n\n";
 
@@ -133,6 +134,9 @@ std::string explain_text(const Prediction& p) {
      << fmt(mem.grads / 1e9) << ", optimizer " << fmt(mem.optimizer / 1e9) << ", gathered "
      << fmt(mem.gathered / 1e9) << ", grad blocks " << fmt(mem.grad_blocks / 1e9)
      << ", activations " << fmt(mem.activations / 1e9) << ", workspace " << fmt(mem.workspace / 1e9)
+     << "; total " << fmt(mem.total() / 1e9) << " of " << fmt(p.memory_limit_bytes / 1e9)
+     << (mem.total() <= p.memory_limit_bytes ? " (fits)" : " (does not fit: largest term " +
+                                                              std::string(mem.largest_term()) + ")")
      << "\n\n";
   os << format_breakdown(p);
   return os.str();

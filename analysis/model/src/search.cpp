@@ -74,7 +74,8 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
     }
     // Independent of the X/Y/Z order: compute, memory and the collective list.
     const ComputeTerms ct = compute_terms(m, o, mc);
-    const double mem = gpt_memory(m, o).total();
+    const GptMemory terms = gpt_memory(m, o);
+    const double mem = terms.total();
     PlanComm pc = plan_comm_uncosted(m, o);
     const std::vector<GridShape> orders =
         opt.all_orders ? distinct_orders(g) : std::vector<GridShape>{g};
@@ -85,9 +86,13 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
       c.grid = v;
       c.timeline = simulate(ct, pc, o, mc);
       c.memory_bytes = mem;
+      c.memory = terms;
       c.fits = mem <= r.memory_limit_bytes;
       ++r.configs;
-      if (!c.fits) ++r.unfit;
+      if (!c.fits) {
+        ++r.unfit;
+        ++r.unfit_by_term[std::string(terms.largest_term())];
+      }
       r.ranked.push_back(c);
     }
   }

@@ -30,6 +30,7 @@ struct Pending {
   double start, end;
   Group group;
   CollKind kind;
+  bool waited = false;  // by the compute stream before the end of backward (the ORS window)
 };
 
 class Sim {
@@ -38,6 +39,8 @@ class Sim {
       : ct_(ct), o_(o), mc_(mc), out_(out) {}
 
   void iteration(const PlanComm& pc) {
+    // gpt4d's ring of dW blocks under ORS (dw_window.hpp): min(window, 4L+1) slots.
+    dw_slots_ = static_cast<std::size_t>(std::min<std::int64_t>(o_.ors_window, 4 * pc.layers + 1));
     const HeadComm& h = pc.head;
     const HeadCompute& hk = ct_.head;
     chain_ = -1;  // forward: the first all-gather cannot be prefetched
@@ -120,22 +123,39 @@ class Sim {
     pending_.push_back(issue(s, t_, grad_free_));
   }
 
+  // Before a dW GEMM under ORS: its slot of the dW ring is free once the reduce-scatter issued
+  // from it `dw_slots_` layers earlier has completed.
+  void take_dw_slot(const CommSlot& wgrad) {
+    if (!o_.ors || !wgrad.present || in_flight_.size() < dw_slots_) return;
+    Pending& p = pending_[in_flight_.front()];
+    in_flight_.erase(in_flight_.begin());
+    wait(p);
+    p.waited = true;
+  }
+
+  void dw_reduce_scatter(const CommSlot& wgrad) {
+    grad_op(wgrad);
+    if (o_.ors && wgrad.present) in_flight_.push_back(pending_.size() - 1);
+  }
+
   void wait_gradients() {
     const double t_end = t_;
     double extra = 0;
     for (const Pending& p : pending_)
-      extra +=
-          std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(p.end, t_end) - p.start);
+      if (!p.waited)
+        extra +=
+            std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(p.end, t_end) - p.start);
     t_ += extra;
     out_.interference_us += extra;
     // Queued in order on one stream: each op's part after the compute stream arrived is exposed.
     for (const Pending& p : pending_)
-      if (p.end > t_) {
+      if (!p.waited && p.end > t_) {
         const double from = std::max(p.start, t_);
         out_.exposed_us[static_cast<int>(p.group)][static_cast<int>(p.kind)] += p.end - from;
       }
     t_ = std::max(t_, grad_free_);
     pending_.clear();
+    in_flight_.clear();
   }
 
   void linear_forward(const LinearComm& c, const LinearCompute& k, bool rc) {
@@ -151,8 +171,9 @@ class Sim {
     // No dX all-reduce to hide (its group has size 1): with ORS, dW first so that its
     // reduce-scatter overlaps the dX GEMM (as gpt4d does).
     if (o_.ors && !c.in_grad.present) {
+      take_dw_slot(c.wgrad);
       run(k.dw.time_us);
-      grad_op(c.wgrad);
+      dw_reduce_scatter(c.wgrad);
       run(k.dx.time_us);
       blocking(c.in_grad);
       return;
@@ -160,13 +181,15 @@ class Sim {
     run(k.dx.time_us);
     if (o_.oar && c.in_grad.present) {
       const Pending p = issue(c.in_grad, t_, tp_free_);
+      take_dw_slot(c.wgrad);
       run(k.dw.time_us);
       wait(p);
     } else {
       blocking(c.in_grad);
+      take_dw_slot(c.wgrad);
       run(k.dw.time_us);
     }
-    grad_op(c.wgrad);
+    dw_reduce_scatter(c.wgrad);
   }
 
   void block_forward(const BlockComm& b, bool rc) {
@@ -204,6 +227,8 @@ class Sim {
   Timeline& out_;
   double t_ = 0, chain_ = -1, ag_free_ = 0, tp_free_ = 0, grad_free_ = 0;
   std::vector<Pending> pending_;
+  std::vector<std::size_t> in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
+  std::size_t dw_slots_ = 1;
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 // config.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <set>
 
 #include "helpers.hpp"
@@ -125,4 +127,15 @@ TEST(Search, ConfigurationsThatDoNotFitAreSetApart) {
       EXPECT_FALSE(seen_unfit) << "a fitting configuration after one that does not fit";
     EXPECT_EQ(c.fits, c.memory_bytes <= r.memory_limit_bytes);
   }
+  // Why they do not fit: each unfit configuration counted once, under its largest memory term.
+  std::map<std::string, std::int64_t> by_term;
+  for (const Candidate& c : r.ranked)
+    if (!c.fits) {
+      EXPECT_DOUBLE_EQ(c.memory.total(), c.memory_bytes);
+      ++by_term[std::string(c.memory.largest_term())];
+    }
+  EXPECT_EQ(by_term, r.unfit_by_term);
+  std::int64_t counted = 0;
+  for (const auto& [term, n] : r.unfit_by_term) counted += n;
+  EXPECT_EQ(counted, r.unfit);
 }

@@ -114,3 +114,35 @@ TEST(Timeline, InterferenceStretchesOverlappedWork) {
   const Prediction c = predict(m, flags("2x2x2x1", 4, "none"), slowed);
   EXPECT_DOUBLE_EQ(c.timeline.interference_us, 0);
 }
+
+// ORS with a ring of dW blocks: before each dW GEMM the compute stream waits for the reduce-scatter
+// issued `ors_window` layers earlier. A window of every linear (4L+1) never waits, so any larger
+// one predicts the same; smaller windows wait earlier and cannot finish sooner.
+TEST(Timeline, OrsWindowBoundsTheReduceScattersInFlight) {
+  const Machine mc = load_machine("perlmutter-a100");
+  // Large weight blocks over a wide Z group: the reduce-scatters take longer than a layer's GEMMs.
+  GptShape m;
+  m.layers = 4;
+  m.hidden = 8192;
+  m.heads = 64;
+  auto at = [&](int window) {
+    GptPlanOptions o = flags("1x1x64x1", 64, "ors");
+    o.ors_window = window;
+    return predict(m, o, mc).timeline;
+  };
+  const Timeline all = at(static_cast<int>(4 * m.layers + 1));
+  EXPECT_DOUBLE_EQ(at(1000).iteration_us, all.iteration_us);
+  double previous = all.iteration_us;
+  for (int w : {16, 8, 4, 2, 1}) {
+    const Timeline t = at(w);
+    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
+        << w;
+    EXPECT_GE(t.iteration_us, previous - 1e-6) << "window " << w;
+    previous = t.iteration_us;
+  }
+  // The set of collectives (and their total time) does not depend on the window.
+  EXPECT_DOUBLE_EQ(total_comm(at(1)), total_comm(all));
+  // Window 1 makes each reduce-scatter finish before the next dW GEMM: more of it is exposed.
+  const int z = static_cast<int>(Group::z), rs = static_cast<int>(CollKind::reduce_scatter);
+  EXPECT_GT(at(1).exposed_us[z][rs], all.exposed_us[z][rs]);
+}

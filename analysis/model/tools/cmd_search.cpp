@@ -125,6 +125,11 @@ class Search : public Command {
               << (pow2_ ? "powers of two" : "all divisors") << "), " << r.invalid << " invalid, "
               << r.configs << " configurations with orders, " << r.unfit << " do not fit in "
               << fmt(r.memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1) << " ms\n";
+    if (r.unfit > 0) {
+      std::cout << "  largest memory term of those that do not fit:";
+      for (const auto& [term, n] : r.unfit_by_term) std::cout << " " << term << " " << n;
+      std::cout << "\n";
+    }
     if (r.invalid > 0) std::cout << "  e.g. " << r.invalid_example << "\n";
     TextTable t({"rank", "grid", "order", "iter ms", "compute", "interf", "exposed", "x", "y", "z",
                  "data", "world", "mem GB", "fits", "MFU %"});
@@ -169,7 +174,8 @@ class Search : public Command {
     counts["4d"] = {{"grids", r.grids},
                     {"invalid", r.invalid},
                     {"configs", r.configs},
-                    {"unfit", r.unfit}};
+                    {"unfit", r.unfit},
+                    {"unfit_by_term", r.unfit_by_term}};
     return ms;
   }
 

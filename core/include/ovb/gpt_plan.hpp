@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ovb/backend.hpp"
@@ -89,11 +90,19 @@ LinearGeom linear_geom(const LinearSpec& spec, const GridShape& g);
 
 // ---- Configuration of one training iteration ----
 
+// With ORS, the Z reduce-scatters of dW stay asynchronous but at most this many dW blocks are
+// in flight: the dW GEMM of a layer waits for the reduce-scatter issued `window` layers before,
+// whose block it reuses. 4 = one transformer block: each reduce-scatter has the backward of the
+// next block's same layer (its dX and dW GEMMs and attention) to hide behind, which is what the
+// performance model assumes ORS hides, at 4 fp32 blocks of memory instead of 4 per block.
+inline constexpr int kDefaultOrsWindow = 4;
+
 struct GptPlanOptions {
   GridShape grid;
   std::int64_t batch = 0;         // global batch, sequences
   bool recompute = false;         // full activation recomputation (one more forward per block)
-  bool cache_weights = true;      // keep the Z-gathered weight blocks from forward to backward
+  bool cache_weights = false;     // keep the Z-gathered weight blocks from forward to backward
+  int ors_window = kDefaultOrsWindow;  // with ORS: dW blocks whose reduce-scatter may be in flight
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
   bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
@@ -107,7 +116,8 @@ inline constexpr std::size_t kCudaGemmWorkspace = 32u << 20;
 std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
 
 // Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
-// hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz.
+// hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz;
+// ors_window >= 1.
 void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
 
 // ---- Memory per rank ----
@@ -122,8 +132,9 @@ struct GptMemory {
   double gathered = 0;     // Z-gathered weight blocks (Gz > 1): every layer's when cached; else
                            // the LM head's + K slots of the largest block linear, K = 1 (4 with
                            // recompute) + 1 with OAG
-  double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): every
-                           // layer's with ORS, else one of the largest
+  double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): a ring
+                           // of min(ors_window, 4L+1) slots of the largest block (LM head
+                           // included) with ORS, else one such slot
   double activations = 0;  // residual stream [T, h/Gx] x (L+1) + the saved tensors of every
                            // block (of one block with recompute)
   double workspace = 0;    // final LN, logits, CE statistics, 2 gradient buffers [T, h/Gx] and 2
@@ -131,8 +142,15 @@ struct GptMemory {
   double total() const {
     return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
   }
+  // The terms by name, in the order above: "params", "grads", "optimizer", "gathered",
+  // "grad_blocks", "activations", "workspace".
+  std::vector<std::pair<std::string_view, double>> terms() const;
+  std::string_view largest_term() const;  // the name of the largest (why a rank does not fit)
 };
 GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o);
+// Slots of the dW ring (each of the largest weight block, fp32): 0 when Gz = 1, 1 without ORS,
+// min(ors_window, 4L+1) with it.
+int dw_slots(const GptShape& m, const GptPlanOptions& o);
 
 // ---- The collectives of one iteration ----
 

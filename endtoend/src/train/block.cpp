@@ -8,7 +8,7 @@
 namespace ovb::gpt {
 
 Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
-             CommEngine& comm, WeightGatherer& gather)
+             CommEngine& comm, WeightGatherer& gather, DwWindow& dw)
     : cfg_(cfg),
       m_(cfg.model),
       o_(cfg.plan),
@@ -16,7 +16,8 @@ Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kerne
       st_(st),
       k_(k),
       comm_(comm),
-      gather_(gather) {
+      gather_(gather),
+      dw_(dw) {
   const GridShape& g = o_.grid;
   T_ = tokens_per_rank(m_, o_);
   B_local_ = T_ / m_.seq;

@@ -10,7 +10,8 @@
 // has its backward fused into the dX GEMM where dX needs no all-reduce, else after it.
 //   none: dX GEMM, all-reduce dX and wait, dW GEMM, reduce-scatter dW and wait.
 //   OAR:  dX GEMM, start the all-reduce, dW GEMM meanwhile, wait before returning dX.
-//   ORS:  the reduce-scatter is waited for only before the optimizer; when dX needs no
+//   ORS:  the reduce-scatter is waited for only when its dW block's slot is taken again
+//         (dw_window.hpp: `ors_window` layers later) or before the optimizer; when dX needs no
 //         all-reduce (its group has size 1), dW first, so the reduce-scatter starts earlier.
 #include "ovb/annotate.hpp"
 #include "train/model.hpp"
@@ -47,17 +48,20 @@ void Model::linear_backward(const LinearParams& lp, const void* dy, const void* 
   ScopedRange range(name + " backward", "compute");
   const void* w = gather_.acquire(lp, Phase::backward, false);
   const bool z_sharded = o_.grid.gz > 1;
-  float* dw = z_sharded ? st_.dw_block(lp) : gptr(lp.weight);
+  float* dw = z_sharded ? nullptr : gptr(lp.weight);  // a slot of the dW window when Z-sharded
   float* dbias = lp.bias >= 0 ? gptr(lp.bias) : nullptr;  // in the dW GEMM's epilogue
   // The GELU backward can join the dX GEMM only where dX needs no all-reduce.
   const bool fuse_gelu = gelu_in && o_.grid.size(g.out_dim) == 1;
   CollHandle ar = -1, rs = -1;
   auto weight_grad = [&] {
+    if (z_sharded) dw = dw_.take();
     k_.linear_backward_weight(s, dy, x, dw, T_, g.out_local, g.in_local, dbias);
-    if (z_sharded)
+    if (z_sharded) {
       rs = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::weight_grad_scatter,
                           CollKind::reduce_scatter, Group::z, g.shard, o_.grad_dtype),
                        dw, gptr(lp.weight));
+      dw_.hold(rs);
+    }
   };
   auto input_grad = [&] {
     k_.linear_backward_input(s, dy, w, dx, T_, g.out_local, g.in_local,

@@ -11,6 +11,7 @@
 #include "kernels/kernels.hpp"
 #include "model/layout.hpp"
 #include "train/comm.hpp"
+#include "train/dw_window.hpp"
 #include "train/gather.hpp"
 #include "train/state.hpp"
 
@@ -25,7 +26,7 @@ struct LnInputSum {
 class Model {
  public:
   Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k, CommEngine& comm,
-        WeightGatherer& gather);
+        WeightGatherer& gather, DwWindow& dw);
 
   // Forward of this rank's tokens (st.tokens, st.targets on the device); adds the rank's share
   // of the loss sum to st.scalars[0] (only ranks with x = y = 0 count, each token once).
@@ -69,6 +70,7 @@ class Model {
   Kernels& k_;
   CommEngine& comm_;
   WeightGatherer& gather_;
+  DwWindow& dw_;
   std::int64_t T_, B_local_, hx_, hy_, heads_local_, vy_;
   std::size_t a_;
   std::vector<CollHandle> bucket_deps_;  // collectives the current data bucket waits for

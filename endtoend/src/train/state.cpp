@@ -1,8 +1,6 @@
 // Allocation of every buffer of a rank (see state.hpp; sizes mirror gpt_memory()).
 #include "train/state.hpp"
 
-#include <algorithm>
-
 namespace ovb::gpt {
 
 void* ModelState::act(std::int64_t elems, MemKind kind) {
@@ -68,33 +66,6 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   tokens = tokens_buf.as<std::int32_t>();
   targets = targets_buf.as<std::int32_t>();
   scalars = scalars_buf.as<float>();
-
-  if (g.gz > 1) {
-    if (o.ors) {
-      for (const BlockParams& b : layout.blocks)
-        for (int i = 0; i < 4; ++i)
-          dw_.push_back(f32(b.linear(i).geom.block, MemKind::grad_blocks));
-      dw_.push_back(f32(layout.head.lm_head.geom.block, MemKind::grad_blocks));
-    } else {
-      std::int64_t mx = layout.head.lm_head.geom.block;
-      for (const BlockParams& b : layout.blocks)
-        for (int i = 0; i < 4; ++i) mx = std::max(mx, b.linear(i).geom.block);
-      dw_.push_back(f32(mx, MemKind::grad_blocks));
-    }
-  }
-}
-
-float* ModelState::dw_block(const LinearParams& lp) const {
-  if (dw_.size() == 1) return dw_[0];
-  if (lp.layer < 0) return dw_.back();
-  int i = 0;
-  switch (lp.geom.spec.id) {
-    case LinearId::qkv: i = 0; break;
-    case LinearId::attn_out: i = 1; break;
-    case LinearId::mlp_up: i = 2; break;
-    default: i = 3; break;
-  }
-  return dw_[static_cast<std::size_t>(4 * lp.layer + i)];
 }
 
 }  // namespace ovb::gpt

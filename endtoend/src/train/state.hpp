@@ -4,8 +4,7 @@
 //               (none in fp32: the master is the working copy)
 //   grads       fp32 gradients, same offsets;   optimizer   AdamW m and v, fp32
 //   gathered    Z-gathered weight blocks (owned by WeightGatherer)
-//   grad_blocks fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): one per layer with ORS,
-//               else one of the largest size
+//   grad_blocks fp32 dW blocks awaiting their Z reduce-scatter (owned by DwWindow)
 //   activations residual stream res[0..L] [T, h/Gx] and the saved tensors of each block (of one
 //               block with --recompute)
 //   workspace   final LN, logits (their gradient in place), cross-entropy statistics, gradient
@@ -51,8 +50,6 @@ class ModelState {
   const ActSet& set(int block) const {
     return sets_[recompute_ ? 0 : static_cast<std::size_t>(block)];
   }
-  // Where dW of a linear goes before its Z reduce-scatter (Gz > 1 only).
-  float* dw_block(const LinearParams& lp) const;
 
   Buffer& params_buffer() { return params_; }
   Buffer& grads_buffer() { return grads_; }
@@ -75,7 +72,6 @@ class ModelState {
   Buffer params_, grads_, m_, v_, work_;
   std::vector<Buffer> res_;
   std::vector<ActSet> sets_;
-  std::vector<float*> dw_;  // per linear (4 per block, then the head), or one shared
 };
 
 }  // namespace ovb::gpt

@@ -9,6 +9,7 @@
 #include "model/layout.hpp"
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
+#include "train/dw_window.hpp"
 #include "train/gather.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
@@ -37,7 +38,9 @@ void check_memory(const Config& cfg, Backend& backend) {
                    gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
                    gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
                    gib(free) + " is free for it on " + std::string(backend.name()) +
-                   "; use more ranks (Gx, Gy, Gz), --recompute or a smaller --batch");
+                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch" +
+                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 
@@ -55,7 +58,8 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   state_ = std::make_unique<ModelState>(cfg.model, cfg.plan, *layout_, mem_);
   gather_ =
       std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_, state_->work());
-  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_);
+  dw_ = std::make_unique<DwWindow>(cfg.model, cfg.plan, *layout_, *comm_, mem_);
+  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_, *dw_);
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
   // Gradients written with += (everything but the linear layers' weights and biases), merged
   // into contiguous ranges.
@@ -128,6 +132,7 @@ void Trainer::forward_backward(int iter) {
   load_batch(iter);
   comm_->begin_iteration();
   gather_->begin_iteration();
+  dw_->begin_iteration();
   Stream& s = comm_->compute();
   for (const auto& [offset, count] : accumulated_grads_)
     kernels_->zero(s, state_->grads() + offset, static_cast<std::size_t>(count) * 4);

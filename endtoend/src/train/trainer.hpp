@@ -25,6 +25,7 @@ struct IterStats {
 };
 
 class DataSource;
+class DwWindow;
 class Kernels;
 class Model;
 class ModelState;
@@ -75,6 +76,7 @@ class Trainer {
   std::unique_ptr<CommEngine> comm_;
   std::unique_ptr<ModelState> state_;
   std::unique_ptr<WeightGatherer> gather_;
+  std::unique_ptr<DwWindow> dw_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::int32_t> host_tokens_, host_targets_;

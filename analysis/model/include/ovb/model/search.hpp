@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct Candidate {
   GridShape grid;
   Timeline timeline;
   double memory_bytes = 0;
+  GptMemory memory;
   bool fits = false;
 };
 
@@ -35,6 +37,8 @@ struct SearchResult {
   std::string invalid_example;  // one of the reasons
   std::int64_t configs = 0;     // valid grids x distinct orders, costed
   std::int64_t unfit = 0;       // of those, not fitting in memory
+  // The unfit ones by their largest memory term (GptMemory::largest_term(): why they do not fit).
+  std::map<std::string, std::int64_t> unfit_by_term;
   double memory_limit_bytes = 0;
   std::vector<Candidate> ranked;  // fitting first, then by predicted time
 };
