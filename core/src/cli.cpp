@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 namespace ovb {
 

@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
+#include "ovb/tracked_memory.hpp"
 #include "parallel_test_util.hpp"
-#include "train/memory.hpp"
 
 using namespace ovb;
 using namespace ovb::gpt;

@@ -11,11 +11,11 @@
 #include "config.hpp"
 #include "io/prediction.hpp"
 #include "io/report.hpp"
-#include "io/trace.hpp"
+#include "io/trace_run.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
 #include "train/trainer.hpp"
 
