@@ -2,7 +2,9 @@
 #include "config.hpp"
 
 #include <algorithm>
-#include <sstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
 
 #include "kernels/kernels.hpp"  // cudnn_attention_built
 #include "ovb/cli.hpp"
@@ -10,51 +12,16 @@
 
 namespace ovb::gpt {
 
-void parse_overlap(const std::string& s, GptPlanOptions& plan) {
-  plan.oar = plan.ors = plan.oag = false;
-  if (s == "none" || s.empty()) return;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (item == "oar")
-      plan.oar = true;
-    else if (item == "ors")
-      plan.ors = true;
-    else if (item == "oag")
-      plan.oag = true;
-    else
-      throw UsageError("--overlap: unknown flag '" + item +
-                       "' (expected a comma-separated subset of oar,ors,oag, or none)");
-  }
-}
-
-std::string overlap_string(const GptPlanOptions& plan) {
-  std::string s;
-  for (auto [on, name] : {std::pair{plan.oar, "oar"}, {plan.ors, "ors"}, {plan.oag, "oag"}})
-    if (on) s += (s.empty() ? "" : ",") + std::string(name);
-  return s.empty() ? "none" : s;
-}
-
 static Priority parse_priority(const std::string& s) {
   return s == "high" ? Priority::high : Priority::normal;
 }
 
 void add_options(CLI::App& app, Config& cfg) {
   add_backend_options(app, cfg.backend);
-  add_grid_options(app, cfg.plan.grid);
-  app.add_option("--preset", cfg.model.preset,
-                 "Model size by name (tiny, 125M, 350M, 760M, 1.3B, 2.7B, 6.7B, 13B, ... 1T); "
-                 "--layers/--hidden/--heads given as well override it");
-  app.add_option("--layers", cfg.model.layers, "Transformer blocks L");
-  app.add_option("--hidden", cfg.model.hidden, "Hidden size h");
-  app.add_option("--heads", cfg.model.heads, "Attention heads");
-  app.add_option("--seq", cfg.model.seq, "Sequence length")->capture_default_str();
-  app.add_option("--vocab", cfg.model.vocab,
-                 "Vocabulary size (default 50304; 256 with --data text:FILE)")
-      ->capture_default_str();
-  app.add_option("--batch", cfg.plan.batch,
-                 "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)")
-      ->required();
+  // The shared run options; gpt4d's gradients are fp32 (no --grad-dtype).
+  add_run_options(app, cfg, kAllRunGroups & ~kGradDtypeGroup);
+  app.get_option("--batch")->required();
+  app.get_option("--vocab")->description("Vocabulary size (default 50304; 256 with --data text:FILE)");
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
   app.add_option("--warmup", cfg.warmup,
                  "Iterations left out of the summary's timing statistics (0 when --iters is 1)")
@@ -65,27 +32,12 @@ void add_options(CLI::App& app, Config& cfg) {
                  "synthetic (seeded random tokens), tokens:FILE (flat uint16 token ids) or "
                  "text:FILE (bytes as tokens, vocab 256)")
       ->capture_default_str();
-  app.add_option("--dtype", cfg.dtype,
-                 "Weights and activations: auto (host fp32, cuda bf16), fp32 or bf16 (cuda only)")
-      ->check(CLI::IsMember({"auto", "fp32", "bf16"}))
-      ->capture_default_str();
   app.add_option("--attention", cfg.attention,
                  "Attention on the cuda backend: cudnn (cuDNN fused flash attention, bf16), simt "
                  "(the suite's CUDA-core flash-style kernels) or auto (cudnn where it is built "
                  "and runs the shape, else simt)")
       ->check(CLI::IsMember({"auto", "cudnn", "simt"}))
       ->capture_default_str();
-  app.add_option_function<std::string>(
-         "--overlap", [&cfg](const std::string& s) { parse_overlap(s, cfg.plan); },
-         "Overlap optimisations: comma-separated subset of oar (all-reduce of dX behind dW), "
-         "ors (deferred Z reduce-scatter of dW), oag (Z all-gather one layer ahead), or none")
-      ->default_str("none");
-  app.add_flag("--recompute", cfg.plan.recompute,
-               "Full activation recomputation: keep block inputs only, recompute each block's "
-               "forward (with its collectives) before its backward");
-  app.add_flag_function(
-      "--no-cache-weights", [&cfg](std::int64_t) { cfg.plan.cache_weights = false; },
-      "Do not keep Z-gathered weight blocks from forward to backward: gather them again");
 
   // Optimizer.
   app.add_option("--lr", cfg.optim.lr, "Peak learning rate (AdamW)")->capture_default_str();
@@ -131,27 +83,22 @@ void add_options(CLI::App& app, Config& cfg) {
                  "analysis/machines, e.g. generic-h100-8nic, or a machine file) beside the "
                  "measurement, and add it to the result (needs the analysis part, ovb::model)");
   app.add_flag("--quiet", cfg.quiet, "No per-iteration lines");
+  app.add_flag("--check-config", cfg.check_config,
+               "Check the configuration against the plan's rules (not the world size: no ranks "
+               "needed), print it and exit: 0 valid, 2 not");
+  app.add_flag("--json", cfg.check_json,
+               "With --check-config: print {\"valid\", \"config\" or \"error\"} as one JSON line");
   // For tests: the collectives issued in the first iteration, one JSON object per line.
   app.add_option("--dump-collectives", cfg.dump_collectives)->group("");
 }
 
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name) {
-  if (!cfg.model.preset.empty()) {
-    const GptShape p = gpt_preset(cfg.model.preset);
-    if (app.count("--layers") == 0) cfg.model.layers = p.layers;
-    if (app.count("--hidden") == 0) cfg.model.hidden = p.hidden;
-    if (app.count("--heads") == 0) cfg.model.heads = p.heads;
-    cfg.model.preset = p.preset;
-  } else if (app.count("--layers") == 0 || app.count("--hidden") == 0 ||
-             app.count("--heads") == 0) {
-    throw UsageError("give the model as --preset NAME or as --layers, --hidden and --heads");
-  }
+  finish_run_config(app, cfg);
   if (cfg.data.rfind("text:", 0) == 0 && app.count("--vocab") == 0) cfg.model.vocab = 256;
 
-  if (cfg.dtype == "auto")
-    cfg.plan.act_dtype = backend_name == "cuda" ? DType::bf16 : DType::f32;
-  else
-    cfg.plan.act_dtype = parse_dtype(cfg.dtype);
+  if (cfg.dtype == "fp16")
+    throw UsageError("--dtype fp16: gpt4d trains in fp32 or bf16 (fp16 would need loss scaling)");
+  resolve_dtype(cfg, backend_name == "cuda" ? DType::bf16 : DType::f32);
   if (cfg.plan.act_dtype != DType::f32 && backend_name != "cuda")
     throw UsageError("--dtype " + cfg.dtype + " needs the cuda backend (the host backend is fp32)");
   cfg.plan.grad_dtype = DType::f32;
@@ -184,6 +131,31 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   if (cfg.optim.weight_decay < 0) throw UsageError("--weight-decay must be >= 0");
   if (!(cfg.optim.beta1 >= 0 && cfg.optim.beta1 < 1 && cfg.optim.beta2 >= 0 && cfg.optim.beta2 < 1))
     throw UsageError("--beta1 and --beta2 must be in [0, 1)");
+}
+
+int check_config(const CLI::App& app, Config& cfg, int rank) {
+  // No backend is made (a cuda check must run where no GPU is): "auto" checks the host's rules.
+  const std::string backend = cfg.backend.name == "cuda" ? "cuda" : "host";
+  nlohmann::json out;
+  try {
+    finish_config(app, cfg, backend);
+    validate(cfg);
+    out = {{"valid", true}, {"backend", backend}, {"config", to_json(cfg)}};
+  } catch (const UsageError& e) {
+    if (!cfg.check_json) throw;
+    out = {{"valid", false}, {"backend", backend}, {"error", e.what()}};
+  }
+  if (rank == 0) {
+    if (cfg.check_json)
+      std::cout << out.dump() << std::endl;
+    else
+      std::cout << "gpt4d: valid configuration: " << cfg.model.layers << " layers, hidden "
+                << cfg.model.hidden << ", heads " << cfg.model.heads << ", batch "
+                << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << " ("
+                << cfg.plan.grid.world() << " ranks), overlap " << overlap_string(cfg.plan)
+                << std::endl;
+  }
+  return out["valid"].get<bool>() ? 0 : 2;
 }
 
 }  // namespace ovb::gpt

@@ -1,5 +1,6 @@
-// gpt4d's configuration: every command-line option in one struct (no option globals), the CLI11
-// registration that fills it, and the checks that turn it into a GPT plan (ovb/gpt_plan.hpp).
+// gpt4d's configuration: the shared run configuration (ovb/run_config.hpp: model, grid, batch,
+// overlap, recompute, weight caching, dtype) plus the trainer's own options in one struct (no
+// option globals), the CLI11 registration that fills it, and the checks that finish it.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -9,6 +10,7 @@
 
 #include "ovb/backend.hpp"
 #include "ovb/gpt_plan.hpp"
+#include "ovb/run_config.hpp"
 
 namespace ovb::gpt {
 
@@ -22,16 +24,15 @@ struct OptimConfig {
   double clip = 1.0;  // global gradient-norm clip; <= 0 disables
 };
 
-struct Config {
-  GptShape model;
-  GptPlanOptions plan;  // grid, batch, recompute, cache_weights, dtypes, overlap flags
+// model, plan (grid, batch, overlap flags, recompute, cache_weights, dtypes) and dtype come from
+// RunConfig; the rest is gpt4d's.
+struct Config : RunConfig {
   BackendOptions backend;
   OptimConfig optim;
   int iters = 10;
   int warmup = 1;  // iterations left out of the summary (timing warm-up)
   std::uint64_t seed = 1234;
   std::string data = "synthetic";  // synthetic | tokens:FILE | text:FILE
-  std::string dtype = "auto";      // auto (host fp32, cuda bf16) | fp32 | bf16
   std::string attention = "auto";  // auto | cudnn | simt (kernels.hpp AttentionKind)
   Priority comm_priority = Priority::high;
   Priority compute_priority = Priority::normal;
@@ -39,18 +40,22 @@ struct Config {
   std::string out, trace_dir, dump_collectives;
   std::string predict;  // --predict MACHINE: the model's prediction beside the measurement
   bool quiet = false;   // no per-iteration lines
+  // --check-config: validate the configuration, print it (--json: as JSON) and exit, without
+  // ranks or a backend.
+  bool check_config = false, check_json = false;
 };
 
 // Registers every option on `app`, writing into `cfg`. Call finish_config() after parsing.
 void add_options(CLI::App& app, Config& cfg);
 
-// Applies --preset and the explicit shape options given (explicit ones win), the data source's
+// Applies --preset (finish_run_config), the data source's
 // vocabulary rule (text: 256 unless --vocab was given), the backend's dtype, and checks the
 // options that the plan does not: iterations, warm-up, learning rate, clip.
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name);
 
-// The overlap flags as a list: "oar,ors,oag" subsets or "none". Throws UsageError otherwise.
-void parse_overlap(const std::string& s, GptPlanOptions& plan);
-std::string overlap_string(const GptPlanOptions& plan);  // "oar,ors" or "none"
+// --check-config: finishes and validates the configuration for the backend named by --backend
+// (auto: host) without making it, prints the result on rank 0, and returns the exit status (0
+// valid, 2 not). Without --json an invalid configuration throws UsageError like a run would.
+int check_config(const CLI::App& app, Config& cfg, int rank);
 
 }  // namespace ovb::gpt

@@ -4,6 +4,7 @@
 //   mpirun -np 8 gpt4d --backend host --gx 2 --gy 2 --gz 2 --gdata 1 --preset tiny --seq 32
 //          --vocab 256 --batch 8 --iters 10 --overlap oar,ors,oag --out result.json
 //          [--predict host-cpu]   (the model's prediction beside the measurement)
+//   gpt4d --check-config --json --preset 1.3B --batch 16 --gx 4 --gz 2   (no ranks needed)
 //
 // See endtoend/README.md for every option and the JSON result.
 #include <iostream>
@@ -30,11 +31,12 @@ int main(int argc, char** argv) {
         "gpt4d"};
     add_options(app, cfg);
     parse_cli(app, argc, argv, ctx);
+    if (cfg.check_config) return check_config(app, cfg, ctx.rank);
     check_trace_support(cfg);
     auto backend = make_backend(cfg.backend, ctx);
     finish_config(app, cfg, backend->name());
     ProcessGrid grid(cfg.plan.grid);  // names the factor when the grid does not match the world
-    validate_gpt_plan(cfg.model, cfg.plan);
+    validate(cfg);
     // Output places are checked now, not after the run (a folder that cannot be written fails
     // here with one line).
     if (ctx.rank == 0)

@@ -77,6 +77,11 @@ TEST(Config, PresetWithOverridesAndDefaults) {
   EXPECT_TRUE(cfg.plan.oar && cfg.plan.oag && !cfg.plan.ors && cfg.plan.recompute &&
               !cfg.plan.cache_weights);
   EXPECT_EQ(overlap_string(cfg.plan), "oar,oag");
+  // The spellings ovb-model takes: all and none.
+  ASSERT_EQ(parse({"--preset", "tiny", "--batch", "4", "--overlap", "all"}, &cfg), "");
+  EXPECT_TRUE(cfg.plan.oar && cfg.plan.ors && cfg.plan.oag);
+  ASSERT_EQ(parse({"--preset", "tiny", "--batch", "4", "--overlap", "none"}, &cfg), "");
+  EXPECT_TRUE(!cfg.plan.oar && !cfg.plan.ors && !cfg.plan.oag);
   ASSERT_EQ(parse({"--preset", "tiny", "--batch", "4"}, &cfg, "cuda"), "");
   EXPECT_EQ(cfg.plan.act_dtype, DType::bf16);
 }
@@ -91,6 +96,8 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--dtype", "bf16"}),
                   "needs the cuda backend"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--lr", "0"}), "--lr must be > 0"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--dtype", "fp16"}, nullptr, "cuda"),
+                  "--dtype fp16: gpt4d trains in fp32 or bf16"));
   EXPECT_TRUE(has(
       parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"}, nullptr, "cuda"),
       "head size hidden/heads = 512 is larger than 256"));

@@ -5,8 +5,10 @@ full:  a node's worth of work: more grids, every single overlap flag, a 1.3B-cla
 
 Grids are derived from the rank count N by patterns: the prime factors of N are dealt out, largest
 first, over the dimensions a pattern names (x, y, z, d = data) in turn, e.g. N=8 with "xy" gives
-(4,2,1,1) and with "xyzd" (2,2,2,1). Grids the model cannot be split over (heads or vocabulary not
-divisible by Gy, hidden by Gx*Gy, batch by Gdata*Gz) are left out; duplicates are dropped.
+(4,2,1,1) and with "xyzd" (2,2,2,1). Grids the model cannot be split over (gpt4d's rules: heads or
+vocabulary not divisible by Gy, hidden by Gx*Gy, batch by Gdata*Gz, a layer's weight block by Gz)
+are left out; duplicates are dropped. fits() restates gpt4d's validation so that planning needs no
+build; slurm/tests/config_parity.py pins it to `gpt4d --check-config --json`.
 """
 
 from dataclasses import dataclass
@@ -82,9 +84,18 @@ def grid_for(pattern, ranks):
 
 
 def fits(model, grid, batch):
+    """Whether gpt4d accepts the model on the grid (ovb/gpt_plan.hpp validate_gpt_plan)."""
     gx, gy, gz, gd = grid
-    return (model.hidden % (gx * gy) == 0 and model.heads % gy == 0 and model.vocab % gy == 0
-            and batch % (gz * gd) == 0 and model.hidden % model.heads == 0)
+    h = model.hidden
+    if not (h % model.heads == 0 and h % (gx * gy) == 0 and model.heads % gy == 0
+            and model.vocab % gy == 0 and batch % (gz * gd) == 0):
+        return False
+    # The Z-gathered weight block of every layer (out/G(out) x in/G(in)) is sharded over Z:
+    # qkv h->3h, attention-out h->h (transposed), MLP-up h->4h, MLP-down 4h->h (transposed), LM
+    # head h->vocab.
+    blocks = (3 * h // gy * (h // gx), h // gx * (h // gy), 4 * h // gy * (h // gx),
+              h // gx * (4 * h // gy), model.vocab // gy * (h // gx))
+    return all(b % gz == 0 for b in blocks)
 
 
 def global_batch(model, ranks):

@@ -9,6 +9,7 @@
 #include "ovb/model/calibrate.hpp"
 #include "ovb/model/gbench.hpp"
 #include "ovb/model/stats.hpp"
+#include "ovb/run_config.hpp"
 
 namespace ovb::model {
 
@@ -23,16 +24,8 @@ std::optional<GridShape> grid_of(const CollectiveFile& f, const BenchRow& r, con
   if (doc.contains("context") && doc["context"].contains("grid")) {
     const json& g = doc["context"]["grid"];
     if (g.is_string()) return GridShape::parse(g.get<std::string>());
-    if (g.is_object()) {
-      GridShape s;
-      s.gx = g.value("gx", 1);
-      s.gy = g.value("gy", 1);
-      s.gz = g.value("gz", 1);
-      s.gdata = g.value("gdata", 1);
-      if (g.contains("order") && g["order"].is_string())
-        s.order = GridShape::parse_order(g["order"].get<std::string>());
-      return s;
-    }
+    if (g.is_object()) return grid_from_json(g, f.path + ": 'context.grid.");
+    throw UsageError(f.path + ": 'context.grid' must be GXxGYxGZxGD or an object, got " + g.dump());
   }
   return std::nullopt;
 }

@@ -7,6 +7,7 @@
 #include "ovb/io.hpp"
 #include "ovb/model/compare.hpp"
 #include "ovb/model/predict.hpp"
+#include "ovb/run_config.hpp"
 
 namespace ovb::model {
 
@@ -32,13 +33,6 @@ const json& need(const json& j, const char* key, const std::string& file, const 
   if (!j.is_object() || !j.contains(key) || j[key].is_null())
     throw UsageError(file + ": gpt4d result without '" + path + key + "' (results/SCHEMA.md)");
   return j[key];
-}
-
-std::int64_t need_int(const json& j, const char* key, const std::string& file,
-                      const std::string& path) {
-  const json& v = need(j, key, file, path);
-  if (!v.is_number()) throw UsageError(file + ": '" + path + key + "' is not a number");
-  return v.get<std::int64_t>();
 }
 
 }  // namespace
@@ -99,47 +93,14 @@ std::vector<MeasuredRun> load_runs(const std::vector<std::string>& paths,
 
 std::pair<GptShape, GptPlanOptions> config_of_result(const json& r, const std::string& file) {
   const json& cfg = need(r, "config", file, "");
-  const json& model = need(cfg, "model", file, "config.");
-  GptShape m;
-  m.layers = need_int(model, "layers", file, "config.model.");
-  m.hidden = need_int(model, "hidden", file, "config.model.");
-  m.heads = need_int(model, "heads", file, "config.model.");
-  m.seq = need_int(model, "seq", file, "config.model.");
-  m.vocab = need_int(model, "vocab", file, "config.model.");
-  if (model.contains("preset") && model["preset"].is_string()) m.preset = model["preset"];
-
-  GptPlanOptions o;
-  const json& grid = need(cfg, "grid", file, "config.");
-  o.grid.gx = static_cast<int>(need_int(grid, "gx", file, "config.grid."));
-  o.grid.gy = static_cast<int>(need_int(grid, "gy", file, "config.grid."));
-  o.grid.gz = static_cast<int>(need_int(grid, "gz", file, "config.grid."));
-  o.grid.gdata = static_cast<int>(need_int(grid, "gdata", file, "config.grid."));
-  if (grid.contains("order") && grid["order"].is_string())
-    o.grid.order = GridShape::parse_order(grid["order"].get<std::string>());
-  o.batch = need_int(cfg, "batch", file, "config.");
-
-  // config.overlap: ["oar", "ors"] or "oar,ors" / "none".
-  std::string flags;
-  if (cfg.contains("overlap") && cfg["overlap"].is_array()) {
-    for (const json& f : cfg["overlap"])
-      if (f.is_string() && f != "none") {
-        if (!flags.empty()) flags += ',';
-        flags += f.get<std::string>();
-      }
-  } else if (cfg.contains("overlap") && cfg["overlap"].is_string()) {
-    flags = cfg["overlap"].get<std::string>();
-  }
-  try {
-    parse_overlap(flags.empty() ? "none" : flags, o);
-  } catch (const UsageError& e) {
-    throw UsageError(file + ": config.overlap: " + e.what());
-  }
-  o.recompute = cfg.value("recompute", false);
-  o.cache_weights = cfg.value("cache_weights", true);
+  // dtype defaults to what gpt4d's backend trains in: results written before it was recorded.
   const std::string backend =
       r.contains("context") ? r["context"].value("backend", std::string("host")) : "host";
-  o.act_dtype = parse_dtype(cfg.value("dtype", backend == "cuda" ? "bf16" : "fp32"));
-  if (cfg.contains("grad_dtype")) o.grad_dtype = parse_dtype(cfg["grad_dtype"].get<std::string>());
+  RunConfig defaults;
+  defaults.plan.act_dtype = parse_dtype(backend == "cuda" ? "bf16" : "fp32");
+  const RunConfig c = run_config_from_json(cfg, file + ": 'config.", defaults);
+  GptShape m = c.model;
+  GptPlanOptions o = c.plan;
   if (backend != "cuda") o.gemm_workspace_bytes = 0;  // gpt4d's host backend has no cuBLASLt
   return {m, o};
 }

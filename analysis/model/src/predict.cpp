@@ -9,15 +9,6 @@
 
 namespace ovb::model {
 
-namespace {
-
-std::string order_string(const GridShape& g) {
-  return std::string(name_of(g.order[0])) + "," + std::string(name_of(g.order[1])) + "," +
-         std::string(name_of(g.order[2]));
-}
-
-}  // namespace
-
 double memory_limit_bytes(const Machine& mc) {
   return mc.memory_bytes * mc.memory_usable_fraction / mc.ranks_per_device;
 }
@@ -48,12 +39,8 @@ nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_
     comm[std::string(name_of(gr))] = t.comm_group_us(gr) / 1e3;
     exposed[std::string(name_of(gr))] = t.exposed_group_us(gr) / 1e3;
   }
-  return {{"gx", g.gx},
-          {"gy", g.gy},
-          {"gz", g.gz},
-          {"gdata", g.gdata},
-          {"order", order_string(g)},
-          {"predicted_ms", t.iteration_us / 1e3},
+  nlohmann::json j = grid_json(g);
+  j.update({{"predicted_ms", t.iteration_us / 1e3},
           {"compute_ms", t.compute_us / 1e3},
           {"interference_ms", t.interference_us / 1e3},
           {"comm_ms", comm},
@@ -61,7 +48,8 @@ nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_
           {"exposed_ms", exposed},
           {"memory_bytes", memory_bytes},
           {"memory_limit_bytes", memory_limit_bytes},
-          {"fits", fits}};
+          {"fits", fits}});
+  return j;
 }
 
 std::string format_breakdown(const Prediction& p) {
@@ -79,37 +67,6 @@ std::string format_breakdown(const Prediction& p) {
   os << "\n  memory per GPU " << std::setprecision(2) << p.memory.total() / 1e9 << " GB of "
      << p.memory_limit_bytes / 1e9 << " GB usable" << (p.fits ? "" : " - DOES NOT FIT") << '\n';
   return os.str();
-}
-
-void parse_overlap(const std::string& s, GptPlanOptions& o) {
-  o.oar = o.ors = o.oag = false;
-  if (s == "none") return;
-  if (s == "all") {
-    o.oar = o.ors = o.oag = true;
-    return;
-  }
-  std::istringstream in(s);
-  for (std::string f; std::getline(in, f, ',');) {
-    if (f == "oar")
-      o.oar = true;
-    else if (f == "ors")
-      o.ors = true;
-    else if (f == "oag")
-      o.oag = true;
-    else
-      throw UsageError("unknown overlap flag '" + f + "' in '" + s +
-                       "' (expected none, all, or a list of oar,ors,oag)");
-  }
-}
-
-std::string overlap_string(const GptPlanOptions& o) {
-  std::string s;
-  for (auto [on, name] : {std::pair{o.oar, "oar"}, {o.ors, "ors"}, {o.oag, "oag"}}) {
-    if (!on) continue;
-    if (!s.empty()) s += ',';
-    s += name;
-  }
-  return s.empty() ? "none" : s;
 }
 
 }  // namespace ovb::model

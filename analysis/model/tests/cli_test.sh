@@ -69,7 +69,7 @@ bad impossible-config "hidden 2048 is not divisible by Gx\*Gy = 3" "$model" expl
 bad grid-syntax "is not of the form GXxGYxGZxGDATA" "$model" explain 2x2 --machine perlmutter-a100 "${common[@]}"
 bad unknown-preset "unknown GPT preset" "$model" search --machine perlmutter-a100 --preset 7B --batch 16 --gpus 8
 bad no-shape "give the model with --preset" "$model" search --machine perlmutter-a100 --batch 16 --gpus 8
-bad overlap-flag "unknown overlap flag 'fast'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --overlap oar,fast
+bad overlap-flag "unknown flag 'fast'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --overlap oar,fast
 bad unknown-option "--frobnicate" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --frobnicate
 bad no-subcommand "subcommand" "$model"
 bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0

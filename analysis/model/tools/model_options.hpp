@@ -1,26 +1,22 @@
-// Options shared by `search` and `explain`: the GPT shape, batch, machine, overlap flags,
-// recomputation, weight caching and dtypes, and the "inputs" object of their JSON output.
+// Options shared by `search` and `explain`: the run configuration's model, batch, schedule and
+// dtype options (ovb/run_config.hpp) plus the machine, and the "inputs" object of their JSON output.
 #pragma once
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <cstdint>
 #include <string>
 
-#include "ovb/gpt_plan.hpp"
 #include "ovb/model/machine.hpp"
+#include "ovb/run_config.hpp"
 
 namespace ovb::model::cli {
 
 struct ModelArgs {
-  std::string preset;
-  std::int64_t layers = 0, hidden = 0, heads = 0, seq = 2048, vocab = 50304, batch = 0;
+  RunConfig run;  // dtype "auto": the machine's precision
   std::string machine;
-  std::string overlap = "none";
-  bool recompute = false, no_cache = false;
-  std::string dtype, grad_dtype = "fp32";
   int ranks_per_device = 0;
+  const CLI::App* app = nullptr;  // the subcommand, for which shape options were given
 
   void add(CLI::App& app);
   GptShape shape() const;                        // throws UsageError

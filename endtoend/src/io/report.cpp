@@ -80,25 +80,11 @@ std::string Reporter::collectives_jsonl(const std::vector<CollOp>& log) {
 }
 
 nlohmann::json Reporter::config_json() const {
-  const GptShape& m = cfg_.model;
-  const GridShape& g = cfg_.plan.grid;
-  std::string order;
-  for (Dim d : g.order) order += (order.empty() ? "" : ",") + std::string(name_of(d));
-  nlohmann::json overlap = nlohmann::json::array();
-  if (cfg_.plan.oar) overlap.push_back("oar");
-  if (cfg_.plan.ors) overlap.push_back("ors");
-  if (cfg_.plan.oag) overlap.push_back("oag");
-  return {
-      {"model",
-       {{"layers", m.layers},
-        {"hidden", m.hidden},
-        {"heads", m.heads},
-        {"seq", m.seq},
-        {"vocab", m.vocab},
-        {"preset", m.preset},
-        {"parameters", m.parameter_count()}}},
-      {"grid", {{"gx", g.gx}, {"gy", g.gy}, {"gz", g.gz}, {"gdata", g.gdata}, {"order", order}}},
-      {"batch", cfg_.plan.batch},
+  // The run configuration's JSON form (model, grid, batch, overlap, recompute, cache_weights,
+  // dtype, grad_dtype) and what is gpt4d's own.
+  nlohmann::json j = to_json(cfg_);
+  j["model"]["parameters"] = cfg_.model.parameter_count();
+  j.update({
       {"iters", cfg_.iters},
       {"warmup", cfg_.warmup},
       {"seed", cfg_.seed},
@@ -111,12 +97,8 @@ nlohmann::json Reporter::config_json() const {
       {"beta2", cfg_.optim.beta2},
       {"clip", cfg_.optim.clip},
       {"data", trainer_.data_description()},
-      {"overlap", overlap},
-      {"dtype", name_of(cfg_.plan.act_dtype)},
       {"attention", trainer_.attention()},
       {"attention_option", cfg_.attention},
-      {"recompute", cfg_.plan.recompute},
-      {"cache_weights", cfg_.plan.cache_weights},
       {"comm_priority", name_of(cfg_.comm_priority)},
       {"compute_priority", name_of(cfg_.compute_priority)},
       {"nccl",
@@ -124,8 +106,9 @@ nlohmann::json Reporter::config_json() const {
         {"max_ctas", cfg_.nccl.max_ctas},
         {"cta_policy", cfg_.nccl.cta_policy}}},
       {"kernels", trainer_.kernels_description()},
-      {"world_size", g.world()},
-      {"devices", n_devices_}};
+      {"world_size", cfg_.plan.grid.world()},
+      {"devices", n_devices_}});
+  return j;
 }
 
 nlohmann::json Reporter::finish() {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "ovb/gpt_plan.hpp"
+#include "ovb/run_config.hpp"  // parse_overlap, overlap_string, grid_json
 #include "ovb/model/compute_cost.hpp"
 #include "ovb/model/machine.hpp"
 #include "ovb/model/plan_comm.hpp"
@@ -45,10 +46,6 @@ Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
                            double memory_limit_bytes, bool fits);
 nlohmann::json summary_json(const Prediction& p);
-
-// Overlap flags: "none", "all", or a comma list of oar, ors, oag (throws UsageError), and back.
-void parse_overlap(const std::string& s, GptPlanOptions& o);
-std::string overlap_string(const GptPlanOptions& o);
 
 // A few lines: iteration, compute, interference, exposed and total communication per group,
 // memory per GPU.

@@ -1,0 +1,394 @@
+// The run-configuration table and its CLI, validation and JSON (see ovb/run_config.hpp).
+#include "ovb/run_config.hpp"
+
+#include <sstream>
+
+#include "ovb/cli.hpp"
+#include "ovb/error.hpp"
+
+namespace ovb {
+
+using nlohmann::json;
+
+// ---- Overlap flags ----
+
+const std::vector<OverlapFlag>& overlap_flags() {
+  static const std::vector<OverlapFlag> flags = {
+      {"oar", "all-reduce of dX behind dW", &GptPlanOptions::oar},
+      {"ors", "deferred Z reduce-scatter of dW", &GptPlanOptions::ors},
+      {"oag", "Z all-gather one layer ahead", &GptPlanOptions::oag},
+  };
+  return flags;
+}
+
+namespace {
+
+std::string flag_names() {
+  std::string s;
+  for (const OverlapFlag& f : overlap_flags()) s += (s.empty() ? "" : ",") + std::string(f.name);
+  return s;
+}
+
+}  // namespace
+
+void parse_overlap(std::string_view s, GptPlanOptions& o) {
+  for (const OverlapFlag& f : overlap_flags()) o.*f.field = false;
+  if (s == "none" || s.empty()) return;
+  if (s == "all") {
+    for (const OverlapFlag& f : overlap_flags()) o.*f.field = true;
+    return;
+  }
+  std::istringstream in{std::string(s)};
+  for (std::string item; std::getline(in, item, ',');) {
+    bool known = false;
+    for (const OverlapFlag& f : overlap_flags())
+      if (item == f.name) o.*f.field = known = true;
+    if (!known)
+      throw UsageError("--overlap '" + std::string(s) + "': unknown flag '" + item +
+                       "' (expected none, all, or a comma-separated subset of " + flag_names() +
+                       ")");
+  }
+}
+
+std::vector<std::string> overlap_list(const GptPlanOptions& o) {
+  std::vector<std::string> out;
+  for (const OverlapFlag& f : overlap_flags())
+    if (o.*f.field) out.emplace_back(f.name);
+  return out;
+}
+
+std::string overlap_string(const GptPlanOptions& o) {
+  std::string s;
+  for (const std::string& f : overlap_list(o)) s += (s.empty() ? "" : ",") + f;
+  return s.empty() ? "none" : s;
+}
+
+// ---- The table ----
+
+namespace {
+
+template <class T>
+using Field = T& (*)(RunConfig&);
+
+template <class T>
+const T& get(const RunConfig& c, Field<T> f) {
+  return f(const_cast<RunConfig&>(c));
+}
+
+[[noreturn]] void bad_type(const std::string& what, const char* expected, const json& v) {
+  throw UsageError(what + "' must be " + expected + ", got " + v.dump());
+}
+
+// A whole number (int or std::int64_t field), registered with an optional check.
+template <class T>
+RunOption number(const char* flag, const char* key, const char* help, unsigned group, bool required,
+                 Field<T> field, const CLI::Validator* check, bool show_default) {
+  return {flag,
+          key,
+          help,
+          group,
+          required,
+          [field, check, show_default](CLI::App& app, RunConfig& c, const RunOption& r) {
+            CLI::Option* o = app.add_option(r.flag, field(c), r.help);
+            if (check) o->check(*check);
+            if (show_default) o->capture_default_str();
+            return o;
+          },
+          [field](const RunConfig& c) { return json(get(c, field)); },
+          [field](const json& v, RunConfig& c, const std::string& what) {
+            if (!v.is_number_integer()) bad_type(what, "a whole number", v);
+            field(c) = v.get<T>();
+          }};
+}
+
+RunOption boolean(const char* flag, const char* key, const char* help, bool inverted,
+                  Field<bool> field) {
+  return {flag,
+          key,
+          help,
+          kScheduleGroup,
+          false,
+          [field, inverted](CLI::App& app, RunConfig& c, const RunOption& r) {
+            if (!inverted) return app.add_flag(r.flag, field(c), r.help);
+            return app.add_flag_function(
+                r.flag, [&c, field](std::int64_t) { field(c) = false; }, r.help);
+          },
+          [field](const RunConfig& c) { return json(get(c, field)); },
+          [field](const json& v, RunConfig& c, const std::string& what) {
+            if (!v.is_boolean()) bad_type(what, "true or false", v);
+            field(c) = v.get<bool>();
+          }};
+}
+
+std::string order_string(const GridShape& g) {
+  std::string s;
+  for (Dim d : g.order) s += (s.empty() ? "" : ",") + std::string(name_of(d));
+  return s;
+}
+
+std::string need_string(const json& v, const std::string& what) {
+  if (!v.is_string()) bad_type(what, "a string", v);
+  return v.get<std::string>();
+}
+
+std::vector<RunOption> make_table() {
+  const CLI::Validator* pos = &ovb::positive();
+  std::vector<RunOption> t;
+  // Model shape.
+  t.push_back({"--preset", "model.preset",
+               "Model size by name (tiny, 125M, 350M, 760M, 1.3B, 2.7B, 6.7B, 13B, ... 175B, 1T); "
+               "--layers/--hidden/--heads given as well override it",
+               kModelGroup, false,
+               [](CLI::App& app, RunConfig& c, const RunOption& r) {
+                 return app.add_option(r.flag, c.model.preset, r.help);
+               },
+               [](const RunConfig& c) {
+                 return c.model.preset.empty() ? json(nullptr) : json(c.model.preset);
+               },
+               [](const json& v, RunConfig& c, const std::string& what) {
+                 c.model.preset = v.is_null() ? "" : need_string(v, what);
+               }});
+  t.push_back(number<std::int64_t>(
+      "--layers", "model.layers", "Transformer blocks L", kModelGroup, true,
+      [](RunConfig & c) -> auto& { return c.model.layers; }, pos, false));
+  t.push_back(number<std::int64_t>(
+      "--hidden", "model.hidden", "Hidden size h", kModelGroup, true,
+      [](RunConfig & c) -> auto& { return c.model.hidden; }, pos, false));
+  t.push_back(number<std::int64_t>(
+      "--heads", "model.heads", "Attention heads", kModelGroup, true,
+      [](RunConfig & c) -> auto& { return c.model.heads; }, pos, false));
+  t.push_back(number<std::int64_t>(
+      "--seq", "model.seq", "Sequence length", kModelGroup, true,
+      [](RunConfig & c) -> auto& { return c.model.seq; }, pos, true));
+  t.push_back(number<std::int64_t>(
+      "--vocab", "model.vocab", "Vocabulary size", kModelGroup, true,
+      [](RunConfig & c) -> auto& { return c.model.vocab; }, pos, true));
+  // Grid. The factors are checked by validate() (and the process grid), which names the factor.
+  t.push_back(number<int>(
+      "--gx", "grid.gx", "Tensor-parallel size along X", kGridGroup, true,
+      [](RunConfig & c) -> auto& { return c.plan.grid.gx; }, nullptr, true));
+  t.push_back(number<int>(
+      "--gy", "grid.gy", "Tensor-parallel size along Y", kGridGroup, true,
+      [](RunConfig & c) -> auto& { return c.plan.grid.gy; }, nullptr, true));
+  t.push_back(number<int>(
+      "--gz", "grid.gz", "Tensor-parallel size along Z (weights sharded, FSDP-like)", kGridGroup,
+      true, [](RunConfig & c) -> auto& { return c.plan.grid.gz; }, nullptr, true));
+  t.push_back(number<int>(
+      "--gdata", "grid.gdata", "Data-parallel size", kGridGroup, true,
+      [](RunConfig & c) -> auto& { return c.plan.grid.gdata; }, nullptr, true));
+  t.push_back({"--grid-order", "grid.order",
+               "Order of X/Y/Z placement, fastest-varying first (default x,y,z)", kGridGroup, false,
+               [](CLI::App& app, RunConfig& c, const RunOption& r) {
+                 return app.add_option_function<std::string>(
+                     r.flag,
+                     [&c](const std::string& s) { c.plan.grid.order = GridShape::parse_order(s); },
+                     r.help);
+               },
+               [](const RunConfig& c) { return json(order_string(c.plan.grid)); },
+               [](const json& v, RunConfig& c, const std::string& what) {
+                 c.plan.grid.order = GridShape::parse_order(need_string(v, what));
+               }});
+  // Batch.
+  t.push_back(number<std::int64_t>(
+      "--batch", "batch",
+      "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)", kBatchGroup,
+      true, [](RunConfig & c) -> auto& { return c.plan.batch; }, pos, false));
+  // Schedule.
+  std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
+  for (const OverlapFlag& f : overlap_flags())
+    overlap_help += std::string(" ") + f.name + " (" + f.help + ")";
+  static const std::string overlap_help_kept = overlap_help;
+  t.push_back({"--overlap", "overlap", overlap_help_kept.c_str(), kScheduleGroup, false,
+               [](CLI::App& app, RunConfig& c, const RunOption& r) {
+                 return app
+                     .add_option_function<std::string>(
+                         r.flag, [&c](const std::string& s) { parse_overlap(s, c.plan); }, r.help)
+                     ->default_str("none");
+               },
+               [](const RunConfig& c) { return json(overlap_list(c.plan)); },
+               [](const json& v, RunConfig& c, const std::string& what) {
+                 // A list of flag names (as written), or the --overlap text.
+                 std::string s;
+                 if (v.is_array()) {
+                   for (const json& f : v) s += (s.empty() ? "" : ",") + need_string(f, what);
+                 } else {
+                   s = need_string(v, what);
+                 }
+                 try {
+                   parse_overlap(s, c.plan);
+                 } catch (const UsageError& e) {
+                   throw UsageError(what + "': " + e.what());
+                 }
+               }});
+  t.push_back(boolean(
+      "--recompute", "recompute",
+      "Full activation recomputation: keep block inputs only, recompute each "
+      "block's forward (with its collectives) before its backward",
+      false, [](RunConfig & c) -> auto& { return c.plan.recompute; }));
+  t.push_back(boolean(
+      "--no-cache-weights", "cache_weights",
+      "Do not keep Z-gathered weight blocks from forward to backward: gather them "
+      "again",
+      true, [](RunConfig & c) -> auto& { return c.plan.cache_weights; }));
+  // Precisions.
+  t.push_back(
+      {"--dtype", "dtype",
+       "Weights and activations: auto, fp32, bf16 or fp16 (auto: gpt4d fp32 on host and bf16 on "
+       "cuda; ovb-model the machine's precision)",
+       kDtypeGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app.add_option(r.flag, c.dtype, r.help)
+             ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))
+             ->capture_default_str();
+       },
+       [](const RunConfig& c) { return json(name_of(c.plan.act_dtype)); },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         c.dtype = need_string(v, what);
+         c.plan.act_dtype = parse_dtype(c.dtype);
+       }});
+  t.push_back({"--grad-dtype", "grad_dtype",
+               "Weight gradients (Z reduce-scatter, data all-reduce): fp32, bf16 or fp16",
+               kGradDtypeGroup, false,
+               [](CLI::App& app, RunConfig& c, const RunOption& r) {
+                 return app
+                     .add_option_function<std::string>(
+                         r.flag, [&c](const std::string& s) { c.plan.grad_dtype = parse_dtype(s); },
+                         r.help)
+                     ->default_str("fp32");
+               },
+               [](const RunConfig& c) { return json(name_of(c.plan.grad_dtype)); },
+               [](const json& v, RunConfig& c, const std::string& what) {
+                 c.plan.grad_dtype = parse_dtype(need_string(v, what));
+               }});
+  return t;
+}
+
+// The object at the dotted path's parent, created when absent.
+json& parent_of(json& j, std::string_view key, std::string* leaf) {
+  json* at = &j;
+  std::size_t pos = 0;
+  for (std::size_t dot; (dot = key.find('.', pos)) != std::string_view::npos; pos = dot + 1)
+    at = &(*at)[std::string(key.substr(pos, dot - pos))];
+  *leaf = std::string(key.substr(pos));
+  return *at;
+}
+
+// The value at a dotted path, or nullptr when absent (null counts as absent, except for keys whose
+// null means something: model.preset).
+const json* find(const json& j, std::string_view key, const std::string& where) {
+  const json* at = &j;
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t dot = key.find('.', pos);
+    const std::string part(key.substr(pos, dot == std::string_view::npos ? dot : dot - pos));
+    if (!at->is_object()) {
+      throw UsageError(where + std::string(key.substr(0, pos == 0 ? 0 : pos - 1)) +
+                       "' must be an object, got " + at->dump());
+    }
+    const auto it = at->find(part);
+    if (it == at->end()) return nullptr;
+    at = &*it;
+    if (dot == std::string_view::npos) return at;
+    pos = dot + 1;
+  }
+}
+
+}  // namespace
+
+const std::vector<RunOption>& run_options() {
+  static const std::vector<RunOption> table = make_table();
+  return table;
+}
+
+void add_run_options(CLI::App& app, RunConfig& cfg, unsigned groups) {
+  for (const RunOption& r : run_options())
+    if (r.group & groups) r.add(app, cfg, r);
+}
+
+void finish_run_config(const CLI::App& app, RunConfig& cfg) {
+  GptShape& m = cfg.model;
+  auto given = [&](const char* flag) {
+    try {
+      return app.count(flag) > 0;
+    } catch (const CLI::OptionNotFound&) {
+      return false;
+    }
+  };
+  if (!m.preset.empty()) {
+    const GptShape p = gpt_preset(m.preset);
+    if (!given("--layers")) m.layers = p.layers;
+    if (!given("--hidden")) m.hidden = p.hidden;
+    if (!given("--heads")) m.heads = p.heads;
+    m.preset = p.preset;
+  } else if (!given("--layers") || !given("--hidden") || !given("--heads")) {
+    throw UsageError("give the model with --preset NAME or as --layers, --hidden and --heads");
+  }
+}
+
+void resolve_dtype(RunConfig& cfg, DType auto_dtype) {
+  cfg.plan.act_dtype = cfg.dtype == "auto" ? auto_dtype : parse_dtype(cfg.dtype);
+}
+
+void validate(const RunConfig& cfg) {
+  const GridShape& g = cfg.plan.grid;
+  const char* names[4] = {"Gx", "Gy", "Gz", "Gdata"};
+  for (Dim d : kAllDims)
+    if (g.size(d) < 1)
+      throw UsageError("grid " + g.str() + ": " + names[static_cast<int>(d)] +
+                       " must be >= 1, got " + std::to_string(g.size(d)));
+  g.world();  // throws when the product overflows
+  validate_gpt_plan(cfg.model, cfg.plan);
+}
+
+// ---- JSON ----
+
+json to_json(const RunConfig& cfg) {
+  json j = json::object();
+  for (const RunOption& r : run_options()) {
+    std::string leaf;
+    parent_of(j, r.key, &leaf)[leaf] = r.write(cfg);
+  }
+  return j;
+}
+
+RunConfig run_config_from_json(const json& j, const std::string& where) {
+  static const RunConfig defaults;
+  return run_config_from_json(j, where, defaults);
+}
+
+RunConfig run_config_from_json(const json& j, const std::string& where, const RunConfig& defaults) {
+  RunConfig c = defaults;
+  for (const RunOption& r : run_options()) {
+    const json* v = find(j, r.key, where);
+    const bool null_is_value = std::string_view(r.key) == "model.preset";
+    if (!v || (v->is_null() && !null_is_value)) {
+      if (r.required_in_json) throw UsageError(where + r.key + "' is missing");
+      continue;
+    }
+    r.read(*v, c, where + r.key);
+  }
+  return c;
+}
+
+json grid_json(const GridShape& g) {
+  RunConfig c;
+  c.plan.grid = g;
+  return to_json(c)["grid"];
+}
+
+GridShape grid_from_json(const json& j, const std::string& where) {
+  RunConfig c;
+  for (const RunOption& r : run_options()) {
+    const std::string_view key = r.key;
+    if (!key.starts_with("grid.")) continue;
+    const json* v = find(j, key.substr(5), where);
+    if (!v || v->is_null()) {
+      if (r.required_in_json) throw UsageError(where + std::string(key.substr(5)) + "' is missing");
+      continue;
+    }
+    r.read(*v, c, where + std::string(key.substr(5)));
+  }
+  return c.plan.grid;
+}
+
+}  // namespace ovb

@@ -1,0 +1,227 @@
+// The run configuration: its table (unique flags and keys), its CLI (groups, presets, overlap
+// spellings, messages), its validation (the plan's rules) and its JSON form (exact keys, round
+// trip, strict reading).
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ovb/error.hpp"
+#include "ovb/run_config.hpp"
+
+using namespace ovb;
+using nlohmann::json;
+
+namespace {
+
+// Parses args (without the program name) with the given groups and finishes the model; returns
+// the error message, or "" when accepted.
+std::string parse(std::vector<std::string> args, RunConfig* out = nullptr,
+                  unsigned groups = kAllRunGroups) {
+  RunConfig cfg;
+  CLI::App app{"test", "test"};
+  add_run_options(app, cfg, groups);
+  std::vector<std::string> rev(args.rbegin(), args.rend());
+  try {
+    app.parse(rev);
+    finish_run_config(app, cfg);
+  } catch (const CLI::ParseError& e) {
+    return std::string("parse: ") + e.what();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  if (out) *out = cfg;
+  return "";
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool has(const std::string& s, const std::string& part) {
+  return s.find(part) != std::string::npos;
+}
+
+// A configuration where every field differs from its default.
+RunConfig sample() {
+  RunConfig c;
+  c.model = gpt_preset("tiny");
+  c.model.layers = 3;
+  c.model.seq = 32;
+  c.model.vocab = 256;
+  c.plan.grid = GridShape::parse("2x1x2x1:y,x,z");
+  c.plan.batch = 4;
+  c.plan.oar = c.plan.oag = true;
+  c.plan.recompute = true;
+  c.plan.cache_weights = false;
+  c.dtype = "bf16";
+  c.plan.act_dtype = DType::bf16;
+  c.plan.grad_dtype = DType::bf16;
+  return c;
+}
+
+}  // namespace
+
+TEST(RunConfig, TableHasOneRowPerFlagAndKey) {
+  std::set<std::string> flags, keys;
+  for (const RunOption& r : run_options()) {
+    EXPECT_TRUE(flags.insert(r.flag).second) << r.flag;
+    EXPECT_TRUE(keys.insert(r.key).second) << r.key;
+  }
+  // Registering a group registers exactly its rows.
+  RunConfig cfg;
+  CLI::App app{"test", "test"};
+  add_run_options(app, cfg, kGridGroup);
+  for (const RunOption& r : run_options()) {
+    bool found = true;
+    try {
+      app.get_option(r.flag);
+    } catch (const CLI::OptionNotFound&) {
+      found = false;
+    }
+    EXPECT_EQ(found, r.group == kGridGroup) << r.flag;
+  }
+}
+
+TEST(RunConfig, JsonFormIsTheSchemasKeys) {
+  const json expected = {
+      {"model",
+       {{"layers", 3},
+        {"hidden", 64},
+        {"heads", 4},
+        {"seq", 32},
+        {"vocab", 256},
+        {"preset", "tiny"}}},
+      {"grid", {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"gdata", 1}, {"order", "y,x,z"}}},
+      {"batch", 4},
+      {"overlap", json::array({"oar", "oag"})},
+      {"recompute", true},
+      {"cache_weights", false},
+      {"dtype", "bf16"},
+      {"grad_dtype", "bf16"}};
+  EXPECT_EQ(to_json(sample()), expected) << to_json(sample()).dump();
+  RunConfig none = sample();
+  none.model.preset.clear();
+  parse_overlap("none", none.plan);
+  EXPECT_TRUE(to_json(none)["model"]["preset"].is_null());
+  EXPECT_EQ(to_json(none)["overlap"], json::array());
+  EXPECT_EQ(grid_json(GridShape::parse("1x2x3x4")),
+            json({{"gx", 1}, {"gy", 2}, {"gz", 3}, {"gdata", 4}, {"order", "x,y,z"}}));
+}
+
+TEST(RunConfig, JsonRoundTrips) {
+  const RunConfig c = sample();
+  const RunConfig back = run_config_from_json(to_json(c), "t: '");
+  EXPECT_EQ(back.model.layers, c.model.layers);
+  EXPECT_EQ(back.model.hidden, c.model.hidden);
+  EXPECT_EQ(back.model.heads, c.model.heads);
+  EXPECT_EQ(back.model.seq, c.model.seq);
+  EXPECT_EQ(back.model.vocab, c.model.vocab);
+  EXPECT_EQ(back.model.preset, c.model.preset);
+  EXPECT_EQ(back.plan.grid.str(), "2x1x2x1:y,x,z");
+  EXPECT_EQ(back.plan.batch, 4);
+  EXPECT_TRUE(back.plan.oar && !back.plan.ors && back.plan.oag);
+  EXPECT_TRUE(back.plan.recompute);
+  EXPECT_FALSE(back.plan.cache_weights);
+  EXPECT_EQ(back.plan.act_dtype, DType::bf16);
+  EXPECT_EQ(back.plan.grad_dtype, DType::bf16);
+  EXPECT_EQ(to_json(back), to_json(c));
+  EXPECT_EQ(grid_from_json(grid_json(c.plan.grid), "g: '").str(), c.plan.grid.str());
+}
+
+TEST(RunConfig, JsonReaderIsStrict) {
+  json j = to_json(sample());
+  j["model"].erase("hidden");
+  EXPECT_EQ(error_of([&] { run_config_from_json(j, "run.json: 'config."); }),
+            "run.json: 'config.model.hidden' is missing");
+  j = to_json(sample());
+  j["grid"].erase("gdata");  // a grid without Gdata is refused, not taken as 1
+  EXPECT_EQ(error_of([&] { run_config_from_json(j, "r: '"); }), "r: 'grid.gdata' is missing");
+  EXPECT_EQ(error_of([&] { grid_from_json(j["grid"], "c.json: 'context.grid."); }),
+            "c.json: 'context.grid.gdata' is missing");
+  j = to_json(sample());
+  j["batch"] = "4";
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }),
+                  "'batch' must be a whole number, got \"4\""));
+  j = to_json(sample());
+  j["model"]["seq"] = 32.5;
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }), "'model.seq' must be"));
+  j = to_json(sample());
+  j["overlap"] = {"oar", "fast"};
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }), "unknown flag 'fast'"));
+  j["overlap"] = "ors";  // the --overlap spelling is read too
+  EXPECT_TRUE(run_config_from_json(j, "r: '").plan.ors);
+  j = to_json(sample());
+  j["model"] = 3;
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }), "'model' must be an object"));
+  // Optional keys keep the defaults given.
+  j = to_json(sample());
+  for (const char* k : {"overlap", "recompute", "cache_weights", "dtype", "grad_dtype"}) j.erase(k);
+  RunConfig defaults;
+  defaults.plan.act_dtype = DType::bf16;
+  const RunConfig c = run_config_from_json(j, "r: '", defaults);
+  EXPECT_TRUE(!c.plan.oar && !c.plan.recompute && c.plan.cache_weights);
+  EXPECT_EQ(c.plan.act_dtype, DType::bf16);
+  EXPECT_EQ(c.plan.grad_dtype, DType::f32);
+}
+
+TEST(RunConfig, CliFillsTheSameFields) {
+  RunConfig c;
+  ASSERT_EQ(parse({"--preset", "tiny",      "--layers",     "3",           "--seq",
+                   "32",       "--vocab",   "256",          "--gx",        "2",
+                   "--gz",     "2",         "--grid-order", "y,x,z",       "--batch",
+                   "4",        "--overlap", "oag,oar",      "--recompute", "--no-cache-weights",
+                   "--dtype",  "bf16",      "--grad-dtype", "bf16"},
+                  &c),
+            "");
+  resolve_dtype(c, DType::f32);
+  EXPECT_EQ(to_json(c), to_json(sample()));
+  // Every overlap spelling: all, none, a subset.
+  ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "all"}, &c), "");
+  EXPECT_TRUE(c.plan.oar && c.plan.ors && c.plan.oag);
+  ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "none"}, &c), "");
+  EXPECT_TRUE(!c.plan.oar && !c.plan.ors && !c.plan.oag);
+  EXPECT_EQ(overlap_string(c.plan), "none");
+  // auto leaves the dtype to the binary.
+  ASSERT_EQ(parse({"--layers", "2", "--hidden", "8", "--heads", "2"}, &c), "");
+  EXPECT_EQ(c.model.preset, "");
+  resolve_dtype(c, DType::bf16);
+  EXPECT_EQ(c.plan.act_dtype, DType::bf16);
+}
+
+TEST(RunConfig, BadOptionsNameTheProblem) {
+  EXPECT_TRUE(has(parse({"--batch", "4"}), "give the model with --preset NAME or as --layers"));
+  EXPECT_TRUE(has(parse({"--layers", "2", "--hidden", "8"}), "--hidden and --heads"));
+  EXPECT_TRUE(has(parse({"--preset", "7B"}), "unknown GPT preset '7B'"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--overlap", "oar,xyz"}),
+                  "--overlap 'oar,xyz': unknown flag 'xyz' (expected none, all, or a "
+                  "comma-separated subset of oar,ors,oag)"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--seq", "0"}), "--seq: must be > 0, got 0"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--dtype", "fp64"}), "--dtype: fp64 not in"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--grid-order", "x,x,z"}), "must name x, y and z"));
+  // Options of groups not registered are unknown.
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--gx", "2"}, nullptr, kModelGroup), "--gx"));
+}
+
+TEST(RunConfig, ValidationIsThePlans) {
+  RunConfig c = sample();
+  EXPECT_EQ(error_of([&] { validate(c); }), "");
+  c.plan.grid.gy = 0;
+  EXPECT_TRUE(has(error_of([&] { validate(c); }), "Gy must be >= 1, got 0"));
+  // The weight-block rule: attention-out's 64x64 block is not divisible by Gz = 3.
+  c.plan = GptPlanOptions{};
+  c.model = gpt_preset("tiny");
+  c.model.layers = 1;
+  c.model.seq = 8;
+  c.model.vocab = 256;
+  c.plan.grid = GridShape::parse("1x1x3x1");
+  c.plan.batch = 3;
+  EXPECT_TRUE(has(error_of([&] { validate(c); }),
+                  "attn_out weight block of 4096 elements is not divisible by Gz = 3"));
+  c.plan.grid = GridShape::parse("1x3x1x1");
+  EXPECT_TRUE(has(error_of([&] { validate(c); }), "hidden 64 is not divisible by Gx*Gy = 3"));
+}
