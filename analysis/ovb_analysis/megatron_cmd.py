@@ -12,7 +12,7 @@ from . import megatron_script as ms
 from . import results, runs
 from .cli_types import positive_float
 from .errors import AnalysisError
-from .io_util import atomic_write, dumps_json
+from .io_util import atomic_write, dumps_json, load_json
 
 CONFIG_NAME = "megatron_config.json"
 
@@ -26,6 +26,11 @@ def add_cmd_parser(sub):
     m.add_argument("--gpt4d", metavar="RESULT.json",
                    help="match this gpt4d result: its model, global batch, GPU count, "
                    "recomputation and peak (explicit options override, with a warning)")
+    m.add_argument("--from-model", metavar="SEARCH.json",
+                   help="take the performance model's best Megatron configuration from an "
+                   "ovb-model search --strategy megatron|all or versus JSON: model, batch, GPUs, TP, "
+                   "PP, micro batch, virtual stages, recomputation, SP and the distributed optimizer "
+                   "(with its overlaps)")
     m.add_argument("--preset", help=f"GPT size: {', '.join(ml.PRESETS)} (sets layers/hidden/heads)")
     m.add_argument("--layers", type=int)
     m.add_argument("--hidden", type=int)
@@ -35,10 +40,10 @@ def add_cmd_parser(sub):
     t = p.add_argument_group("training and parallelism")
     t.add_argument("--global-batch", type=int, help="global batch in sequences (required unless "
                    "--gpt4d)")
-    t.add_argument("--micro-batch", type=int, default=1, help="micro batch (default 1)")
+    t.add_argument("--micro-batch", type=int, help="micro batch (default 1)")
     t.add_argument("--gpus", type=int, help="total GPU count (required unless --gpt4d)")
-    t.add_argument("--tp", type=int, default=1, help="tensor parallel size (suite grid: Gy)")
-    t.add_argument("--pp", type=int, default=1, help="pipeline parallel size")
+    t.add_argument("--tp", type=int, help="tensor parallel size (suite grid: Gy; default 1)")
+    t.add_argument("--pp", type=int, help="pipeline parallel size (default 1)")
     t.add_argument("--iters", type=int, default=30, help="training iterations (default 30)")
     t.add_argument("--recompute", action="store_true", help="full activation recomputation")
     o = p.add_argument_group("overlap flags")
@@ -80,9 +85,38 @@ def matched_to_gpt4d(path):
             "peak": run.peak}
 
 
+def from_model(path):
+    """The best fitting Megatron configuration of an ovb-model search/versus JSON, as megatron-cmd
+    values (the first "megatron" entry: the search ranks fitting configurations first)."""
+    doc = load_json(path)
+    configs = doc.get("configs") if isinstance(doc, dict) else None
+    if not isinstance(configs, list) or "inputs" not in doc:
+        raise AnalysisError(f"{path}: not an ovb-model search or versus JSON (no inputs/configs)")
+    best = next((c for c in configs if c.get("strategy") == "megatron" and c.get("fits")), None)
+    if best is None:
+        raise AnalysisError(f"{path}: no fitting Megatron configuration (search with --strategy "
+                            "megatron or all, or ovb-model versus)")
+    m, inputs = doc["inputs"]["model"], doc["inputs"]
+    return {"layers": int(m["layers"]), "hidden": int(m["hidden"]), "heads": int(m["heads"]),
+            "seq": int(m["seq"]), "vocab": int(m["vocab"]), "global_batch": int(inputs["batch"]),
+            "gpus": int(inputs["gpus"]), "preset": m.get("preset"), "tp": int(best["tp"]),
+            "pp": int(best["pp"]), "micro_batch": int(best["micro_batch"]),
+            "virtual_stages": int(best["virtual_stages"]),
+            "recompute": best["recompute"] == "full",
+            "selective_recompute": best["recompute"] == "selective",
+            "sequence_parallel": bool(best["sequence_parallel"]) and int(best["tp"]) > 1,
+            "distributed_optimizer": bool(best["distributed_optimizer"]),
+            "predicted_ms": best.get("predicted_ms")}
+
+
 def config_from_args(args):
     """(MegatronConfig, preset label, peak, warnings) from the options; with --gpt4d the model,
-    batch, GPU count and recomputation come from that result unless given explicitly."""
+    batch, GPU count and recomputation come from that result unless given explicitly; with
+    --from-model everything comes from the model's best Megatron configuration."""
+    if args.gpt4d and args.from_model:
+        raise AnalysisError("give --gpt4d or --from-model, not both")
+    if args.from_model:
+        return _config_from_model(args)
     base = matched_to_gpt4d(args.gpt4d) if args.gpt4d else {}
     warnings = []
     values = dict(base)
@@ -106,14 +140,36 @@ def config_from_args(args):
                             "or --gpt4d RESULT.json for everything)")
     cfg = ml.MegatronConfig(
         layers=values["layers"], hidden=values["hidden"], heads=values["heads"], seq=values["seq"],
-        vocab=values["vocab"], global_batch=values["global_batch"], micro_batch=args.micro_batch,
-        gpus=values["gpus"], tp=args.tp, pp=args.pp, iters=args.iters,
+        vocab=values["vocab"], global_batch=values["global_batch"],
+        micro_batch=args.micro_batch or 1, gpus=values["gpus"], tp=args.tp or 1, pp=args.pp or 1,
+        iters=args.iters,
         sequence_parallel=args.sequence_parallel, distributed_optimizer=args.distributed_optimizer,
         overlap_grad_reduce=args.overlap_grad_reduce, overlap_param_gather=args.overlap_param_gather,
         tp_comm_overlap=args.tp_comm_overlap, local=args.local,
         recompute=args.recompute or bool(values.get("recompute")))
     peak = args.peak if args.peak is not None else values.get("peak")
     return cfg, values.get("preset"), peak, warnings
+
+
+def _config_from_model(args):
+    v = from_model(args.from_model)
+    warnings = []
+    for name in ("preset", "layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus",
+                 "micro_batch", "tp", "pp"):
+        if getattr(args, name) is not None:
+            warnings.append(f"--{name.replace('_', '-')} ignored: --from-model sets it")
+    dist = v["distributed_optimizer"]
+    cfg = ml.MegatronConfig(
+        layers=v["layers"], hidden=v["hidden"], heads=v["heads"], seq=v["seq"], vocab=v["vocab"],
+        global_batch=v["global_batch"], micro_batch=v["micro_batch"], gpus=v["gpus"], tp=v["tp"],
+        pp=v["pp"], iters=args.iters, sequence_parallel=v["sequence_parallel"],
+        distributed_optimizer=dist, overlap_grad_reduce=dist, overlap_param_gather=dist,
+        tp_comm_overlap=args.tp_comm_overlap, local=args.local, recompute=v["recompute"],
+        selective_recompute=v["selective_recompute"], virtual_stages=v["virtual_stages"])
+    print(f"# the model's best Megatron configuration ({args.from_model}): TP={cfg.tp} PP={cfg.pp} "
+          f"micro batch {cfg.micro_batch}, {cfg.virtual_stages} virtual stage(s), predicted "
+          f"{v['predicted_ms']:.1f} ms per iteration")
+    return cfg, v.get("preset"), args.peak, warnings
 
 
 def megatron_path(args, needed):

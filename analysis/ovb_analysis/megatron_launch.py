@@ -53,6 +53,8 @@ class MegatronConfig:
     tp_comm_overlap: bool = False
     local: bool = False
     recompute: bool = False
+    selective_recompute: bool = False
+    virtual_stages: int = 1
 
     @property
     def dp(self):
@@ -84,6 +86,13 @@ def validate(cfg):
     if not cfg.gpus % (cfg.tp * cfg.pp) and cfg.global_batch % (cfg.micro_batch * cfg.dp):
         errors.append(f"global batch {cfg.global_batch} not divisible by micro batch * DP = "
                       f"{cfg.micro_batch} * {cfg.dp}")
+    if cfg.virtual_stages < 1:
+        errors.append("virtual stages must be positive")
+    elif cfg.virtual_stages > 1 and (cfg.pp < 2 or cfg.layers % (cfg.pp * cfg.virtual_stages)):
+        errors.append(f"{cfg.virtual_stages} virtual stages need PP >= 2 and layers {cfg.layers} "
+                      f"divisible by PP * virtual stages = {cfg.pp * cfg.virtual_stages}")
+    if cfg.recompute and cfg.selective_recompute:
+        errors.append("recomputation is full or selective, not both")
     if cfg.overlap_param_gather and not (cfg.distributed_optimizer and cfg.overlap_grad_reduce):
         errors.append("--overlap-param-gather needs --distributed-optimizer and --overlap-grad-reduce")
     if cfg.tp_comm_overlap and not cfg.sequence_parallel:
@@ -130,6 +139,10 @@ def pretrain_args(cfg):
     if cfg.recompute:
         a += ["--recompute-granularity", "full", "--recompute-method", "uniform",
               "--recompute-num-layers", 1]
+    if cfg.selective_recompute:
+        a += ["--recompute-granularity", "selective"]
+    if cfg.virtual_stages > 1:
+        a += ["--num-layers-per-virtual-pipeline-stage", cfg.layers // (cfg.pp * cfg.virtual_stages)]
     a += ["--log-interval", 1, "--log-throughput", "--mock-data", "--tokenizer-type", "NullTokenizer",
           "--vocab-size", cfg.vocab, "--lr", "1.0e-5", "--lr-decay-style", "constant",
           "--clip-grad", "1.0", "--eval-iters", 0, "--distributed-backend", "nccl"]

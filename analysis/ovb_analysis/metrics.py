@@ -30,6 +30,11 @@ def gpt_hardware_flop(model_flop, full_recompute):
     return model_flop * 4.0 / 3.0 if full_recompute else model_flop
 
 
+def gpt_selective_recompute_flop(batch, seq, layers, hidden):
+    """FLOP selective recomputation adds (attention core again): 2 * B * s^2 * L * h."""
+    return 2.0 * float(batch) * float(seq) ** 2 * float(layers) * float(hidden)
+
+
 def tflops_per_gpu(flop, seconds, n_gpus):
     """TFLOP/s per GPU = F / t / n_gpus / 1e12."""
     return flop / seconds / n_gpus / 1e12

@@ -1,7 +1,7 @@
 """Find and load the result files in folders, recognising each by its shape (results/SCHEMA.md).
 
 Kinds: `gbench` (Google Benchmark JSON of ovb-collective / ovb-gemm / ovb-overlap), `gpt4d`,
-`trace` (ovb-trace analysis), `model_search` and `model_compare` (ovb-model), `megatron` (a Megatron-LM
+`trace` (ovb-trace analysis), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
 log, a parsed log as JSON, or a run folder with megatron_config.json beside its log). Files are
 visited in sorted order so every output built from a ResultSet is deterministic. Files that cannot be
 read are kept in `failed` with the reason, so a failed step shows up in the report.
@@ -74,6 +74,8 @@ def classify(doc):
         return "gpt4d"
     if "ranks" in doc:
         return "trace"
+    if "rows" in doc and "tolerance_pct" in doc:
+        return "model_validation"  # ovb-model validate --json
     if "configs" in doc:
         configs = doc["configs"] if isinstance(doc["configs"], list) else []
         if "spearman" in doc or any(isinstance(c, dict) and "measured_ms" in c for c in configs):

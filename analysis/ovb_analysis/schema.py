@@ -24,10 +24,11 @@ REQUIRED = {
     "model_compare": ("configs:list", "configs[].gx:num", "configs[].gy:num", "configs[].gz:num",
                       "configs[].gdata:num", "configs[].predicted_ms:num",
                       "configs[].measured_ms:num"),
-    "model_search": ("configs:list", "configs[].gx:num", "configs[].gy:num", "configs[].gz:num",
-                     "configs[].gdata:num", "configs[].predicted_ms:num",
-                     "configs[].compute_ms:num", "configs[].exposed_comm_ms:num",
-                     "configs[].fits"),
+    # Every configuration has these; each strategy's own keys are in STRATEGY_KEYS.
+    "model_search": ("configs:list", "configs[].predicted_ms:num", "configs[].fits"),
+    "model_validation": ("tolerance_pct:num", "rows:list", "rows[].id",
+                         "rows[].published_tflops_per_gpu:num",
+                         "rows[].predicted_tflops_per_gpu:num", "rows[].error_pct:num"),
     "megatron_records": ("[].iteration:num", "[].elapsed_ms:num"),
     "megatron_run": ("config:dict", "config.layers:num", "config.hidden:num", "config.heads:num",
                      "config.seq:num", "config.vocab:num", "config.global_batch:num",
@@ -41,6 +42,14 @@ BENCHMARK_COUNTERS = {
     "gemm": ("m", "n", "k", "tflops"),
     "overlap": ("m", "n", "k", "bytes", "t_comm_under_us", "overlap_efficiency",
                 "speedup_vs_serial", "fraction_of_ideal", "compute_slowdown", "comm_slowdown"),
+}
+
+
+# model_search configurations, by their "strategy" (absent: 4d, the files before Megatron-LM).
+STRATEGY_KEYS = {
+    "4d": ("gx:num", "gy:num", "gz:num", "gdata:num", "compute_ms:num", "exposed_comm_ms:num"),
+    "megatron": ("tp:num", "pp:num", "dp:num", "micro_batch:num", "virtual_stages:num",
+                 "memory_bytes:num"),
 }
 
 
@@ -81,6 +90,20 @@ def check(kind, doc):
         _walk(doc, path.split("."), "", typ or None)
     if kind == "gbench":
         check_benchmarks(doc)
+    if kind == "model_search":
+        check_strategies(doc)
+
+
+def check_strategies(doc):
+    """Each search configuration carries its strategy's keys (named with its index)."""
+    for i, c in enumerate(doc["configs"]):
+        strategy = c.get("strategy", "4d") if isinstance(c, dict) else "4d"
+        if strategy not in STRATEGY_KEYS:
+            raise AnalysisError(f"key 'configs[{i}].strategy' is not 4d or megatron "
+                                f"(got {strategy!r:.40})")
+        for spec in STRATEGY_KEYS[strategy]:
+            path, _, typ = spec.partition(":")
+            _walk(c, path.split("."), f"configs[{i}]", typ or None)
 
 
 def benchmark_prefix(name):

@@ -168,11 +168,29 @@ def model_table(rs, options=None):
                                           "k", "median |error| %", "max |error| %"], rows)
 
 
+def validation_table(rs, options=None):
+    """ovb-model validate: published vs predicted TFLOP/s per GPU, run by run."""
+    rows = []
+    for f in rs.of("model_validation"):
+        tol = float(f.doc["tolerance_pct"])
+        for r in f.doc["rows"]:
+            within = "yes" if r.get("within_tolerance") else (
+                "known miss" if r.get("known_miss") else "NO")
+            rows.append([r["id"], str(r.get("strategy", "")), str(r.get("machine", "")),
+                         fmt(r.get("gpus")), str(r.get("config", "")), str(r.get("convention", "")),
+                         fmt(r["published_tflops_per_gpu"], "{:.1f}"),
+                         fmt(r["predicted_tflops_per_gpu"], "{:.1f}"),
+                         fmt(r["error_pct"], "{:+.1f}"), f"{within} (+-{tol:.0f} %)"])
+    return Table("Model validation", ["run", "strategy", "machine", "GPUs", "configuration",
+                                      "FLOPs", "published TF/GPU", "predicted TF/GPU", "error %",
+                                      "within"], rows)
+
+
 def all_tables(rs, options):
     """Every table with rows; one that cannot be made says why instead of failing the report."""
     out = []
     for make in (context_table, inputs_table, collective_table, gemm_table, overlap_table,
-                 trace_table, model_table, training_table, megatron_table):
+                 trace_table, model_table, validation_table, training_table, megatron_table):
         try:
             out.append(make(rs, options))
         except AnalysisError as e:
@@ -188,7 +206,8 @@ def all_tables(rs, options):
 TITLES = {"context_table": "Run context", "inputs_table": "Result files read",
           "collective_table": "Collective bus bandwidth (alone)", "gemm_table": "GEMM throughput",
           "overlap_table": "Overlap microbenchmark", "trace_table": "Trace analysis",
-          "model_table": "Model vs measurement", "training_table": "Training runs",
+          "model_table": "Model vs measurement", "validation_table": "Model validation",
+          "training_table": "Training runs",
           "megatron_table": "gpt4d vs Megatron-LM"}
 
 

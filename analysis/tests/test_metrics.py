@@ -26,6 +26,7 @@ def test_tflops_per_gpu_divides_by_gpus_and_recompute_adds_a_forward():
     assert metrics.tflops_per_gpu(8e12, 0.5, 4) == pytest.approx(4.0)
     assert metrics.gpt_hardware_flop(3.0, True) == pytest.approx(4.0)
     assert metrics.gpt_hardware_flop(3.0, False) == 3.0
+    assert metrics.gpt_selective_recompute_flop(2, 4, 3, 5) == 2.0 * 2 * 16 * 3 * 5
     assert metrics.mfu(494.5, 989.0) == pytest.approx(0.5)
     assert metrics.mfu(100.0, None) is None
 

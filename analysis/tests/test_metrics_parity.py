@@ -78,6 +78,9 @@ int main() {
       std::cin >> a >> b >> c >> d >> e; r = gpt_model_flop(a, b, c, d, e);
     }
     else if (fn == "gpt_hardware_flop") { std::cin >> a >> f; r = gpt_hardware_flop(a, f != 0); }
+    else if (fn == "gpt_selective_recompute_flop") {
+      std::cin >> a >> b >> c >> d; r = gpt_selective_recompute_flop(a, b, c, d);
+    }
     else if (fn == "tflops_per_gpu") { std::cin >> a >> b >> n; r = tflops_per_gpu(a, b, n); }
     else if (fn == "mfu") { std::cin >> a >> b; r = mfu(a, b); }
     else if (fn == "gemm_flop") { std::cin >> a >> b >> c; r = gemm_flop(a, b, c); }
@@ -100,6 +103,9 @@ def _calls():
                                                 (2048, 12288), (50257, 50304)):
         out.append((f"gpt_model_flop {b} {s} {layers} {h} {v}",
                     metrics.gpt_model_flop(b, s, layers, h, v)))
+    for b, s, layers, h in itertools.product((1, 512), (2048, 8192), (24, 96), (2048, 12288)):
+        out.append((f"gpt_selective_recompute_flop {b} {s} {layers} {h}",
+                    metrics.gpt_selective_recompute_flop(b, s, layers, h)))
     for flop, full in itertools.product((6.9385e13, 1.23e18), (0, 1)):
         out.append((f"gpt_hardware_flop {flop!r} {full}", metrics.gpt_hardware_flop(flop, full)))
     for flop, t, n in itertools.product((6.9385e13, 1.23e18), (0.3954, 12.5), (1, 8, 1024)):

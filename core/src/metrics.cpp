@@ -83,6 +83,10 @@ double gpt_hardware_flop(double model_flop, bool full_recompute) {
   return full_recompute ? model_flop * 4.0 / 3.0 : model_flop;
 }
 
+double gpt_selective_recompute_flop(double batch, double seq, double layers, double hidden) {
+  return 2.0 * batch * seq * seq * layers * hidden;
+}
+
 double tflops_per_gpu(double flop, double seconds, int n_gpus) {
   return flop / seconds / n_gpus / 1e12;
 }

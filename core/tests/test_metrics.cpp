@@ -81,6 +81,11 @@ TEST(Metrics, GptFlopFormula) {
   EXPECT_NEAR(m::tflops_per_gpu(f, 0.3954, 1), 175.5, 0.1);
   EXPECT_DOUBLE_EQ(m::gpt_hardware_flop(f, true), f * 4.0 / 3.0);
   EXPECT_DOUBLE_EQ(m::gpt_hardware_flop(f, false), f);
+  // Selective recomputation repeats the forward attention core: of F's forward third
+  // 24BsLh^2 (1 + s/(12h) + ...), the s/(12h) part, 2*B*s^2*L*h; by hand for B=2, s=4, L=3, h=5.
+  EXPECT_DOUBLE_EQ(m::gpt_selective_recompute_flop(2, 4, 3, 5), 2.0 * 2 * 16 * 3 * 5);
+  EXPECT_DOUBLE_EQ(m::gpt_selective_recompute_flop(2, 4, 3, 5),
+                   m::gpt_model_flop(2, 4, 3, 5, 0) / 3 - 24.0 * 2 * 4 * 3 * 25);
   EXPECT_DOUBLE_EQ(m::tflops_per_gpu(8e15, 2.0, 4), 1000.0);
   EXPECT_DOUBLE_EQ(m::mfu(494.5, 989.0), 0.5);
   EXPECT_DOUBLE_EQ(m::tokens_per_s(4, 2048, 0.5), 16384.0);

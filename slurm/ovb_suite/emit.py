@@ -40,6 +40,10 @@ def _get(doc, path, where):
 def read_search(path):
     """(model args, batch, gpus, overlap, configs) of a search JSON."""
     doc = read_json(path)
+    if doc.get("strategy", "4d") != "4d":
+        raise SuiteError(f"{path}: a search of strategy '{doc['strategy']}': the jobs run gpt4d, "
+                         "so they need a 4D search (--strategy 4d, the default; for Megatron-LM "
+                         "use ovb-analysis megatron-cmd --from-model)")
     inputs = _get(doc, "inputs", path)
     model = inputs.get("model") if isinstance(inputs.get("model"), dict) else inputs
     shape = {k: int(_get(model, k, f"{path}: inputs.model")) for k in MODEL_KEYS}

@@ -93,6 +93,9 @@ class EmitSbatch(unittest.TestCase):
             c["fits"] = False
         self.bad(doc, "no configuration that fits in memory")
         self.bad({"configs": good["configs"]}, "missing 'inputs'")
+        doc = json.loads(read(FIXTURE))
+        doc["strategy"] = "megatron"
+        self.bad(doc, "a search of strategy 'megatron': the jobs run gpt4d")
         r = self.emit(search=os.path.join(self.tmp.name, "none.json"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no such file", r.stderr)

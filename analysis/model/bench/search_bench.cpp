@@ -9,6 +9,7 @@
 
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
+#include "ovb/model/megatron_search.hpp"
 #include "ovb/run_main.hpp"
 #include "ovb/model/predict.hpp"
 #include "ovb/model/search.hpp"
@@ -63,6 +64,24 @@ void BM_Predict(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(predict(m, o, mc).timeline.iteration_us);
 }
 BENCHMARK(BM_Predict)->Unit(benchmark::kMicrosecond);
+
+// The Megatron-LM strategy's search of the same case (every tp, pp, micro-batch, virtual stages
+// and recompute mode).
+void BM_SearchMegatron(benchmark::State& state) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = gpt_preset("175B");
+  MegatronSearchOptions o;
+  o.gpus = 65536;
+  o.batch = 16384;
+  std::int64_t configs = 0;
+  for (auto _ : state) {
+    const MegatronSearchResult r = search_megatron(m, o, mc);
+    configs = r.configs;
+    benchmark::DoNotOptimize(r.ranked.data());
+  }
+  state.counters["configs"] = static_cast<double>(configs);
+}
+BENCHMARK(BM_SearchMegatron)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

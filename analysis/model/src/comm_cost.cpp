@@ -59,11 +59,30 @@ std::string_view name_of(Placement p) {
   return p == Placement::intra ? "intra" : "inter";
 }
 
+int group_nodes(int ranks_per_node, int p, int ip) {
+  if (static_cast<long long>(ip) * p <= ranks_per_node) return 1;
+  const int per_node = std::max(1, ranks_per_node / std::max(ip, 1));
+  return (p + per_node - 1) / per_node;
+}
+
+double nccl_ring_latency_us(const AlgoLatency& a, CollKind kind, int p, int nodes) {
+  const bool ar = kind == CollKind::all_reduce;
+  const double steps = ar ? 2.0 * (p - 1) : p - 1.0;
+  const double inter = nodes <= 1 ? 0.0 : ar ? 2.0 * (nodes - 1) : nodes - 1.0;
+  return a.base_us + (steps - inter) * a.intra_hop_us + inter * a.inter_hop_us;
+}
+
+double nccl_tree_latency_us(const AlgoLatency& a, int p, int nodes) {
+  const int depth = nodes > 1 ? static_cast<int>(std::floor(std::log2(nodes))) : 0;
+  return a.base_us + 2.0 * ((p / std::max(nodes, 1) - 1) * a.intra_hop_us + depth * a.inter_hop_us);
+}
+
 LinkParams link_params(const Machine& m, CollKind kind, int p, int ip) {
   const CommParams* k = kind_params(m, kind);
   const CommParams& d = m.comm_default;
   const int rpn = m.ranks_per_node();
   LinkParams out{};
+  out.nodes = group_nodes(rpn, p, ip);
   double alpha = -1;
   if (static_cast<long long>(ip) * p <= rpn) {
     out.placement = Placement::intra;
@@ -94,7 +113,11 @@ LinkParams link_params(const Machine& m, CollKind kind, int p, int ip) {
     }
     out.bw_gbps = node / out.sharing;
   }
-  if (alpha < 0) {
+  out.measured_alpha = alpha >= 0;
+  out.nccl = (k && k->latency) ? &*k->latency : d.latency ? &*d.latency : nullptr;
+  if (alpha < 0 && out.nccl) {
+    alpha = nccl_ring_latency_us(out.nccl->ring, kind, p, out.nodes);
+  } else if (alpha < 0) {
     const double per_gpu =
         (k && k->alpha_us_per_gpu) ? *k->alpha_us_per_gpu : d.alpha_us_per_gpu.value_or(0);
     alpha = per_gpu * p;
@@ -121,8 +144,23 @@ CollCost cost_collective(const Machine& m, CollKind kind, Group group, int p, in
   c.sharing = l.sharing;
   c.bw_gbps = l.bw_gbps;
   c.alpha_us = l.alpha_us;
+  c.nodes = l.nodes;
+  c.algorithm = l.measured_alpha || l.nccl ? "ring" : "linear";
   c.moved = bytes * metrics::bus_factor(kind, p);
   c.time_us = c.alpha_us + c.moved / (c.bw_gbps * 1e3);  // GB/s = 1e3 bytes/us
+  // NCCL's tuner runs the all-reduce as a tree when that is predicted faster (log-depth latency
+  // between nodes, slightly lower bandwidth).
+  if (kind == CollKind::all_reduce && !l.measured_alpha && l.nccl && l.nccl->tree) {
+    const double bw = l.bw_gbps * l.nccl->tree_bw_factor;
+    const double alpha = nccl_tree_latency_us(*l.nccl->tree, p, l.nodes);
+    const double t = alpha + c.moved / (bw * 1e3);
+    if (t < c.time_us) {
+      c.algorithm = "tree";
+      c.alpha_us = alpha;
+      c.bw_gbps = bw;
+      c.time_us = t;
+    }
+  }
   return c;
 }
 

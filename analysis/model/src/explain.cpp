@@ -46,6 +46,8 @@ json slot_json(const CommSlot& s, double mult) {
           {"moved_bytes", c.moved},
           {"bw_gbps", c.bw_gbps},
           {"alpha_us", c.alpha_us},
+          {"algorithm", c.algorithm},
+          {"nodes", c.nodes},
           {"time_us", c.time_us},
           {"times", mult},
           {"total_ms", c.time_us * mult / 1e3}};

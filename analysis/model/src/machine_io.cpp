@@ -65,6 +65,10 @@ class Reader {
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw UsageError("machine file " + origin_ + ": '" + key + "' " + what);
   }
+  // The same, naming the key by its full path below the top level.
+  [[noreturn]] void fail_key(const char* key, const std::string& what) const {
+    fail(key_path(key), what);
+  }
 
  private:
   const json& at(const char* key) const {
@@ -81,9 +85,43 @@ int ip_or_any(const Reader& r) {
   return r.has("ip") ? r.integer("ip") : 0;
 }
 
+AlgoLatency read_algo_latency(const Reader& r) {
+  AlgoLatency a{r.number("base_us"), r.number("intra_hop_us"), r.number("inter_hop_us")};
+  for (const char* f : {"base_us", "intra_hop_us", "inter_hop_us"})
+    if (r.number(f) < 0) r.fail_key(f, "must be >= 0");
+  return a;
+}
+
+LatencyModel read_latency(const Reader& r) {
+  LatencyModel l;
+  l.ring = read_algo_latency(r.child("ring"));
+  if (r.has("tree")) {
+    const Reader t = r.child("tree");
+    l.tree = read_algo_latency(t);
+    l.tree_bw_factor = t.has("bw_factor") ? t.positive("bw_factor") : l.tree_bw_factor;
+  }
+  return l;
+}
+
+json latency_to_json(const LatencyModel& l) {
+  auto algo = [](const AlgoLatency& a) {
+    return json{{"base_us", a.base_us},
+                {"intra_hop_us", a.intra_hop_us},
+                {"inter_hop_us", a.inter_hop_us}};
+  };
+  json j = {{"ring", algo(l.ring)}};
+  if (l.tree) {
+    j["tree"] = algo(*l.tree);
+    j["tree"]["bw_factor"] = l.tree_bw_factor;
+  }
+  return j;
+}
+
 CommParams read_comm(const Reader& r, bool is_default) {
   CommParams c;
-  if (is_default || r.has("alpha_us_per_gpu")) {
+  if (r.has("latency")) c.latency = read_latency(r.child("latency"));
+  // The default section needs some latency: NCCL-like, or the linear per-rank term.
+  if ((is_default && !c.latency) || r.has("alpha_us_per_gpu")) {
     c.alpha_us_per_gpu = r.number("alpha_us_per_gpu");
     if (*c.alpha_us_per_gpu < 0) r.fail("alpha_us_per_gpu", "must be >= 0");
   }
@@ -110,6 +148,7 @@ CommParams read_comm(const Reader& r, bool is_default) {
 
 json comm_to_json(const CommParams& c) {
   json j = json::object();
+  if (c.latency) j["latency"] = latency_to_json(*c.latency);
   if (c.alpha_us_per_gpu) j["alpha_us_per_gpu"] = *c.alpha_us_per_gpu;
   auto entry = [](int p, int ip, const char* bw_key, double bw, double alpha) {
     json e = {{"p", p}};

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ovb/error.hpp"
+#include "ovb/model/flops.hpp"
 
 namespace ovb::model {
 
@@ -25,11 +26,31 @@ Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc
   p.memory = gpt_memory(m, o);
   p.memory_limit_bytes = memory_limit_bytes(mc);
   p.fits = p.memory.total() <= p.memory_limit_bytes;
+  try {
+    p.peak_tflops = mc.peak();
+  } catch (const UsageError&) {
+    p.peak_tflops = 0;  // a machine without a peak still predicts times
+  }
   return p;
 }
 
+namespace {
+
+FlopReport flops_of(const Prediction& p) {
+  return flop_report(p.shape, p.options.batch,
+                     p.options.recompute ? Recompute::full : Recompute::none,
+                     p.timeline.iteration_us, p.options.grid.world(), p.peak_tflops);
+}
+
+}  // namespace
+
 nlohmann::json summary_json(const Prediction& p) {
-  return config_json(p.options.grid, p.timeline, p.memory.total(), p.memory_limit_bytes, p.fits);
+  nlohmann::json j =
+      config_json(p.options.grid, p.timeline, p.memory.total(), p.memory_limit_bytes, p.fits);
+  j["strategy"] = "4d";
+  j["recompute"] = p.options.recompute ? "full" : "none";
+  if (p.peak_tflops > 0) j["flops"] = flops_json(flops_of(p));
+  return j;
 }
 
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
@@ -64,6 +85,12 @@ std::string format_breakdown(const Prediction& p) {
     if (t.comm_group_us(gr) > 0)
       os << ' ' << name_of(gr) << ' ' << t.comm_group_us(gr) / 1e3 << '/'
          << t.exposed_group_us(gr) / 1e3;
+  if (p.peak_tflops > 0) {
+    const FlopReport f = flops_of(p);
+    os << std::setprecision(1) << "\n  " << f.model_tflops_per_gpu
+       << " TFLOP/s per GPU in model FLOPs (MFU " << 100 * f.mfu << " %), "
+       << f.hardware_tflops_per_gpu << " in hardware FLOPs (HFU " << 100 * f.hfu << " %)";
+  }
   os << "\n  memory per GPU " << std::setprecision(2) << p.memory.total() / 1e9 << " GB of "
      << p.memory_limit_bytes / 1e9 << " GB usable" << (p.fits ? "" : " - DOES NOT FIT") << '\n';
   return os.str();

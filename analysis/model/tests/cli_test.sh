@@ -86,5 +86,25 @@ mkdir -p "$work/empty" && cp "$work/broken.json" "$work/empty/"
 bad compare-nothing "no gpt4d result" "$model" compare "$work/empty" --machine perlmutter-a100
 grep -q "skipped: .*broken.json" "$work/compare-nothing.out" || fail "compare-nothing: the unreadable file is not named"
 
+# The Megatron-LM strategy, both side by side, and the validation against published runs.
+ok search-megatron "$model" search --strategy megatron --machine dgx-a100-80gb --preset 175B \
+  --batch 1536 --gpus 1024 --top 3 --json "$work/megatron.json"
+has "$work/megatron.json" "d['strategy'] == 'megatron' and len(d['configs']) == 3 and all(c['strategy'] == 'megatron' and all(k in c for k in ('tp','pp','dp','micro_batch','virtual_stages','predicted_ms','fits','memory_bytes','flops')) for c in d['configs']) and d['configs'][0]['tp'] * d['configs'][0]['pp'] * d['configs'][0]['dp'] == 1024"
+has "$work/megatron.json" "all(0 < c['flops']['mfu'] <= c['flops']['hfu'] < 1 for c in d['configs'])"
+has "$work/search.json" "d['strategy'] == '4d' and all(c['strategy'] == '4d' and 'mfu' in c['flops'] for c in d['configs'])"
+ok versus "$model" versus --machine perlmutter-a100 --preset 13B --batch 128 --gpus 64 \
+  --recompute --overlap all --top 2 --json "$work/versus.json"
+has "$work/versus.json" "d['strategy'] == 'all' and d['versus']['faster'] in ('4d', 'megatron') and d['versus']['speedup'] >= 1 and {c['strategy'] for c in d['configs']} == {'4d', 'megatron'}"
+has "$work/versus.json" "abs(d['versus']['speedup'] - max(d['versus']['best_4d']['predicted_ms'], d['versus']['best_megatron']['predicted_ms']) / min(d['versus']['best_4d']['predicted_ms'], d['versus']['best_megatron']['predicted_ms'])) < 1e-9"
+grep -q "x faster" "$work/versus.out" || fail "versus: no verdict line"
+ok validate "$model" validate --only megatron-sc21-1t-3072 --json "$work/validate.json"
+has "$work/validate.json" "len(d['rows']) == 1 and d['rows'][0]['gpus'] == 3072 and d['rows'][0]['best']['tp'] == 8 and d['rows'][0]['best']['pp'] == 64 and abs(d['rows'][0]['error_pct'] - 100 * (d['rows'][0]['predicted_tflops_per_gpu'] - 163) / 163) < 1e-9"
+bad megatron-recompute "--megatron-recompute: .*some" "$model" search --strategy megatron --machine dgx-h100 "${common[@]}" --gpus 8 --megatron-recompute some
+bad strategy "--strategy: .*axonn" "$model" search --strategy axonn --machine dgx-h100 "${common[@]}" --gpus 8
+bad megatron-none "no valid Megatron configuration of 8 GPUs" "$model" search --strategy megatron --machine dgx-h100 --layers 3 --hidden 64 --heads 3 --batch 5 --gpus 8 --megatron-pp 2
+bad validate-only "no run 'nope'" "$model" validate --only nope
+printf '{"tolerance_pct": 10, "runs": [{"id": "x", "source": "s", "strategy": "megatron", "machine": "dgx-h100", "gpus": 8, "batch": 8, "model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 16}, "published": {"tflops_per_gpu": 1, "convention": "model"}}]}' > "$work/runs.json"
+bad validate-field "run x: model.'vocab' is missing" "$model" validate --runs "$work/runs.json"
+
 if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi
 exit $((failures > 0))

@@ -116,5 +116,76 @@ TEST(CommCost, PresetsReproduceAxonnTables) {
                        axonn_frontier(ip, p))
           << "frontier ip=" << ip << " p=" << p;
     }
-  EXPECT_DOUBLE_EQ(link_params(perl, CollKind::all_reduce, 4, 1).alpha_us, 36);  // 0.009 ms * 4
+  // NCCL's Simple-protocol ring inside a node: 8.4 + 2*3 * 3.4 us.
+  EXPECT_DOUBLE_EQ(link_params(perl, CollKind::all_reduce, 4, 1).alpha_us, 8.4 + 6 * 3.4);
+}
+
+namespace {
+// The synthetic machine with NCCL-like latency: ring base 8, 2 us per NVLink hop, 10 per network
+// hop; tree base 0, 5 and 20 us per hop, at half the ring's bandwidth.
+Machine nccl_machine() {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["comm"]["default"].erase("alpha_us_per_gpu");
+  j["comm"]["default"]["latency"] = {
+      {"ring", {{"base_us", 8}, {"intra_hop_us", 2}, {"inter_hop_us", 10}}},
+      {"tree", {{"base_us", 0}, {"intra_hop_us", 5}, {"inter_hop_us", 20}, {"bw_factor", 0.5}}}};
+  return machine_from_json(j, "synthetic-nccl");
+}
+}  // namespace
+
+TEST(CommCost, NodesSpannedByAGroup) {
+  EXPECT_EQ(group_nodes(4, 4, 1), 1);     // fits in a node
+  EXPECT_EQ(group_nodes(4, 2, 2), 1);     // ip*p = 4
+  EXPECT_EQ(group_nodes(4, 8, 2), 4);     // 2 members per node
+  EXPECT_EQ(group_nodes(4, 16, 8), 16);   // stride beyond a node: one member per node
+  EXPECT_EQ(group_nodes(4, 1024, 1), 256);
+}
+
+TEST(CommCost, NcclLatencySmallGroupIsTheRing) {
+  const Machine mc = nccl_machine();
+  // 4 ranks in one node, 8 MB: ring alpha 8 + 6 hops * 2 = 20 us, 12e6 B / 200 GB/s = 60 us;
+  // tree 2 * (3 * 5) = 30 us + 12e6 / 100 GB/s = 120 us: the ring wins (80 us).
+  CollCost c = cost_collective(mc, CollKind::all_reduce, Group::x, 4, 1, 8e6);
+  EXPECT_EQ(c.algorithm, "ring");
+  EXPECT_EQ(c.nodes, 1);
+  EXPECT_DOUBLE_EQ(c.alpha_us, 20);
+  EXPECT_DOUBLE_EQ(c.time_us, 80);
+  // Reduce-scatter: 8 + 3 * 2 = 14 us + 6e6 / 200 GB/s = 30 us.
+  EXPECT_DOUBLE_EQ(cost_collective(mc, CollKind::reduce_scatter, Group::z, 4, 1, 8e6).time_us, 44);
+}
+
+TEST(CommCost, NcclLatencyLargeGroupTakesTheTreeForAllReduce) {
+  const Machine mc = nccl_machine();
+  // 1024 ranks on 256 nodes (4 per node), node bandwidth 50 GB/s.
+  // Ring: 2*1023 = 2046 steps, 2*255 = 510 of them between nodes:
+  //   8 + (2046 - 510) * 2 + 510 * 10 = 8180 us.
+  EXPECT_DOUBLE_EQ(nccl_ring_latency_us({8, 2, 10}, CollKind::all_reduce, 1024, 256), 8180);
+  // Tree: 2 * ((1024/256 - 1) * 5 + log2(256) * 20) = 350 us.
+  EXPECT_DOUBLE_EQ(nccl_tree_latency_us({0, 5, 20}, 1024, 256), 350);
+  const double S = 8e6, moved = 2.0 * 1023 / 1024 * S;
+  CollCost c = cost_collective(mc, CollKind::all_reduce, Group::data, 1024, 1, S);
+  EXPECT_EQ(c.algorithm, "tree");
+  EXPECT_EQ(c.nodes, 256);
+  EXPECT_DOUBLE_EQ(c.alpha_us, 350);
+  EXPECT_DOUBLE_EQ(c.bw_gbps, 25);
+  EXPECT_DOUBLE_EQ(c.time_us, 350 + moved / 25e3);
+  // Reduce-scatter and all-gather have only the ring: 8 + (1023 - 255) * 2 + 255 * 10 = 4094 us
+  // (the linear term would say 2 us * 1024 = 2048 us for every kind).
+  CollCost rs = cost_collective(mc, CollKind::reduce_scatter, Group::z, 1024, 1, S);
+  EXPECT_EQ(rs.algorithm, "ring");
+  EXPECT_DOUBLE_EQ(rs.alpha_us, 4094);
+  EXPECT_DOUBLE_EQ(rs.time_us, 4094 + 1023.0 / 1024 * S / 50e3);
+  // A huge buffer: the tree's lower bandwidth loses to the ring's once bytes dominate.
+  EXPECT_EQ(cost_collective(mc, CollKind::all_reduce, Group::data, 1024, 1, 1e10).algorithm, "ring");
+}
+
+TEST(CommCost, MeasuredEntryLatencyBeatsTheNcclModel) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["comm"]["default"].erase("alpha_us_per_gpu");
+  j["comm"]["default"]["latency"] = {
+      {"ring", {{"base_us", 8}, {"intra_hop_us", 2}, {"inter_hop_us", 10}}}};
+  j["comm"]["default"]["intra"][1]["alpha_us"] = 3;
+  const Machine mc = machine_from_json(j, "m");
+  EXPECT_DOUBLE_EQ(cost_collective(mc, CollKind::all_reduce, Group::x, 4, 1, 0).time_us, 3);
+  EXPECT_DOUBLE_EQ(cost_collective(mc, CollKind::all_reduce, Group::x, 2, 1, 0).time_us, 8 + 2 * 2);
 }

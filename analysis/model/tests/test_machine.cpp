@@ -43,6 +43,46 @@ TEST(Machine, PresetsLoadWithTheirPeaks) {
   EXPECT_DOUBLE_EQ(*load_machine("generic-h100-4nic").comm_default.inter_node_gbps, 4 * 47);
 }
 
+TEST(Machine, GpuPresetsHaveNcclLatencyAndASourcePerNumber) {
+  for (const char* n : {"perlmutter-a100", "perlmutter-a100-80gb", "dgx-a100-80gb", "dgx-h100",
+                        "alps-gh200", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic"}) {
+    const Machine m = load_machine(n);
+    ASSERT_TRUE(m.comm_default.latency.has_value()) << n << ": no NCCL latency model";
+    EXPECT_FALSE(m.comm_default.alpha_us_per_gpu.has_value()) << n << ": linear latency left";
+    EXPECT_TRUE(m.comm_default.latency->tree.has_value()) << n;
+    for (const char* key : {"gpus_per_node", "gpu.memory_bytes", "gpu.memory_bandwidth_gbps",
+                            "gpu.gemm_efficiency", "comm.default.intra",
+                            "comm.default.inter_node_gbps", "comm.default.latency"})
+      EXPECT_TRUE(m.sources.contains(key)) << n << " has no source for " << key;
+  }
+  // The DGX H100 and Alps GEMM efficiencies come from the suite's H100 measurements (a table).
+  EXPECT_GE(load_machine("dgx-h100").gemm_table.size(), 30u);
+  EXPECT_GE(load_machine("alps-gh200").gemm_table.size(), 30u);
+  EXPECT_EQ(load_machine("dgx-a100-80gb").gpus_per_node, 8);
+  EXPECT_EQ(load_machine("alps-gh200").gpus_per_node, 4);
+  EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100-80gb").memory_bytes, 80.0 * (1 << 30));
+}
+
+TEST(Machine, LatencyModelRoundTripsAndBadValuesAreNamed) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["comm"]["default"].erase("alpha_us_per_gpu");
+  j["comm"]["default"]["latency"] = {
+      {"ring", {{"base_us", 8}, {"intra_hop_us", 2}, {"inter_hop_us", 10}}},
+      {"tree", {{"base_us", 0}, {"intra_hop_us", 5}, {"inter_hop_us", 20}, {"bw_factor", 0.5}}}};
+  const Machine m = machine_from_json(j, "m.json");
+  const Machine back = machine_from_json(machine_to_json(m), "back");
+  EXPECT_DOUBLE_EQ(back.comm_default.latency->ring.inter_hop_us, 10);
+  EXPECT_DOUBLE_EQ(back.comm_default.latency->tree->intra_hop_us, 5);
+  EXPECT_DOUBLE_EQ(back.comm_default.latency->tree_bw_factor, 0.5);
+  j["comm"]["default"]["latency"]["ring"]["intra_hop_us"] = -1;
+  EXPECT_NE(error_of(j).find("'comm.default.latency.ring.intra_hop_us' must be >= 0"),
+            std::string::npos)
+      << error_of(j);
+  j["comm"]["default"]["latency"]["ring"].erase("intra_hop_us");
+  EXPECT_NE(error_of(j).find("'comm.default.latency.ring.intra_hop_us' is missing"),
+            std::string::npos);
+}
+
 TEST(Machine, MissingFieldsAreNamed) {
   const nlohmann::json good = test::synthetic_machine_json();
   EXPECT_EQ(error_of(good), "");

@@ -21,5 +21,7 @@ std::unique_ptr<Command> make_search();
 std::unique_ptr<Command> make_explain();
 std::unique_ptr<Command> make_calibrate();
 std::unique_ptr<Command> make_compare();
+std::unique_ptr<Command> make_versus();
+std::unique_ptr<Command> make_validate();
 
 }  // namespace ovb::model::cli

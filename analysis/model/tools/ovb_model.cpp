@@ -1,5 +1,7 @@
 // ovb-model: the performance model of the 4D algorithm (analysis/MODEL.md).
-//   ovb-model search    --machine M --preset 175B --gpus 65536 --batch 8192 [--top 10] [--json OUT]
+//   ovb-model search    --machine M --preset 175B --gpus 65536 --batch 8192 [--strategy 4d|megatron|all]
+//   ovb-model versus    --machine M --preset 175B --gpus 1024 --batch 1024 [--json OUT]
+//   ovb-model validate  [--runs analysis/validation/published_runs.json] [--json OUT]
 //   ovb-model explain   2x2x2x4[:order] --machine M --preset 1.3B --batch 16 [--json OUT]
 //   ovb-model calibrate --base M --collective F[@GRID]... --gemm F... --overlap F... --out MACHINE
 //   ovb-model compare   --machine M RESULT_OR_FOLDER... [--top-k 3] [--json OUT]
@@ -14,7 +16,8 @@
 int main(int argc, char** argv) {
   return ovb::run_one_process("ovb-model", [&](const ovb::LaunchContext& ctx) {
     CLI::App app{
-        "OverlapBench performance model: predicted iteration time of the 4D algorithm, "
+        "OverlapBench performance model: predicted iteration time of the 4D algorithm and of "
+        "the Megatron-LM strategy, "
         "configuration search, calibration from microbenchmarks, model vs measurement "
         "(analysis/MODEL.md)",
         "ovb-model"};
@@ -27,6 +30,11 @@ int main(int argc, char** argv) {
     };
     add("search", "Rank every valid (Gx,Gy,Gz,Gdata) and X/Y/Z order by predicted iteration time",
         ovb::model::cli::make_search());
+    add("versus",
+        "The best 4D and the best Megatron-LM configuration side by side: which is faster, by how much",
+        ovb::model::cli::make_versus());
+    add("validate", "Predict published large-scale training runs and compare (analysis/validation)",
+        ovb::model::cli::make_validate());
     add("explain", "One configuration term by term", ovb::model::cli::make_explain());
     add("calibrate", "Fit a machine description to ovb-collective/ovb-gemm/ovb-overlap results",
         ovb::model::cli::make_calibrate());

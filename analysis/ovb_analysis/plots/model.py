@@ -1,13 +1,14 @@
 """Performance model vs measurement (ovb-model compare): predicted vs measured iteration time with
 the y = x line and +-10% / +-25% error bands, and a ranking plot (predicted rank vs measured rank).
 From ovb-model search: the predicted time of the best configurations, split into compute and
-exposed communication."""
+exposed communication. From ovb-model validate: predicted vs published throughput
+(plots/validation.py)."""
 
 from pathlib import Path
 
 from .. import stats
 from ..style import DOUBLE_COLUMN_IN, SINGLE_COLUMN_IN, color, new_figure, paper_style, save_figure
-from . import NoData, Output
+from . import NoData, Output, validation
 
 TITLE = "Model vs measurement"
 DESCRIPTION = ("Left: predicted against measured iteration time per 4D configuration; the line is "
@@ -74,7 +75,8 @@ def _compare_figure(doc):
 
 
 def _search_figure(doc):
-    cfgs = [c for c in doc["configs"] if c.get("fits", True) and c.get("predicted_ms") is not None]
+    cfgs = [c for c in doc["configs"] if c.get("fits", True) and c.get("predicted_ms") is not None
+            and c.get("strategy", "4d") == "4d"]
     cfgs = sorted(cfgs, key=lambda c: (c.get("rank", 0), float(c["predicted_ms"])))[:TOP_N]
     fig = new_figure(SINGLE_COLUMN_IN, 1.1 + 0.14 * len(cfgs))
     ax = fig.subplots()
@@ -102,8 +104,10 @@ def _stem(base, f, many):
 def make(rs, outdir, options):
     compares = [f for f in rs.of("model_compare")
                 if any(c.get("measured_ms") is not None for c in f.doc["configs"])]
-    searches = [f for f in rs.of("model_search") if f.doc["configs"]]
-    if not compares and not searches:
+    searches = [f for f in rs.of("model_search")
+                if any(c.get("strategy", "4d") == "4d" for c in f.doc["configs"])]
+    validations = validation.make(rs, outdir, options)
+    if not compares and not searches and not validations:
         raise NoData("no ovb-model compare or search results")
     outputs = []
     for f in compares:
@@ -119,4 +123,4 @@ def make(rs, outdir, options):
             files = save_figure(fig, outdir, stem)
         outputs.append(Output(stem, SEARCH_TITLE, SEARCH_DESCRIPTION, files,
                               tuple(fig.get_size_inches())))
-    return outputs
+    return outputs + validations

@@ -73,6 +73,11 @@ double gpt_model_flop(double batch, double seq, double layers, double hidden, do
 // With full activation recomputation one more forward is executed: hardware FLOP = F * 4/3.
 double gpt_hardware_flop(double model_flop, bool full_recompute);
 
+// With selective recomputation (Korthikanti et al. 2022) only the attention core (QK^T, softmax,
+// AV) is recomputed: hardware FLOP = F + 2*B*s^2*L*h (the forward attention-core term of F, causal
+// half counted, as in gpt_model_flop).
+double gpt_selective_recompute_flop(double batch, double seq, double layers, double hidden);
+
 // TFLOP/s per GPU = F / t / n_gpus / 1e12.
 double tflops_per_gpu(double flop, double seconds, int n_gpus);
 

@@ -6,10 +6,15 @@
 //   bw = intra(kind, p, ip)                          if ip * p <= ranks per node (group in a node)
 //        B_node(kind, p, ip) / min(ip, ranks per node) otherwise (node bandwidth shared by the
 //                                                      groups crossing the node boundary at once)
-//   alpha = the matching table entry's alpha_us, else alpha_us_per_gpu * p.
+//   alpha = the matching table entry's alpha_us (measured), else NCCL's latency model when the
+//           machine has one (`latency`: ring and tree, see nccl_latency_us), else
+//           alpha_us_per_gpu * p (AxoNN's linear term).
+// With NCCL's model an all-reduce takes the faster of ring and tree, as NCCL's tuner picks the
+// algorithm of least predicted time.
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "ovb/gpt_plan.hpp"
 #include "ovb/grid.hpp"
@@ -37,6 +42,8 @@ struct CollCost {
   double bw_gbps = 0;  // bandwidth used
   double alpha_us = 0;
   double time_us = 0;  // alpha + moved / bw
+  int nodes = 1;       // nodes the group spans
+  std::string_view algorithm = "ring";  // "ring", "tree" (NCCL model) or "linear" (alpha * p)
 };
 
 // Bandwidth and latency of a (kind, p, ip) group on machine m.
@@ -44,9 +51,24 @@ struct LinkParams {
   Placement placement;
   int sharing;
   double bw_gbps;
-  double alpha_us;
+  double alpha_us;                     // of the ring (or the entry's measured one)
+  int nodes = 1;                       // nodes the group spans
+  bool measured_alpha = false;         // alpha from a table entry
+  const LatencyModel* nccl = nullptr;  // the machine's NCCL-like latency model, if any
 };
 LinkParams link_params(const Machine& m, CollKind kind, int p, int ip);
+
+// Nodes spanned by a group of p ranks at stride ip: 1 when ip * p fits in a node, else
+// p / (members per node), members per node = ranks_per_node / ip (at least 1).
+int group_nodes(int ranks_per_node, int p, int ip);
+
+// NCCL's latency of one collective over p ranks on `nodes` nodes (src/graph/tuning.cc):
+//   ring: base + (steps - inter_steps) * intra_hop + inter_steps * inter_hop,
+//         steps = 2(p-1) all-reduce, p-1 reduce-scatter / all-gather,
+//         inter_steps = 0 on one node, else 2(nodes-1) all-reduce, nodes-1 otherwise;
+//   tree (all-reduce only): base + 2 ((p/nodes - 1) intra_hop + floor(log2 nodes) inter_hop).
+double nccl_ring_latency_us(const AlgoLatency& a, CollKind kind, int p, int nodes);
+double nccl_tree_latency_us(const AlgoLatency& a, int p, int nodes);
 
 // The stride of a group on a grid: 1 for the world, Grid::stride for a dimension.
 int group_stride(const Grid& grid, Group g);

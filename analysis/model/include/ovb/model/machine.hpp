@@ -33,8 +33,26 @@ struct InterEntry {
   double alpha_us = -1;
 };
 
+// Latency of one NCCL algorithm, as NCCL's own tuning model (src/graph/tuning.cc) states it: a
+// base latency plus one hop latency per pipeline step, NVLink hops inside a node and network hops
+// between nodes (analysis/MODEL.md, "Latency").
+struct AlgoLatency {
+  double base_us = 0;
+  double intra_hop_us = 0;
+  double inter_hop_us = 0;
+};
+
+// NCCL's algorithms: the ring for every kind; the (double binary) tree for all-reduce only, at
+// `tree_bw_factor` of the ring's bus bandwidth (NCCL: busBw * 0.92 for trees).
+struct LatencyModel {
+  AlgoLatency ring;
+  std::optional<AlgoLatency> tree;
+  double tree_bw_factor = 0.92;
+};
+
 // Communication parameters of one collective kind (or the defaults every kind falls back to).
 struct CommParams {
+  std::optional<LatencyModel> latency;  // NCCL-like latency; absent: alpha_us_per_gpu * p
   std::optional<double> alpha_us_per_gpu;
   std::vector<IntraEntry> intra;
   std::optional<double> inter_node_gbps;

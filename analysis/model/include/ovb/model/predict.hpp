@@ -31,6 +31,7 @@ struct Prediction {
   GptMemory memory;
   double memory_limit_bytes = 0;  // memory_bytes * usable fraction / ranks per device
   bool fits = false;
+  double peak_tflops = 0;  // of one device; 0 when the machine's peak is unknown (no FLOP report)
 
   double iteration_ms() const { return timeline.iteration_us / 1e3; }
 };
@@ -42,13 +43,13 @@ double memory_limit_bytes(const Machine& mc);
 Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
 
 // Summary JSON of a configuration (the keys of a search "configs" entry, results/SCHEMA.md
-// "Model").
+// "Model"); summary_json adds "strategy": "4d", "recompute" and the FLOP report ("flops").
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
                            double memory_limit_bytes, bool fits);
 nlohmann::json summary_json(const Prediction& p);
 
 // A few lines: iteration, compute, interference, exposed and total communication per group,
-// memory per GPU.
+// TFLOP/s per GPU with MFU and HFU, memory per GPU.
 std::string format_breakdown(const Prediction& p);
 
 }  // namespace ovb::model

@@ -1,0 +1,92 @@
+// The Megatron-LM strategy in the performance model: tensor parallelism with sequence parallelism
+// inside a node, pipeline parallelism (1F1B, optionally interleaved over virtual stages), data
+// parallelism with the distributed optimizer (gradient reduce-scatter and parameter all-gather
+// overlapped with the first/last micro-batch), micro-batches, and no / selective / full
+// activation recomputation. Memory per GPU by the published formulas (Korthikanti et al. 2022,
+// arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes per
+// parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms on
+// the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
+// collective is costed by cost_collective, so both strategies share one machine description.
+// Formulas: analysis/MODEL.md, "The Megatron-LM strategy".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "ovb/gpt_plan.hpp"
+#include "ovb/model/compute_cost.hpp"
+#include "ovb/model/machine.hpp"
+
+namespace ovb::model {
+
+enum class Recompute { none, selective, full };
+std::string_view name_of(Recompute r);    // "none", "selective", "full"
+Recompute parse_recompute(std::string_view s);  // throws UsageError
+
+struct MegatronConfig {
+  int tp = 1, pp = 1, dp = 1;
+  int micro_batch = 1;     // sequences per micro-batch (Megatron's --micro-batch-size)
+  int virtual_stages = 1;  // model chunks per pipeline stage (interleaved 1F1B when > 1)
+  Recompute recompute = Recompute::none;
+  bool sequence_parallel = true;
+  bool distributed_optimizer = true;
+  std::int64_t batch = 0;  // global batch, sequences
+  DType act_dtype = DType::bf16;
+  int gpus() const { return tp * pp * dp; }
+  std::int64_t microbatches() const { return batch / (static_cast<std::int64_t>(dp) * micro_batch); }
+};
+
+// Per GPU of the first pipeline stage (the one holding the most activations and the embedding).
+struct MegatronMemory {
+  double params_local = 0;  // parameter elements on the GPU
+  double weights = 0;       // act_dtype copy: 2 bytes per parameter in bf16
+  double gradients = 0;     // fp32 main gradients: 4 bytes per parameter
+  double optimizer = 0;     // fp32 master + Adam m, v: 12 bytes per parameter, / dp when distributed
+  double activations = 0;   // per layer per micro-batch (Korthikanti) x layers x in-flight factor
+  double activation_per_layer = 0;  // one layer, one micro-batch
+  double inflight_layers = 0;       // layers' worth of micro-batch activations held at the peak
+  double total() const { return weights + gradients + optimizer + activations; }
+};
+
+struct MegatronTime {
+  std::int64_t microbatches = 0;
+  double layer_fwd_us = 0, layer_bwd_us = 0;  // one layer, one micro-batch, compute only
+  double recompute_us = 0;                    // one layer, one micro-batch
+  double tp_fwd_us = 0, tp_bwd_us = 0;        // TP/SP collectives of one layer, one micro-batch
+  double stage_fwd_us = 0, stage_bwd_us = 0;  // one micro-batch through one stage (all chunks)
+  double head_us = 0;                         // LM head + loss per micro-batch (last stage)
+  double bubble_us = 0;                       // (pp-1)/v * (stage_fwd + stage_bwd)
+  double p2p_one_us = 0;                      // one activation send between stages
+  double p2p_us = 0;                          // p2p on the critical path
+  double dp_rs_us = 0, dp_ag_us = 0;          // gradient reduce-scatter / param all-gather alone
+  double dp_exposed_us = 0;                   // what the overlap leaves
+  double interference_us = 0;
+  double optimizer_us = 0;
+  double iteration_us = 0;
+};
+
+struct MegatronPrediction {
+  MegatronConfig config;
+  MegatronTime time;
+  MegatronMemory memory;
+  double memory_limit_bytes = 0;
+  bool fits = false;
+};
+
+// Throws UsageError naming the first failed condition (tp divides heads and hidden and fits in a
+// node, pp * virtual_stages divides layers, dp * micro_batch divides the batch, interleaving
+// needs pp > 1 and micro-batches % pp == 0).
+void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
+
+MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c);
+MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
+
+// The 4D plan whose layer shapes are this configuration's (grid 1 x tp x 1 x 1, batch =
+// micro-batch), and predict_megatron with its compute_terms given (the search computes them once
+// per (tp, micro-batch)).
+GptPlanOptions megatron_layer_options(const MegatronConfig& c);
+MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc,
+                                    const ComputeTerms& layer_terms);
+
+}  // namespace ovb::model

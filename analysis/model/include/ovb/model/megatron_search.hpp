@@ -1,0 +1,45 @@
+// Configuration search of the Megatron-LM strategy: every tp (dividing the heads, inside a node),
+// pp (dividing the layers), dp = GPUs / (tp * pp), micro-batch (powers of two dividing the batch
+// per data rank), virtual stages (dividing the layers per stage) and recompute mode, invalid ones
+// set aside, the rest ranked fitting first, then by predicted iteration time. Layer compute terms
+// are built once per (tp, micro-batch).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ovb/model/megatron.hpp"
+
+namespace ovb::model {
+
+struct MegatronSearchOptions {
+  int gpus = 0;
+  std::int64_t batch = 0;
+  DType act_dtype = DType::bf16;
+  std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  bool sequence_parallel = true;
+  bool distributed_optimizer = true;
+  // A published configuration pins these (0 = search every value).
+  int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
+};
+
+struct MegatronSearchResult {
+  std::int64_t configs = 0;  // valid configurations costed
+  std::int64_t unfit = 0;    // of those, not fitting in memory
+  double memory_limit_bytes = 0;
+  std::vector<MegatronPrediction> ranked;  // fitting first, then by predicted time
+};
+
+MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOptions& opt,
+                                     const Machine& mc);
+
+// One configuration as a search "configs" entry: strategy, tp, pp, dp, micro_batch,
+// virtual_stages, recompute, sequence_parallel, distributed_optimizer, predicted_ms, the time
+// terms, memory terms, memory_bytes, memory_limit_bytes, fits, and the FLOP report.
+nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction& p,
+                                    const Machine& mc);
+
+}  // namespace ovb::model

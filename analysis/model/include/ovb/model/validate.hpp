@@ -1,0 +1,52 @@
+// Validation against published large-scale training runs: each run of the data file
+// (analysis/validation/published_runs.json) is predicted with its stated strategy and, where
+// published, its parallel configuration (the rest searched), and the predicted TFLOP/s per GPU in
+// the run's own FLOP convention (model or hardware) is compared with the published one.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ovb/gpt_plan.hpp"
+
+namespace ovb::model {
+
+struct PublishedRun {
+  std::string id, source, strategy, machine, convention;
+  int gpus = 0;
+  GptShape model;
+  std::int64_t batch = 0;
+  nlohmann::json config;      // tp, pp, micro_batch, virtual_stages, recompute, ... (4d: overlap)
+  double published_tflops = 0;  // per GPU
+  std::string known_miss;       // a stated finding: the run is expected outside the tolerance
+};
+
+struct ValidationRow {
+  PublishedRun run;
+  std::string config;            // the configuration predicted, in words
+  double predicted_ms = 0;
+  double predicted_tflops = 0;   // per GPU, in the run's convention
+  double error_pct = 0;          // 100 (predicted - published) / published
+  bool fits = false;             // the best configuration fits in memory
+  bool within = false;           // |error| <= tolerance
+  // As expected: within the tolerance, or a known miss that is outside it.
+  bool as_expected() const { return run.known_miss.empty() ? within : !within; }
+  nlohmann::json best;           // the configuration's JSON (search entry)
+};
+
+struct ValidationSet {
+  double tolerance_pct = 0;
+  std::vector<PublishedRun> runs;
+};
+
+// Default data file: $OVB_VALIDATION_FILE, else analysis/validation/published_runs.json of the
+// source tree.
+std::string default_validation_file();
+ValidationSet load_published_runs(const std::string& path);  // throws UsageError naming the field
+ValidationRow validate_run(const PublishedRun& run, double tolerance_pct);
+nlohmann::json validation_row_json(const ValidationRow& r);
+
+}  // namespace ovb::model

@@ -1,0 +1,204 @@
+// The Megatron-LM strategy: time and memory of one (tp, pp, dp, micro-batch, virtual stages,
+// recompute) configuration (see megatron.hpp; formulas in analysis/MODEL.md).
+#include "ovb/model/megatron.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "ovb/error.hpp"
+#include "ovb/model/comm_cost.hpp"
+#include "ovb/model/compute_cost.hpp"
+#include "ovb/model/predict.hpp"
+
+namespace ovb::model {
+
+std::string_view name_of(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "?";
+}
+
+Recompute parse_recompute(std::string_view s) {
+  if (s == "none") return Recompute::none;
+  if (s == "selective") return Recompute::selective;
+  if (s == "full") return Recompute::full;
+  throw UsageError("unknown recompute mode '" + std::string(s) +
+                   "' (expected none, selective or full)");
+}
+
+void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc) {
+  auto fail = [&](const std::string& why) {
+    throw UsageError("Megatron tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) +
+                     " dp=" + std::to_string(c.dp) + " micro-batch " +
+                     std::to_string(c.micro_batch) + " virtual stages " +
+                     std::to_string(c.virtual_stages) + ": " + why);
+  };
+  if (c.tp < 1 || c.pp < 1 || c.dp < 1 || c.micro_batch < 1 || c.virtual_stages < 1)
+    fail("every size must be >= 1");
+  if (c.batch < 1) fail("the global batch must be >= 1");
+  if (m.heads % c.tp != 0) fail("heads " + std::to_string(m.heads) + " not divisible by tp");
+  if (m.hidden % c.tp != 0) fail("hidden " + std::to_string(m.hidden) + " not divisible by tp");
+  if (c.tp > mc.ranks_per_node())
+    fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
+         " GPUs");
+  if (m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)
+    fail("layers " + std::to_string(m.layers) + " not divisible by pp * virtual stages");
+  if (c.batch % (static_cast<std::int64_t>(c.dp) * c.micro_batch) != 0)
+    fail("global batch " + std::to_string(c.batch) + " not divisible by dp * micro-batch");
+  if (c.virtual_stages > 1 && c.pp < 2) fail("interleaving needs pp >= 2");
+  if (c.virtual_stages > 1 && c.microbatches() % c.pp != 0)
+    fail("interleaving needs the micro-batch count (" + std::to_string(c.microbatches()) +
+         ") divisible by pp");
+}
+
+MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
+  MegatronMemory mem;
+  const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
+  const double L = static_cast<double>(m.layers), V = static_cast<double>(m.vocab);
+  const double a = static_cast<double>(m.heads), b = c.micro_batch, t = c.tp;
+  // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated.
+  const double block = 12 * h * h + 13 * h;
+  mem.params_local = L / c.pp * block / t + V * h / t + s * h;
+  mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
+  mem.gradients = 4 * mem.params_local;
+  mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
+  // Korthikanti et al. 2022, Table 2 (bytes per layer per micro-batch, 16-bit activations):
+  //   no recompute:  sbh (34 + 5as/h) / t with SP; sbh (10 + 24/t + 5as/(ht)) without
+  //   selective:     34 sbh / t with SP;       sbh (10 + 24/t) without
+  //   full:          2 sbh / t with SP (the layer's input only); 2 sbh without
+  const double sbh = s * b * h;
+  double per_layer = 0;
+  switch (c.recompute) {
+    case Recompute::none:
+      per_layer = c.sequence_parallel ? sbh * (34 + 5 * a * s / h) / t
+                                      : sbh * (10 + 24 / t + 5 * a * s / (h * t));
+      break;
+    case Recompute::selective:
+      per_layer = c.sequence_parallel ? 34 * sbh / t : sbh * (10 + 24 / t);
+      break;
+    case Recompute::full:
+      per_layer = c.sequence_parallel ? 2 * sbh / t : 2 * sbh;
+      break;
+  }
+  mem.activation_per_layer = per_layer;
+  // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
+  // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti, Section 4.2.3).
+  const double inflight = std::min<double>(c.pp, static_cast<double>(c.microbatches()));
+  double layers = L / c.pp * inflight;
+  if (c.virtual_stages > 1) layers *= 1 + (c.pp - 1.0) / (c.pp * c.virtual_stages);
+  mem.inflight_layers = layers;
+  mem.activations = per_layer * layers;
+  return mem;
+}
+
+namespace {
+
+// One point-to-point send of `bytes` between ranks `ip` apart: a 2-rank all-gather moves
+// S * 1/2 per rank, so S = 2 * bytes, costed on the link the placement rule gives.
+double p2p_us(const Machine& mc, int ip, double bytes) {
+  return cost_collective(mc, CollKind::all_gather, Group::data, 2, ip, 2 * bytes).time_us;
+}
+
+}  // namespace
+
+GptPlanOptions megatron_layer_options(const MegatronConfig& c) {
+  GptPlanOptions o;
+  o.grid.gy = c.tp;
+  o.batch = c.micro_batch;
+  o.act_dtype = c.act_dtype;
+  return o;
+}
+
+MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c,
+                                    const Machine& mc) {
+  validate_megatron(m, c, mc);
+  return predict_megatron(m, c, mc, compute_terms(m, megatron_layer_options(c), mc));
+}
+
+MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc,
+                                    const ComputeTerms& ct) {
+  MegatronPrediction p;
+  p.config = c;
+  p.memory = megatron_memory(m, c);
+  p.memory_limit_bytes = memory_limit_bytes(mc);
+  p.fits = p.memory.total() <= p.memory_limit_bytes;
+
+  MegatronTime& T = p.time;
+  T.microbatches = c.microbatches();
+  const double mb = static_cast<double>(T.microbatches);
+  // Megatron's column/row-parallel layers are the 4D plan's on the grid 1 x tp x 1 x 1.
+  T.layer_fwd_us = ct.block.fwd_us;
+  T.layer_bwd_us = ct.block.bwd_us;
+  T.recompute_us = c.recompute == Recompute::full        ? ct.block.fwd_us
+                   : c.recompute == Recompute::selective ? ct.block.attn_fwd_us
+                                                         : 0;
+  T.head_us = ct.head.fwd_us + ct.head.bwd_us;
+
+  // Tensor parallelism, per layer and micro-batch: with SP two all-gathers and two
+  // reduce-scatters of the s*b*h activation forward, the same backward (each swapped); without
+  // SP two all-reduces each way. A full recompute repeats the forward ones.
+  const double a = static_cast<double>(size_of(c.act_dtype));
+  const double act_bytes = static_cast<double>(m.seq) * c.micro_batch * m.hidden * a;
+  if (c.tp > 1) {
+    double fwd = 0;
+    if (c.sequence_parallel)
+      fwd = 2 * cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us +
+            2 * cost_collective(mc, CollKind::reduce_scatter, Group::y, c.tp, 1, act_bytes).time_us;
+    else
+      fwd = 2 * cost_collective(mc, CollKind::all_reduce, Group::y, c.tp, 1, act_bytes).time_us;
+    T.tp_fwd_us = fwd;
+    T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? fwd : 0);
+  }
+  const double layers_per_stage = static_cast<double>(m.layers) / c.pp;
+  T.stage_fwd_us = layers_per_stage * (T.layer_fwd_us + T.tp_fwd_us);
+  T.stage_bwd_us = layers_per_stage * (T.layer_bwd_us + T.recompute_us + T.tp_bwd_us);
+  const double per_mb = T.stage_fwd_us + T.stage_bwd_us;
+  // 1F1B: m micro-batches plus the bubble (pp-1)/v micro-batch times (Narayanan et al. SC21,
+  // Section 2.2); the last stage also runs the LM head and loss for every micro-batch.
+  T.bubble_us = (c.pp - 1.0) / c.virtual_stages * per_mb;
+  const double pipeline_us = mb * (per_mb + (c.pp > 1 ? T.head_us : 0)) + T.bubble_us;
+
+  // Point-to-point: the s*b*h activation (1/tp of it with the scatter-gather optimization
+  // when SP or tp > 1) to the next stage, tp*dp ranks away in Megatron's rank order (tp
+  // fastest, then dp, then pp). Each stage sends forward and backward for every micro-batch of
+  // every chunk; the sends are blocking in the schedule, so all v*m of them plus the pp-1 of the
+  // fill and drain are on the critical path.
+  if (c.pp > 1) {
+    T.p2p_one_us = p2p_us(mc, c.tp * c.dp, act_bytes / c.tp);
+    T.p2p_us = 2 * (c.virtual_stages * mb + c.pp - 1) * T.p2p_one_us;
+  }
+
+  // Data parallelism over dp ranks tp apart: fp32 gradients reduce-scattered (distributed
+  // optimizer) or all-reduced, and bf16 parameters all-gathered after the step. Overlapped:
+  // the reduce-scatter hides under the last micro-batch's backward, the all-gather under the
+  // first micro-batch's forward (--overlap-grad-reduce, --overlap-param-gather).
+  const double params = p.memory.params_local;
+  double hidden_under = 0;
+  if (c.dp > 1) {
+    if (c.distributed_optimizer) {
+      T.dp_rs_us =
+          cost_collective(mc, CollKind::reduce_scatter, Group::data, c.dp, c.tp, params * 4).time_us;
+      T.dp_ag_us =
+          cost_collective(mc, CollKind::all_gather, Group::data, c.dp, c.tp, params * a).time_us;
+    } else {
+      T.dp_rs_us =
+          cost_collective(mc, CollKind::all_reduce, Group::data, c.dp, c.tp, params * 4).time_us;
+    }
+    const double slow = 1 + mc.comm_slowdown;
+    const double rs = T.dp_rs_us * slow, ag = T.dp_ag_us * slow;
+    T.dp_exposed_us = std::max(0.0, rs - T.stage_bwd_us) + std::max(0.0, ag - T.stage_fwd_us);
+    hidden_under = std::min(rs, T.stage_bwd_us) + std::min(ag, T.stage_fwd_us);
+  }
+  T.interference_us = mc.compute_slowdown * hidden_under;
+  // AdamW over the local shard: read fp32 master, grad, m, v and write master, m, v, plus the
+  // 16-bit working copy (as the 4D model's optimizer term).
+  const double shard = params / (c.distributed_optimizer ? c.dp : 1);
+  T.optimizer_us = mem_term(mc, shard * (28 + a)).time_us;
+  T.iteration_us = pipeline_us + T.p2p_us + T.dp_exposed_us + T.interference_us + T.optimizer_us;
+  return p;
+}
+
+}  // namespace ovb::model

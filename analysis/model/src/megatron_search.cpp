@@ -1,0 +1,120 @@
+// Configuration search of the Megatron-LM strategy (see megatron_search.hpp).
+#include "ovb/model/megatron_search.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "ovb/error.hpp"
+#include "ovb/model/flops.hpp"
+#include "ovb/model/predict.hpp"
+
+namespace ovb::model {
+
+namespace {
+
+std::vector<int> divisors_of(std::int64_t n) {
+  std::vector<int> d;
+  for (std::int64_t i = 1; i <= n; ++i)
+    if (n % i == 0) d.push_back(static_cast<int>(i));
+  return d;
+}
+
+bool pinned_or(int pin, int v) { return pin == 0 || pin == v; }
+
+}  // namespace
+
+MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOptions& opt,
+                                     const Machine& mc) {
+  if (opt.gpus < 1) throw UsageError("the number of GPUs must be >= 1, got " + std::to_string(opt.gpus));
+  if (opt.batch < 1) throw UsageError("the global batch must be >= 1");
+  if (opt.recompute.empty()) throw UsageError("no recompute mode to search");
+  MegatronSearchResult r;
+  r.memory_limit_bytes = memory_limit_bytes(mc);
+  std::map<std::pair<int, int>, ComputeTerms> terms;  // (tp, micro-batch)
+  for (int tp : divisors_of(opt.gpus)) {
+    if (!pinned_or(opt.tp, tp) || tp > mc.ranks_per_node() || m.heads % tp || m.hidden % tp)
+      continue;
+    for (int pp : divisors_of(opt.gpus / tp)) {
+      if (!pinned_or(opt.pp, pp) || m.layers % pp) continue;
+      const int dp = opt.gpus / (tp * pp);
+      if (opt.batch % dp) continue;
+      for (std::int64_t mb = 1; mb <= opt.batch / dp; mb *= 2) {
+        if (!pinned_or(opt.micro_batch, static_cast<int>(mb)) || (opt.batch / dp) % mb) continue;
+        for (int v : divisors_of(m.layers / pp)) {
+          if (!pinned_or(opt.virtual_stages, v) || (v > 1 && pp < 2)) continue;
+          MegatronConfig c;
+          c.tp = tp;
+          c.pp = pp;
+          c.dp = dp;
+          c.micro_batch = static_cast<int>(mb);
+          c.virtual_stages = v;
+          c.batch = opt.batch;
+          c.act_dtype = opt.act_dtype;
+          c.sequence_parallel = opt.sequence_parallel;
+          c.distributed_optimizer = opt.distributed_optimizer;
+          if (v > 1 && c.microbatches() % pp) continue;
+          const auto key = std::make_pair(tp, c.micro_batch);
+          auto it = terms.find(key);
+          if (it == terms.end())
+            it = terms.emplace(key, compute_terms(m, megatron_layer_options(c), mc)).first;
+          for (Recompute rc : opt.recompute) {
+            c.recompute = rc;
+            r.ranked.push_back(predict_megatron(m, c, mc, it->second));
+            ++r.configs;
+            if (!r.ranked.back().fits) ++r.unfit;
+          }
+        }
+      }
+    }
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(),
+                   [](const MegatronPrediction& a, const MegatronPrediction& b) {
+                     if (a.fits != b.fits) return a.fits;
+                     return a.time.iteration_us < b.time.iteration_us;
+                   });
+  return r;
+}
+
+nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction& p,
+                                    const Machine& mc) {
+  const MegatronConfig& c = p.config;
+  const MegatronTime& t = p.time;
+  const MegatronMemory& mem = p.memory;
+  nlohmann::json j = {
+      {"strategy", "megatron"},
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"dp", c.dp},
+      {"micro_batch", c.micro_batch},
+      {"virtual_stages", c.virtual_stages},
+      {"microbatches", t.microbatches},
+      {"recompute", name_of(c.recompute)},
+      {"sequence_parallel", c.sequence_parallel},
+      {"distributed_optimizer", c.distributed_optimizer},
+      {"predicted_ms", t.iteration_us / 1e3},
+      {"terms_ms",
+       {{"stage_fwd", t.stage_fwd_us / 1e3},
+        {"stage_bwd", t.stage_bwd_us / 1e3},
+        {"tp_per_layer", (t.tp_fwd_us + t.tp_bwd_us) / 1e3},
+        {"head", t.head_us / 1e3},
+        {"bubble", t.bubble_us / 1e3},
+        {"p2p", t.p2p_us / 1e3},
+        {"dp_reduce_scatter", t.dp_rs_us / 1e3},
+        {"dp_all_gather", t.dp_ag_us / 1e3},
+        {"dp_exposed", t.dp_exposed_us / 1e3},
+        {"interference", t.interference_us / 1e3},
+        {"optimizer", t.optimizer_us / 1e3}}},
+      {"memory",
+       {{"weights", mem.weights},
+        {"gradients", mem.gradients},
+        {"optimizer", mem.optimizer},
+        {"activations", mem.activations}}},
+      {"memory_bytes", mem.total()},
+      {"memory_limit_bytes", p.memory_limit_bytes},
+      {"fits", p.fits}};
+  j["flops"] = flops_json(flop_report(m, c.batch, c.recompute, t.iteration_us, c.gpus(), mc.peak()));
+  return j;
+}
+
+}  // namespace ovb::model

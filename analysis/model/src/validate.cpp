@@ -1,0 +1,173 @@
+// Validation against published runs (see validate.hpp; analysis/MODEL.md, "Validation").
+#include "ovb/model/validate.hpp"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/model/flops.hpp"
+#include "ovb/model/megatron_search.hpp"
+#include "ovb/model/predict.hpp"
+#include "ovb/model/search.hpp"
+
+namespace ovb::model {
+
+using nlohmann::json;
+
+std::string default_validation_file() {
+  if (const char* env = std::getenv("OVB_VALIDATION_FILE"); env && *env) return env;
+  return OVB_VALIDATION_FILE;
+}
+
+namespace {
+
+[[noreturn]] void bad(const std::string& path, const std::string& what) {
+  throw UsageError("validation file " + path + ": " + what);
+}
+
+const json& field(const json& j, const char* key, const std::string& path, const std::string& where) {
+  if (!j.is_object() || !j.contains(key) || j.at(key).is_null())
+    bad(path, where + "'" + key + "' is missing");
+  return j.at(key);
+}
+
+double number(const json& j, const char* key, const std::string& path, const std::string& where) {
+  const json& v = field(j, key, path, where);
+  if (!v.is_number() || !(v.get<double>() > 0)) bad(path, where + "'" + key + "' must be a number > 0");
+  return v.get<double>();
+}
+
+std::string text(const json& j, const char* key, const std::string& path, const std::string& where) {
+  const json& v = field(j, key, path, where);
+  if (!v.is_string()) bad(path, where + "'" + key + "' is not a string");
+  return v.get<std::string>();
+}
+
+int pinned(const json& cfg, const char* key) {
+  return cfg.contains(key) && cfg.at(key).is_number_integer() ? cfg.at(key).get<int>() : 0;
+}
+
+// Predicted TFLOP/s per GPU of a search entry in the given convention.
+double tflops_of(const json& best, const std::string& convention) {
+  return best["flops"][convention == "model" ? "model_tflops_per_gpu" : "hardware_tflops_per_gpu"]
+      .get<double>();
+}
+
+}  // namespace
+
+ValidationSet load_published_runs(const std::string& path) {
+  const json doc = read_json(path);
+  ValidationSet set;
+  set.tolerance_pct = number(doc, "tolerance_pct", path, "");
+  const json& runs = field(doc, "runs", path, "");
+  if (!runs.is_array() || runs.empty()) bad(path, "'runs' must be a non-empty list");
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const json& r = runs[i];
+    const std::string where = "runs[" + std::to_string(i) + "].";
+    PublishedRun p;
+    p.id = text(r, "id", path, where);
+    const std::string at = "run " + p.id + ": ";
+    p.source = text(r, "source", path, at);
+    p.strategy = text(r, "strategy", path, at);
+    if (p.strategy != "4d" && p.strategy != "megatron")
+      bad(path, at + "'strategy' must be 4d or megatron, got '" + p.strategy + "'");
+    p.machine = text(r, "machine", path, at);
+    p.gpus = static_cast<int>(number(r, "gpus", path, at));
+    p.batch = static_cast<std::int64_t>(number(r, "batch", path, at));
+    const json& m = field(r, "model", path, at);
+    p.model.layers = static_cast<std::int64_t>(number(m, "layers", path, at + "model."));
+    p.model.hidden = static_cast<std::int64_t>(number(m, "hidden", path, at + "model."));
+    p.model.heads = static_cast<std::int64_t>(number(m, "heads", path, at + "model."));
+    p.model.seq = static_cast<std::int64_t>(number(m, "seq", path, at + "model."));
+    p.model.vocab = static_cast<std::int64_t>(number(m, "vocab", path, at + "model."));
+    p.config = r.contains("config") ? r["config"] : json::object();
+    const json& pub = field(r, "published", path, at);
+    p.published_tflops = number(pub, "tflops_per_gpu", path, at + "published.");
+    p.convention = text(pub, "convention", path, at + "published.");
+    if (p.convention != "model" && p.convention != "hardware")
+      bad(path, at + "published.convention must be model or hardware, got '" + p.convention + "'");
+    if (r.contains("known_miss")) p.known_miss = text(r, "known_miss", path, at);
+    set.runs.push_back(p);
+  }
+  return set;
+}
+
+ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
+  ValidationRow row;
+  row.run = run;
+  const Machine mc = load_machine(run.machine);
+  const json& cfg = run.config;
+  const DType dt = parse_dtype(mc.precision);
+  if (run.strategy == "megatron") {
+    MegatronSearchOptions o;
+    o.gpus = run.gpus;
+    o.batch = run.batch;
+    o.act_dtype = dt;
+    if (cfg.contains("recompute"))
+      o.recompute = {parse_recompute(cfg["recompute"].get<std::string>())};
+    o.tp = pinned(cfg, "tp");
+    o.pp = pinned(cfg, "pp");
+    o.micro_batch = pinned(cfg, "micro_batch");
+    o.virtual_stages = pinned(cfg, "virtual_stages");
+    o.sequence_parallel = cfg.value("sequence_parallel", true);
+    o.distributed_optimizer = cfg.value("distributed_optimizer", true);
+    const MegatronSearchResult r = search_megatron(run.model, o, mc);
+    if (r.ranked.empty())
+      throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");
+    const MegatronPrediction& b = r.ranked.front();
+    row.best = megatron_config_json(run.model, b, mc);
+    row.fits = b.fits;
+    row.predicted_ms = b.time.iteration_us / 1e3;
+    const MegatronConfig& c = b.config;
+    row.config = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" +
+                 std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
+                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
+  } else {
+    SearchOptions o;
+    o.gpus = run.gpus;
+    o.pow2_only = cfg.value("pow2", false);
+    o.base.batch = run.batch;
+    o.base.act_dtype = dt;
+    o.base.grad_dtype = parse_dtype(cfg.value("grad_dtype", std::string("fp32")));
+    o.base.recompute = cfg.value("recompute", std::string("none")) == "full";
+    parse_overlap(cfg.value("overlap", std::string("none")), o.base);
+    const SearchResult r = search(run.model, o, mc);
+    if (r.ranked.empty())
+      throw UsageError("run " + run.id + ": no valid 4D configuration for its settings");
+    const Candidate& b = r.ranked.front();
+    row.best = config_json(b.grid, b.timeline, b.memory_bytes, r.memory_limit_bytes, b.fits);
+    row.best["strategy"] = "4d";
+    const Recompute rc = o.base.recompute ? Recompute::full : Recompute::none;
+    row.best["flops"] = flops_json(
+        flop_report(run.model, run.batch, rc, b.timeline.iteration_us, run.gpus, mc.peak()));
+    row.fits = b.fits;
+    row.predicted_ms = b.timeline.iteration_us / 1e3;
+    row.config = b.grid.str();
+  }
+  row.predicted_tflops = tflops_of(row.best, run.convention);
+  row.error_pct = 100 * (row.predicted_tflops - run.published_tflops) / run.published_tflops;
+  row.within = row.fits && std::abs(row.error_pct) <= tolerance_pct;
+  return row;
+}
+
+json validation_row_json(const ValidationRow& r) {
+  return {{"id", r.run.id},
+          {"source", r.run.source},
+          {"strategy", r.run.strategy},
+          {"machine", r.run.machine},
+          {"gpus", r.run.gpus},
+          {"batch", r.run.batch},
+          {"convention", r.run.convention},
+          {"published_tflops_per_gpu", r.run.published_tflops},
+          {"predicted_tflops_per_gpu", r.predicted_tflops},
+          {"predicted_ms", r.predicted_ms},
+          {"error_pct", r.error_pct},
+          {"fits", r.fits},
+          {"within_tolerance", r.within},
+          {"known_miss", r.run.known_miss.empty() ? json(nullptr) : json(r.run.known_miss)},
+          {"config", r.config},
+          {"best", r.best}};
+}
+
+}  // namespace ovb::model

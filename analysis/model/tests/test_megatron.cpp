@@ -1,0 +1,250 @@
+// The Megatron-LM strategy term by term, worked out by hand on the synthetic machine (4 GPUs per
+// node; intra 2 ranks 100 GB/s, 4 ranks 200 GB/s; node 50 GB/s; latency 2 us per rank; memory
+// 1000 GB/s): memory per recompute mode (Korthikanti et al. 2022), in-flight micro-batches and
+// interleaving, the pipeline bubble, p2p sends, sequence-parallel collectives, distributed-
+// optimizer traffic, the FLOP report, and the search against predict_megatron.
+#include <gtest/gtest.h>
+
+#include "helpers.hpp"
+#include "ovb/error.hpp"
+#include "ovb/model/flops.hpp"
+#include "ovb/model/megatron.hpp"
+#include "ovb/model/megatron_search.hpp"
+#include "ovb/metrics.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+
+namespace {
+
+// L=4, h=64, 4 heads, s=16, V=128; tp=2, pp=2, dp=2, micro-batch 2, batch 16 -> 4 micro-batches.
+MegatronConfig base_config() {
+  MegatronConfig c;
+  c.tp = 2;
+  c.pp = 2;
+  c.dp = 2;
+  c.micro_batch = 2;
+  c.batch = 16;
+  c.act_dtype = DType::bf16;
+  return c;
+}
+
+}  // namespace
+
+TEST(Megatron, WeightsGradientsOptimizerByHand) {
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  // First stage: 2 layers of (12 h^2 + 13 h) / tp + V h / tp + s h
+  //   = 2 * 49984 / 2 + 4096 + 1024 = 55104 elements.
+  const MegatronMemory mem = megatron_memory(m, c);
+  EXPECT_DOUBLE_EQ(mem.params_local, 55104);
+  EXPECT_DOUBLE_EQ(mem.weights, 2 * 55104.0);
+  EXPECT_DOUBLE_EQ(mem.gradients, 4 * 55104.0);
+  EXPECT_DOUBLE_EQ(mem.optimizer, 12 * 55104.0 / 2);  // distributed over dp = 2
+  c.distributed_optimizer = false;
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).optimizer, 12 * 55104.0);
+}
+
+TEST(Megatron, ActivationsPerRecomputeModeByHand) {
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  // s*b*h = 16*2*64 = 2048; a*s/h = 4*16/64 = 1.
+  // none + SP: 2048 (34 + 5) / 2 = 39936 per layer; 2 micro-batches in flight x 2 layers.
+  MegatronMemory mem = megatron_memory(m, c);
+  EXPECT_DOUBLE_EQ(mem.activation_per_layer, 39936);
+  EXPECT_DOUBLE_EQ(mem.inflight_layers, 4);
+  EXPECT_DOUBLE_EQ(mem.activations, 4 * 39936.0);
+  c.recompute = Recompute::selective;  // 34 sbh / t
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 34 * 2048 / 2.0);
+  c.recompute = Recompute::full;  // 2 sbh / t
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2 * 2048 / 2.0);
+  c.sequence_parallel = false;  // 2 sbh
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2 * 2048.0);
+  c.recompute = Recompute::selective;  // sbh (10 + 24/t)
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2048 * 22.0);
+  c.recompute = Recompute::none;  // sbh (10 + 24/t + 5as/(ht)) = 2048 * 24.5
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2048 * 24.5);
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).total(),
+                   2 * 55104.0 + 4 * 55104.0 + 6 * 55104.0 + 4 * 2048 * 24.5);
+}
+
+TEST(Megatron, InFlightMicroBatchesAndInterleaving) {
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  c.virtual_stages = 2;  // 1 + (pp-1)/(pp v) = 1.25 of the L layers
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).inflight_layers, 5);
+  c.virtual_stages = 1;
+  c.batch = 4;  // one micro-batch: only it is in flight, 2 layers' worth
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).inflight_layers, 2);
+  c.pp = 1;
+  c.batch = 16;  // no pipeline: one micro-batch of all 4 layers
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).inflight_layers, 4);
+}
+
+TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  const MegatronConfig c = base_config();
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  const MegatronTime& t = p.time;
+  const ComputeTerms ct = compute_terms(m, megatron_layer_options(c), mc);
+  EXPECT_EQ(t.microbatches, 4);
+  // SP in a 2-rank TP group: 4096-byte activation; all-gather / reduce-scatter move 2048 B at
+  // 100 GB/s (0.02048 us) + 2 us * 2 latency; two of each per layer and direction.
+  const double coll = 4 + 0.02048;
+  EXPECT_NEAR(t.tp_fwd_us, 4 * coll, 1e-9);
+  EXPECT_NEAR(t.tp_bwd_us, 4 * coll, 1e-9);
+  const double fwd = 2 * (ct.block.fwd_us + 4 * coll), bwd = 2 * (ct.block.bwd_us + 4 * coll);
+  EXPECT_NEAR(t.stage_fwd_us, fwd, 1e-9);
+  EXPECT_NEAR(t.stage_bwd_us, bwd, 1e-9);
+  // Bubble (pp-1)/v micro-batch times.
+  EXPECT_NEAR(t.bubble_us, fwd + bwd, 1e-9);
+  // p2p: the next stage is tp*dp = 4 ranks away: across nodes, the 4 GPUs of a node share its
+  // 50 GB/s; 2048 bytes (1/tp of the activation) -> 0.16384 us + 4 us; 2 (v m + pp - 1) sends.
+  EXPECT_NEAR(t.p2p_one_us, 4.16384, 1e-9);
+  EXPECT_NEAR(t.p2p_us, 2 * (4 + 1) * 4.16384, 1e-9);
+  // Distributed optimizer over dp = 2, ranks 2 apart (inside a node, 100 GB/s): fp32 gradients
+  // 220416 B reduce-scattered (moves half: 1.10208 us) + 4 us; bf16 parameters 110208 B
+  // all-gathered (0.55104 us) + 4 us. Both hide under one micro-batch's stage.
+  EXPECT_NEAR(t.dp_rs_us, 5.10208, 1e-9);
+  EXPECT_NEAR(t.dp_ag_us, 4.55104, 1e-9);
+  EXPECT_DOUBLE_EQ(t.dp_exposed_us, 0);
+  // AdamW on 27552 shard elements x 30 bytes at 1000 GB/s.
+  EXPECT_NEAR(t.optimizer_us, 27552 * 30 / 1e6, 1e-9);
+  const double head = ct.head.fwd_us + ct.head.bwd_us;
+  EXPECT_NEAR(t.iteration_us, 4 * (fwd + bwd + head) + (fwd + bwd) + 10 * 4.16384 +
+                                  27552 * 30 / 1e6,
+              1e-6);
+}
+
+TEST(Megatron, InterleavingShrinksTheBubbleAndMultipliesSends) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  const MegatronTime t1 = predict_megatron(m, c, mc).time;
+  c.virtual_stages = 2;
+  const MegatronTime t2 = predict_megatron(m, c, mc).time;
+  EXPECT_NEAR(t2.bubble_us, (t1.stage_fwd_us + t1.stage_bwd_us) / 2, 1e-9);
+  EXPECT_NEAR(t2.p2p_us, 2 * (2 * 4 + 1) * 4.16384, 1e-9);
+}
+
+TEST(Megatron, SequenceParallelAndRecomputeCollectivesByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  c.tp = 4;
+  c.dp = 1;
+  // 4 ranks in a node: 200 GB/s, latency 8 us. All-gather / reduce-scatter move 3/4 of 4096 B.
+  const double ag = 8 + 3072 / 200e3, ar = 8 + 6144 / 200e3;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_fwd_us, 4 * ag, 1e-9);
+  c.sequence_parallel = false;  // two all-reduces of the activation
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_fwd_us, 2 * ar, 1e-9);
+  c.recompute = Recompute::full;  // the recomputed forward repeats them in backward
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_bwd_us, 4 * ar, 1e-9);
+  c.recompute = Recompute::selective;  // attention core recomputed, no communication
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  EXPECT_NEAR(p.time.tp_bwd_us, 2 * ar, 1e-9);
+  EXPECT_NEAR(p.time.recompute_us,
+              compute_terms(m, megatron_layer_options(c), mc).block.attn_fwd_us, 1e-9);
+}
+
+TEST(Megatron, ReplicatedOptimizerAllReducesFp32Gradients) {
+  const Machine mc = test::synthetic_machine();
+  MegatronConfig c = base_config();
+  c.distributed_optimizer = false;
+  // 220416 B all-reduced over 2 ranks: moves 220416 B at 100 GB/s = 2.20416 us + 4 us.
+  const MegatronTime t = predict_megatron(test::small_gpt(), c, mc).time;
+  EXPECT_NEAR(t.dp_rs_us, 6.20416, 1e-9);
+  EXPECT_DOUBLE_EQ(t.dp_ag_us, 0);
+  EXPECT_NEAR(t.optimizer_us, 55104 * 30 / 1e6, 1e-9);
+}
+
+TEST(Megatron, InvalidConfigurationsAreNamed) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  auto err = [&](MegatronConfig c, GptShape shape = test::small_gpt()) {
+    try {
+      validate_megatron(shape, c, mc);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  MegatronConfig c = base_config();
+  EXPECT_EQ(err(c), "");
+  c.tp = 8;  // more than a node (8 heads so that only the node rule fails)
+  GptShape eight = m;
+  eight.heads = 8;
+  EXPECT_NE(err(c, eight).find("inside a node"), std::string::npos);
+  c = base_config();
+  c.tp = 3;
+  EXPECT_NE(err(c).find("heads 4 not divisible by tp"), std::string::npos);
+  c = base_config();
+  c.pp = 3;
+  EXPECT_NE(err(c).find("layers 4 not divisible"), std::string::npos);
+  c = base_config();
+  c.batch = 12;
+  c.micro_batch = 4;
+  EXPECT_NE(err(c).find("not divisible by dp * micro-batch"), std::string::npos);
+  c = base_config();
+  c.pp = 1;
+  c.virtual_stages = 2;
+  EXPECT_NE(err(c).find("interleaving needs pp >= 2"), std::string::npos);
+}
+
+TEST(Megatron, FlopReportByHand) {
+  const GptShape m = test::small_gpt();
+  const double F = 72.0 * 16 * 16 * 4 * 64 * 64 * (1 + 16 / (12.0 * 64) + 128 / (12.0 * 4 * 64));
+  EXPECT_DOUBLE_EQ(hardware_flop(m, 16, Recompute::none), F);
+  EXPECT_DOUBLE_EQ(hardware_flop(m, 16, Recompute::full), F * 4 / 3);
+  EXPECT_DOUBLE_EQ(hardware_flop(m, 16, Recompute::selective), F + 2.0 * 16 * 16 * 16 * 4 * 64);
+  // 1 ms on 8 GPUs of peak 100: TFLOP/s = F / 1e-3 / 8 / 1e12.
+  const FlopReport f = flop_report(m, 16, Recompute::full, 1000, 8, 100);
+  EXPECT_DOUBLE_EQ(f.model_tflops_per_gpu, F / 1e-3 / 8 / 1e12);
+  EXPECT_DOUBLE_EQ(f.hardware_tflops_per_gpu, F * 4 / 3 / 1e-3 / 8 / 1e12);
+  EXPECT_DOUBLE_EQ(f.mfu, f.model_tflops_per_gpu / 100);
+  EXPECT_DOUBLE_EQ(f.hfu, f.hardware_tflops_per_gpu / 100);
+}
+
+TEST(Megatron, SearchEqualsPredictionsAndRanksFittingFirst) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronSearchOptions o;
+  o.gpus = 8;
+  o.batch = 16;
+  const MegatronSearchResult r = search_megatron(m, o, mc);
+  // Brute force: tp in {1,2,4} (heads 4, node 4), pp | 4 and | 8/tp, mb powers of two | 16/dp,
+  // v | L/pp (v > 1 needs pp > 1 and micro-batches % pp == 0), three recompute modes.
+  std::int64_t expected = 0;
+  for (int tp : {1, 2, 4})
+    for (int pp : {1, 2, 4}) {
+      if ((8 / tp) % pp) continue;
+      const int dp = 8 / (tp * pp);
+      for (int mb = 1; mb <= 16 / dp; mb *= 2) {
+        if ((16 / dp) % mb) continue;
+        for (int v = 1; v <= 4 / pp; ++v) {
+          if ((4 / pp) % v || (v > 1 && pp < 2) || (v > 1 && (16 / dp / mb) % pp)) continue;
+          expected += 3;
+        }
+      }
+    }
+  EXPECT_EQ(r.configs, expected);
+  ASSERT_FALSE(r.ranked.empty());
+  for (std::size_t i = 0; i < r.ranked.size(); i += 7) {
+    const MegatronPrediction& a = r.ranked[i];
+    EXPECT_DOUBLE_EQ(a.time.iteration_us, predict_megatron(m, a.config, mc).time.iteration_us);
+  }
+  for (std::size_t i = 1; i < r.ranked.size(); ++i) {
+    if (r.ranked[i - 1].fits == r.ranked[i].fits)
+      EXPECT_LE(r.ranked[i - 1].time.iteration_us, r.ranked[i].time.iteration_us);
+    else
+      EXPECT_TRUE(r.ranked[i - 1].fits);
+  }
+  // Pinned sizes restrict the search to them.
+  o.tp = 2;
+  o.pp = 2;
+  for (const MegatronPrediction& p : search_megatron(m, o, mc).ranked) {
+    EXPECT_EQ(p.config.tp, 2);
+    EXPECT_EQ(p.config.pp, 2);
+  }
+}
