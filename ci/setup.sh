@@ -4,6 +4,7 @@
 #   requirements into .venv/ (analysis/requirements.txt; ci/requirements-build.txt: the cuDNN
 #   frontend headers for gpt4d's fused attention). Fast when everything is already there.
 #   Other systems: prints what is missing and exits non-zero.
+#   When another apt-get/dpkg holds the package lock it waits for it (OVB_APT_LOCK_WAIT_S, 600 s).
 # Usage: ci/setup.sh [--no-python] [--no-slurm]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -12,7 +13,7 @@ for a in "$@"; do
   case "$a" in
     --no-python) want_python=0 ;;
     --no-slurm) want_slurm=0 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "ci/setup.sh: error: unknown option '$a' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -28,6 +29,7 @@ packages=(
   libopenblas-dev:"OpenBLAS (cblas.h)":hdr:cblas.h libgtest-dev:"GoogleTest":hdr:gtest/gtest.h
   libgmock-dev:"GoogleMock":hdr:gmock/gmock.h libbenchmark-dev:"Google Benchmark":hdr:benchmark/benchmark.h
   python3-venv:"Python venv":cmd:python3 shellcheck:"shellcheck":cmd:shellcheck
+  ccache:"ccache (ci/test.sh's compiler cache)":cmd:ccache
 )
 [ "$want_slurm" = 1 ] &&
   packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)":cmd:slurmctld munge:"munge":cmd:munged)
@@ -61,8 +63,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     echo "ci/setup.sh: installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq
-    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # shellcheck source=ci/lib/apt.sh
+    source "$here/ci/lib/apt.sh"
+    apt_get update -qq
+    apt_get install -y -qq --no-install-recommends "${missing[@]}"
   else
     echo "ci/setup.sh: error: not a Debian/Ubuntu system; install these (Debian names):" >&2
     for p in "${packages[@]}"; do

@@ -57,8 +57,16 @@ if [ "$host_only" = 0 ] && command -v nvcc >/dev/null 2>&1; then
   fi
 fi
 
+# ccache (ci/setup.sh installs it): a second run, or another checkout, recompiles only what
+# changed. Objects are not shared between the host and CUDA passes: ovb_core's OVB_HAVE_CUDA
+# definition is public, so every object's flags differ.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 for p in "${presets[@]}"; do
-  step "configure-$p" cmake --preset "$p" -DPython3_EXECUTABLE="$here/.venv/bin/python"
+  step "configure-$p" cmake --preset "$p" -DPython3_EXECUTABLE="$here/.venv/bin/python" \
+    "${launcher[@]}"
   step "build-$p" cmake --build --preset "$p" -j "$jobs"
   # ctest's own summary lists the GPU tests as "Skipped" when no GPU is visible. The Slurm tests
   # exercise the driver and job scripts, the same in both builds: they run in the host pass only.

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # overlap-cdmc-sweep.sh: runs ovb-overlap once per CUDA_DEVICE_MAX_CONNECTIONS value. The CUDA
 # driver reads the variable when a process creates its CUDA context, so one process cannot sweep
-# it; this script asks the command for its --cdmc values (from the command line or the preset, via
+# it; this script asks the command for its --cdmc values (from the command line or the sweep file, via
 # --print-cdmc) and starts one run per value, with the variable set (or unset for "default") and
 # --cdmc-run naming it, each writing its own JSON file.
 #
 # Usage: microbench/overlap-cdmc-sweep.sh OUT_PREFIX COMMAND [ARGS...]
 #   COMMAND ARGS  how to run ovb-overlap, launcher included, e.g.
-#                 mpirun -np 8 build/cuda/microbench/ovb-overlap --preset full
+#                 mpirun -np 8 build/cuda/microbench/ovb-overlap --sweep full
 #   writes        OUT_PREFIX.cdmc-<value>.json for every value (e.g. out/overlap.cdmc-1.json)
 # Exit status: 0 when every run succeeded, 1 when one failed (the others still run), 2 for bad use.
 set -u

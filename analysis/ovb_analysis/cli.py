@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import __version__, cli_megatron, cli_plots
+from . import __version__, cli_megatron, cli_plots, cli_summarize
 from .errors import AnalysisError
 
 PROG = "ovb-analysis"
@@ -31,6 +31,7 @@ def build_parser():
     sub.required = True
     cli_megatron.add_parsers(sub)
     cli_plots.add_parsers(sub)
+    cli_summarize.add_parsers(sub)
     return p
 
 

@@ -1,4 +1,8 @@
-"""Reading JSON and writing files atomically (temporary file in the same folder + os.replace)."""
+"""Reading JSON and writing files atomically (temporary file in the same folder + os.replace).
+
+Standard library only: this is the repository's one atomic writer for Python, used by ovb-analysis
+and by the suite driver (slurm/ovb_suite/util.py), so that a reader or a job killed half-way sees
+the old file or the new one, never a torn one."""
 
 import json
 import os
@@ -59,6 +63,8 @@ def atomic_write(path, data, mode=0o644):
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException as e:
@@ -68,3 +74,8 @@ def atomic_write(path, data, mode=0o644):
             raise AnalysisError(f"cannot write {path}: {e.strerror or e}") from None
         raise
     return path
+
+
+def atomic_write_json(path, obj):
+    """`obj` as stable JSON text (dumps_json), written atomically."""
+    return atomic_write(path, dumps_json(obj))

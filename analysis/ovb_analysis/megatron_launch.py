@@ -1,7 +1,7 @@
 """A Megatron-LM run matched to a gpt4d run: its configuration, the checks Megatron itself would
 fail on (made here, before anything is submitted), its pretrain_gpt.py arguments and environment.
 
-The command and sbatch text are built in megatron_script.py; see shared/spec/megatron.md.
+The command and sbatch text are built in megatron_script.py; see docs/megatron.md.
 """
 
 from dataclasses import asdict, dataclass, replace

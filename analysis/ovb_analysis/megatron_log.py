@@ -1,4 +1,4 @@
-"""Parse Megatron-LM training logs into one record per iteration line (shared/spec/megatron.md).
+"""Parse Megatron-LM training logs into one record per iteration line (docs/megatron.md).
 
 An iteration line (printed by the last rank every --log-interval) looks like
     [2026-11-22 10:20:11.576187] iteration  30/  30 | consumed samples:  120 | ... |

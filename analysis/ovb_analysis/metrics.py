@@ -1,4 +1,4 @@
-"""The suite's metric formulas (shared/spec/metrics.md), mirrored from core/include/ovb/metrics.hpp.
+"""The suite's metric formulas (docs/metrics.md), mirrored from core/include/ovb/metrics.hpp.
 
 Python cannot call the C++ library, so the few formulas the plots and the Megatron comparison need
 are written here once, each with its formula, the same expression as in core/src/metrics.cpp;

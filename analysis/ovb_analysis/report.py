@@ -44,6 +44,15 @@ def make_plots(rs, outdir, options, only=None):
     return outputs, missing
 
 
+def _remove_stale_figures(outdir, written):
+    """A figure of an earlier report that this one did not make (its data is gone, or the plot
+    failed) would sit in the folder looking current: PNG and PDF files not written now go."""
+    keep = {Path(p).resolve() for p in written}
+    for p in list(outdir.glob("*.png")) + list(outdir.glob("*.pdf")):
+        if p.resolve() not in keep:
+            p.unlink(missing_ok=True)
+
+
 def build(results_dir, outdir=None, options=None):
     """Build the report; returns (Report, [written paths])."""
     results_dir = Path(results_dir)
@@ -58,9 +67,12 @@ def build(results_dir, outdir=None, options=None):
     rs = results.load_inputs([results_dir], exclude=[outdir])
     rep = Report(results_dir.resolve().name, failed=list(rs.failed), warnings=list(rs.warnings),
                  steps=suite_status.unfinished_steps(results_dir))
+    previous = (outdir / "report.html").exists()
     rep.outputs, rep.missing = make_plots(rs, outdir, options)
     rep.tables = tables.all_tables(rs, options)
     written = [p for o in rep.outputs for p in o.files]
+    if previous:
+        _remove_stale_figures(outdir, written)
     written.append(render.write_html(rep, outdir))
     written.append(render.write_markdown(rep, outdir))
     return rep, written

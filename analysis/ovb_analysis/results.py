@@ -69,7 +69,7 @@ def classify(doc):
     if doc.get("kind") == "megatron_run":
         return "megatron_run"
     if "iterations" in doc and "torch" in (doc.get("context") or {}):
-        return "pytorch"  # results/h100/pytorch_gpt.py: a reference beside gpt4d, not a suite result
+        return "pytorch"  # endtoend/reference/pytorch_gpt.py: a reference beside gpt4d, not a suite result
     if "iterations" in doc:
         return "gpt4d"
     if "ranks" in doc:
@@ -231,7 +231,7 @@ def load_inputs(paths, exclude=()):
                 rs.ignored.append((rel, "machine description (input of ovb-model)"))
                 continue
             if kind == "pytorch":
-                rs.ignored.append((rel, "PyTorch reference run (results/h100/pytorch_gpt.py)"))
+                rs.ignored.append((rel, "PyTorch reference run (endtoend/reference/pytorch_gpt.py)"))
                 continue
             if kind == "megatron":
                 # A log and its `megatron-log --json` output side by side are one run, not two.

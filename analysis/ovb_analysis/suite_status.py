@@ -10,10 +10,13 @@ import json
 from pathlib import Path
 
 STATUS_FILE = Path(".suite") / "status.json"
+# Statuses of steps that are done: "unfit" (ran; its configuration does not fit in memory) and
+# "skipped" (a conditional step that was not needed) are outcomes, not problems.
+DONE = ("finished", "unfit", "skipped")
 
 
 def unfinished_steps(results_dir):
-    """[(step, group, status, error)] of the steps not finished, in suite order; the report step
+    """[(step, group, status, error)] of the steps not done, in suite order; the report step
     itself (running while it writes this) is left out."""
     path = Path(results_dir) / STATUS_FILE
     if not path.is_file():
@@ -25,4 +28,4 @@ def unfinished_steps(results_dir):
                  " ".join(str(s.get("error") or "").split())) for s in steps]
     except (OSError, ValueError, KeyError, TypeError) as e:
         return [(str(STATUS_FILE), "", "unreadable", f"{type(e).__name__}: {e}")]
-    return [r for r in rows if r[2] != "finished" and r[1] != "report"]
+    return [r for r in rows if r[2] not in DONE and r[1] != "report"]

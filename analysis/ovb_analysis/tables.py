@@ -25,12 +25,16 @@ class Table:
     extra: dict = field(default_factory=dict)
 
 
-def fmt(value, spec="{:.1f}"):
+def fmt(value, spec=None):
+    """Text of a table cell. Floats default to one decimal, and to two significant digits below 1
+    so that a host run's 0.004 TFLOP/s does not read 0.0."""
     if value is None:
         return "-"
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
+        if spec is None:
+            return f"{value:.2g}" if 0 < abs(value) < 0.95 else f"{value:.1f}"
         return spec.format(value)
     return str(value)
 
@@ -43,8 +47,12 @@ def context_table(rs, options=None):
             continue
         dev = ctx.get("device") or {}
         ver = ctx.get("versions") or {}
-        key = (ctx.get("host", "-"), dev.get("name", "-"), ctx.get("backend", "-"),
-               ctx.get("suite_version", "-"), ctx.get("git_revision", "-"),
+        # ovb-model and the analysis run on no device: say so instead of "-".
+        ran = bool(dev) or "backend" in ctx
+        git = ctx.get("git_revision", "-")
+        key = (ctx.get("host", "-"), dev.get("name", "-") if ran else "none (model/analysis)",
+               ctx.get("backend", "-") if ran else "none",
+               ctx.get("suite_version", "-"), "not recorded" if git == "unknown" else git,
                ctx.get("build_type", "-"), ver.get("driver", "-"), ver.get("cuda_runtime", "-"),
                ver.get("nccl", "-"), str(ver.get("mpi", "-")).split(",")[0])
         keys.setdefault(key, []).append(str(ctx.get("date", "")))
@@ -53,8 +61,10 @@ def context_table(rs, options=None):
         ds = sorted(d for d in dates if d)
         span = "-" if not ds else ds[0] if ds[0] == ds[-1] else f"{ds[0]} .. {ds[-1]}"
         rows.append([fmt(x) for x in key] + [span, str(len(dates))])
+    note = ("git \"not recorded\": the build had neither a .git folder nor -DOVB_GIT_REVISION."
+            if any(r[4] == "not recorded" for r in rows) else "")
     return Table("Run context", ["host", "device", "backend", "suite", "git", "build", "driver",
-                                 "CUDA", "NCCL", "MPI", "date", "files"], rows)
+                                 "CUDA", "NCCL", "MPI", "date", "files"], rows, note=note)
 
 
 def inputs_table(rs, options=None):

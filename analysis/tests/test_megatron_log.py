@@ -1,4 +1,4 @@
-"""Megatron-LM log parser: every variant of shared/spec/megatron.md, exact field values."""
+"""Megatron-LM log parser: every variant of docs/megatron.md, exact field values."""
 
 import json
 

@@ -32,7 +32,7 @@ HAND_COMPUTED = [
     # 2*8192^3 FLOP in 1.375 ms = 799.6448 TFLOP/s
     (lambda: metrics.tflops(metrics.gemm_flop(8192, 8192, 8192), 1.375e-3), 799.6448202, 1e-6),
     (lambda: metrics.percent_of_peak(494.5, 989.0), 50.0, None),
-    # megatron.md run: L=24, h=2048, s=2048, V=50304, B=4, 395.4 ms on 1 GPU -> 175.5 TFLOP/s
+    # docs/megatron.md run: L=24, h=2048, s=2048, V=50304, B=4, 395.4 ms on 1 GPU -> 175.5 TFLOP/s
     (lambda: metrics.gpt_model_flop(4, 2048, 24, 2048, 50304), 6.938520e13, 0.000001e13),
     (lambda: metrics.tflops_per_gpu(metrics.gpt_model_flop(4, 2048, 24, 2048, 50304), 0.3954, 1),
      175.5, 0.1),

@@ -144,5 +144,5 @@ def test_pytorch_reference_is_listed_not_failed(tmp_path):
            "iterations": [{"iter": 1, "loss": 5.0, "time_ms": 10.0}], "summary": {}}
     (tmp_path / "torch.json").write_text(json.dumps(ref))
     rs = results.load_inputs([tmp_path])
-    assert rs.ignored == [("torch.json", "PyTorch reference run (results/h100/pytorch_gpt.py)")]
+    assert rs.ignored == [("torch.json", "PyTorch reference run (endtoend/reference/pytorch_gpt.py)")]
     assert rs.failed == [] and rs.files == []

@@ -1,5 +1,6 @@
 // Backend-independent parts of the interface and the backend factory (see ovb/backend.hpp).
 #include "ovb/backend.hpp"
+#include "ovb/backend_kind.hpp"
 
 #include "host_backend.hpp"
 #include "ovb/error.hpp"
@@ -61,6 +62,17 @@ bool cuda_backend_built() {
   return true;
 #else
   return false;
+#endif
+}
+
+std::string backend_kind(const BackendOptions& opts) {
+  if (opts.name == "host" || opts.name == "cuda") return opts.name;
+  if (opts.name != "auto")
+    throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
+#ifdef OVB_HAVE_CUDA
+  return cuda::visible_device_count() > 0 ? "cuda" : "host";
+#else
+  return "host";
 #endif
 }
 

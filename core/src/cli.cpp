@@ -1,7 +1,10 @@
 // Shared command-line options (see ovb/cli.hpp).
 #include "ovb/cli.hpp"
+#include "ovb/cli_words.hpp"
 
+#include <cctype>
 #include <iostream>
+#include <string>
 
 #include "ovb/error.hpp"
 #include "ovb/run_main.hpp"
@@ -23,7 +26,57 @@ CLI::Validator at_least(double lo, bool strict, const std::string& type_name) {
       type_name);
 }
 
+const CLI::Option* find_option(const CLI::App* app, const std::string& name) {
+  for (; app; app = app->get_parent())
+    if (const CLI::Option* o = app->get_option_no_throw(name)) return o;
+  return nullptr;
+}
+
+CLI::App* find_subcommand(CLI::App& app, const std::string& word) {
+  for (CLI::App* sub : app.get_subcommands({}))
+    if (sub->check_name(word)) return sub;
+  return nullptr;
+}
+
+std::string subcommand_names(CLI::App& app) {
+  std::string out;
+  for (CLI::App* sub : app.get_subcommands({})) out += (out.empty() ? "" : ", ") + sub->get_name();
+  return out;
+}
+
 }  // namespace
+
+std::string first_unknown_word(CLI::App& app, int argc, char** argv) {
+  CLI::App* cur = &app;
+  bool value_next = false;  // the previous word was an option that takes a value
+  for (int i = 1; i < argc; ++i) {
+    const std::string w = argv[i];
+    if (w == "--") break;
+    if (value_next) {
+      value_next = false;
+      continue;
+    }
+    const bool number = w.size() > 1 && (std::isdigit(static_cast<unsigned char>(w[1])) ||
+                                         w[1] == '.');
+    if (w.size() > 1 && w[0] == '-' && !number) {
+      const std::string name = w.substr(0, w.find('='));
+      const CLI::Option* o = find_option(cur, name.size() > 2 && name[1] != '-'
+                                                  ? name.substr(0, 2)  // -abc: short option -a
+                                                  : name);
+      if (!o)
+        return "unknown option '" + name + "'" +
+               (cur != &app ? " for '" + cur->get_name() + "'" : std::string());
+      value_next = w.find('=') == std::string::npos && (name[1] == '-' || name.size() == 2) &&
+                   o->get_items_expected_min() > 0;
+      continue;
+    }
+    if (cur->get_subcommands({}).empty()) continue;  // a positional argument
+    CLI::App* sub = find_subcommand(*cur, w);
+    if (!sub) return "unknown subcommand '" + w + "' (expected one of: " + subcommand_names(*cur) + ")";
+    cur = sub;
+  }
+  return "";
+}
 
 const CLI::Validator& positive() {
   static const CLI::Validator v = at_least(0, true, "POSITIVE");
@@ -45,17 +98,6 @@ void add_backend_options(CLI::App& app, BackendOptions& opts) {
       ->check(ovb::positive());
 }
 
-void add_grid_options(CLI::App& app, GridShape& shape) {
-  app.add_option("--gx", shape.gx, "Tensor-parallel size along X")->capture_default_str();
-  app.add_option("--gy", shape.gy, "Tensor-parallel size along Y")->capture_default_str();
-  app.add_option("--gz", shape.gz, "Tensor-parallel size along Z (weights sharded, FSDP-like)")
-      ->capture_default_str();
-  app.add_option("--gdata", shape.gdata, "Data-parallel size")->capture_default_str();
-  app.add_option_function<std::string>(
-         "--grid-order", [&shape](const std::string& s) { shape.order = GridShape::parse_order(s); },
-         "Order of X/Y/Z placement, fastest-varying first (default x,y,z)");
-}
-
 void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx) {
   try {
     app.parse(argc, argv);
@@ -66,7 +108,11 @@ void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx) {
     if (ctx.rank == 0) std::cout << app.help("", CLI::AppFormatMode::All);
     throw ExitRequest{0};
   } catch (const CLI::ParseError& e) {
-    throw UsageError(std::string(e.what()) + " (see " + app.get_name() + " --help)");
+    // CLI11 checks required options before it complains about words it does not know, so a
+    // typo would be reported as a missing option: the unknown word is the real problem.
+    const std::string unknown = first_unknown_word(app, argc, argv);
+    throw UsageError((unknown.empty() ? std::string(e.what()) : unknown) + " (see " +
+                     app.get_name() + " --help)");
   }
 }
 

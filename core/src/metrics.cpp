@@ -1,4 +1,4 @@
-// The suite's metric formulas (see ovb/metrics.hpp and ../shared/spec/metrics.md).
+// The suite's metric formulas (see ovb/metrics.hpp and docs/metrics.md).
 #include "ovb/metrics.hpp"
 
 #include <cmath>

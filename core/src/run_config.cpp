@@ -131,6 +131,22 @@ std::string need_string(const json& v, const std::string& what) {
   return v.get<std::string>();
 }
 
+// The grid's rows also register on a bare GridShape (add_grid_options, for programs that take a
+// grid but no model): each row's field found by its key.
+int& grid_factor(GridShape& g, std::string_view key) {
+  if (key == "grid.gx") return g.gx;
+  if (key == "grid.gy") return g.gy;
+  if (key == "grid.gz") return g.gz;
+  return g.gdata;
+}
+
+CLI::Option* add_grid_row(CLI::App& app, GridShape& g, const RunOption& r) {
+  if (std::string_view(r.key) == "grid.order")
+    return app.add_option_function<std::string>(
+        r.flag, [&g](const std::string& s) { g.order = GridShape::parse_order(s); }, r.help);
+  return app.add_option(r.flag, grid_factor(g, r.key), r.help)->capture_default_str();
+}
+
 std::vector<RunOption> make_table() {
   const CLI::Validator* pos = &ovb::positive();
   std::vector<RunOption> t;
@@ -188,6 +204,11 @@ std::vector<RunOption> make_table() {
                [](const json& v, RunConfig& c, const std::string& what) {
                  c.plan.grid.order = GridShape::parse_order(need_string(v, what));
                }});
+  for (RunOption& r : t)
+    if (r.group == kGridGroup)
+      r.add = [](CLI::App& app, RunConfig& c, const RunOption& row) {
+        return add_grid_row(app, c.plan.grid, row);
+      };
   // Batch.
   t.push_back(number<std::int64_t>(
       "--batch", "batch",
@@ -196,7 +217,8 @@ std::vector<RunOption> make_table() {
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
   for (const OverlapFlag& f : overlap_flags())
-    overlap_help += std::string(" ") + f.name + " (" + f.help + ")";
+    overlap_help +=
+        std::string(&f == &overlap_flags().front() ? " " : ", ") + f.name + " (" + f.help + ")";
   static const std::string overlap_help_kept = overlap_help;
   t.push_back({"--overlap", "overlap", overlap_help_kept.c_str(), kScheduleGroup, false,
                [](CLI::App& app, RunConfig& c, const RunOption& r) {
@@ -303,6 +325,11 @@ const std::vector<RunOption>& run_options() {
 void add_run_options(CLI::App& app, RunConfig& cfg, unsigned groups) {
   for (const RunOption& r : run_options())
     if (r.group & groups) r.add(app, cfg, r);
+}
+
+void add_grid_options(CLI::App& app, GridShape& shape) {
+  for (const RunOption& r : run_options())
+    if (r.group == kGridGroup) add_grid_row(app, shape, r);
 }
 
 void finish_run_config(const CLI::App& app, RunConfig& cfg) {

@@ -1,5 +1,5 @@
 // The GPT plan: presets, per-rank layer geometry, validation messages and the collective list of
-// one iteration, checked against counts worked out by hand from ../shared/spec/4d-algorithm.md.
+// one iteration, checked against counts worked out by hand from docs/algorithm.md.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,7 +143,7 @@ TEST(GptPlan, CollectivesOf2x2x2ByHand) {
 }
 
 TEST(GptPlan, TransposedFourHToHLayerPutsTheFactorOnTheRightAllReduce) {
-  // comm-model.md: forward over Y carries T*h/Gx, backward over X carries T*4h/Gy.
+  // docs/model.md ("Communication"): forward over Y carries T*h/Gx, backward over X carries T*4h/Gy.
   const GptShape m = tiny();
   const auto ops = gpt_collectives(m, opts("2x4x1x1", 4));
   const std::int64_t T = 4 * 32;

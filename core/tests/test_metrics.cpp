@@ -1,4 +1,4 @@
-// Every metric formula against hand-computed values (../shared/spec/metrics.md).
+// Every metric formula against hand-computed values (docs/metrics.md).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -72,7 +72,7 @@ TEST(Metrics, OverlapExtremes) {
 }
 
 TEST(Metrics, GptFlopFormula) {
-  // The megatron.md run: L=24, h=2048, s=2048, V=50304, B=4, 395.4 ms on 1 GPU -> 175.5 TFLOP/s.
+  // The docs/megatron.md run: L=24, h=2048, s=2048, V=50304, B=4, 395.4 ms on 1 GPU -> 175.5 TFLOP/s.
   const double f = m::gpt_model_flop(4, 2048, 24, 2048, 50304);
   const double expect = 72.0 * 4 * 2048 * 24 * 2048.0 * 2048.0 *
                         (1 + 2048.0 / (12 * 2048) + 50304.0 / (12 * 24 * 2048));

@@ -8,13 +8,36 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <string>
+
+namespace {
+// Why no device is usable, in the user's terms: without a driver the runtime's own message
+// ("CUDA driver version is insufficient for CUDA runtime version") points at a version mismatch
+// that is not there.
+void say_why(cudaError_t rc, int n) {
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);  // 0 when no driver (libcuda.so) is installed
+  cudaRuntimeGetVersion(&runtime);
+  const auto v = [](int x) { return std::to_string(x / 1000) + "." + std::to_string(x % 1000 / 10); };
+  std::string why;
+  if (driver == 0)
+    why = "no CUDA driver found (libcuda.so is not installed or not loadable)";
+  else if (rc == cudaErrorInsufficientDriver)
+    why = "the CUDA driver (" + v(driver) + ") is older than this build's CUDA runtime (" +
+          v(runtime) + ")";
+  else if (rc == cudaErrorNoDevice || (rc == cudaSuccess && n == 0))
+    why = "no CUDA device found (driver " + v(driver) + "; check CUDA_VISIBLE_DEVICES)";
+  else
+    why = std::string("no usable CUDA device: ") + cudaGetErrorString(rc);
+  std::printf("%s: GPU test skipped\n", why.c_str());
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   int n = 0;
   const cudaError_t rc = cudaGetDeviceCount(&n);
   if (rc != cudaSuccess || n == 0) {
-    std::printf("no usable CUDA device (%s): GPU test skipped\n",
-                rc != cudaSuccess ? cudaGetErrorString(rc) : "0 devices");
+    say_why(rc, n);
     return 77;
   }
   if (argc < 2) {

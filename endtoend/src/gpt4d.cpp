@@ -15,6 +15,7 @@
 #include "io/trace_run.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
+#include "ovb/grid.hpp"
 #include "ovb/io.hpp"
 #include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
@@ -30,7 +31,14 @@ int main(int argc, char** argv) {
         "overlap optimisations (OAR, ORS, OAG), on the host or CUDA backend.",
         "gpt4d"};
     add_options(app, cfg);
-    parse_cli(app, argc, argv, ctx);
+    try {
+      parse_cli(app, argc, argv, ctx);
+    } catch (const UsageError&) {
+      // CLI11 stores the values it parsed before it checks required options: a grid that does
+      // not fit the ranks is the more basic mistake (e.g. --gx 3 on 4 ranks), so it is said first.
+      Grid(cfg.plan.grid, ctx.world);
+      throw;
+    }
     if (cfg.check_config) return check_config(app, cfg, ctx.rank);
     check_trace_support(cfg);
     auto backend = make_backend(cfg.backend, ctx);

@@ -10,6 +10,7 @@
 #include "config.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
+#include "ovb/run_config.hpp"
 
 using namespace ovb;
 
@@ -84,5 +85,32 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
       ++n;
     }
     EXPECT_EQ(n, gpt_collectives(m, o).size());
+  }
+}
+
+// The result's config is the run configuration's JSON form: the one reader (run_config_from_json)
+// reads what the hand-read plan above says, and writing it again gives the file's values back.
+TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {
+  const char* path = env("OVB_GPT4D_RESULT");
+  if (!path) GTEST_SKIP() << "OVB_GPT4D_RESULT not set (run through ctest)";
+  const nlohmann::json cfg = read_json(path)["config"];
+  const RunConfig c = run_config_from_json(cfg, std::string(path) + ": 'config.");
+  const auto [m, o] = smoke_plan(cfg);
+  EXPECT_EQ(c.model.layers, m.layers);
+  EXPECT_EQ(c.model.hidden, m.hidden);
+  EXPECT_EQ(c.model.heads, m.heads);
+  EXPECT_EQ(c.model.seq, m.seq);
+  EXPECT_EQ(c.model.vocab, m.vocab);
+  EXPECT_EQ(c.plan.grid.str(), o.grid.str());
+  EXPECT_EQ(c.plan.batch, o.batch);
+  EXPECT_EQ(c.plan.recompute, o.recompute);
+  EXPECT_EQ(c.plan.cache_weights, o.cache_weights);
+  const nlohmann::json back = to_json(c);
+  for (const auto& [k, v] : back.items()) {
+    if (k == "model") {
+      for (const auto& [mk, mv] : v.items()) EXPECT_EQ(mv, cfg["model"][mk]) << "model." << mk;
+    } else {
+      EXPECT_EQ(v, cfg[k]) << k;
+    }
   }
 }

@@ -17,7 +17,7 @@ struct CollPoint {
   DType type = DType::bf16;
   GroupSpec group;
   bool in_place = false;
-  std::size_t bytes = 0;  // S of metrics.md
+  std::size_t bytes = 0;  // S of docs/metrics.md
   CommConfig cfg;         // min/max CTAs, CTA policy (-1: NCCL's default)
   int inner = 1;          // collectives per timed sample
 };

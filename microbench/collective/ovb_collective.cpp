@@ -3,7 +3,7 @@
 // MPI (host backend), with sizes swept like nccl-tests (-b/-e/-f). Examples:
 //   mpirun -np 8 ovb-collective -b 1K -e 1G -f 2 --dtypes bf16 --benchmark_out=coll.json
 //   mpirun -np 8 ovb-collective --gx 2 --gy 4 --groups x,y --colls all_gather --max-ctas 2,8
-//   mpirun -np 4 ovb-collective --preset quick --backend host
+//   mpirun -np 4 ovb-collective --sweep quick --backend host
 // Options: ovb-collective --help; counters, table and output: microbench/README.md.
 #include <iostream>
 #include <map>

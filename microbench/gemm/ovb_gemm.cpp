@@ -2,8 +2,8 @@
 // bf16, fp8) or the host backend (OpenBLAS fp32), for explicit shapes or the local GEMMs of a GPT
 // on a 4D grid. Examples:
 //   ovb-gemm --shapes 8192x8192x8192 --dtypes bf16 --autotune 8
-//   ovb-gemm --gpt 13B --gx 2 --gy 2 --batch 16 --dtypes bf16,fp8 --benchmark_out=gemm.json
-//   mpirun -np 4 ovb-gemm --preset quick --backend host
+//   ovb-gemm --preset 13B --gx 2 --gy 2 --batch 16 --dtypes bf16,fp8 --benchmark_out=gemm.json
+//   mpirun -np 4 ovb-gemm --sweep quick --backend host
 // Options: ovb-gemm --help; counters and output: microbench/README.md.
 #include <set>
 #include <vector>

@@ -1,10 +1,13 @@
 // The shared main of the microbenchmarks (see bench_main.hpp).
 #include "harness/bench_main.hpp"
 
+#include <mpi.h>
+
 #include <iostream>
 #include <memory>
 
-#include "harness/preset.hpp"
+#include "harness/sweep.hpp"
+#include "ovb/backend_kind.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
@@ -14,8 +17,8 @@ namespace ovb::mb {
 
 void add_common_options(CLI::App& app, CommonOptions& o) {
   add_backend_options(app, o.backend);
-  app.add_option("--preset", o.preset,
-                 "Sweep preset: quick, full, or a JSON file; options given on the command line "
+  app.add_option("--sweep", o.sweep,
+                 "Sweep file: quick, full, or a JSON file; options given on the command line "
                  "override it (format: microbench/README.md)");
   app.add_option("--repetitions", o.repetitions,
                  "Repetitions of each benchmark; 2 or more adds mean/median/stddev/cv aggregates "
@@ -79,7 +82,8 @@ int bench_main(const Program& program, int argc, char** argv) {
     std::set<std::string> cli;
     for (const CLI::Option* opt : app.get_options())
       if (opt->count() > 0) cli.insert(opt->get_name());
-    if (!common.preset.empty()) apply_preset(app, program.name, common.preset);
+    if (!common.sweep.empty())
+      apply_sweep(app, program.name, common.sweep, backend_kind(common.backend));
     if (program.configure) program.configure(ctx, cli);
 
     std::vector<char*> gb = argv_of(args.gbench);
@@ -89,16 +93,26 @@ int bench_main(const Program& program, int argc, char** argv) {
 
     std::unique_ptr<Backend> backend = make_backend(common.backend, ctx);
     std::map<std::string, std::int64_t> wrong;
+    int all_errored = 0;  // rank 0 decides: only it holds the records
+    std::string why;
     {
       BenchEnv env(ctx, *backend, common);
       program.register_all(env);
       const std::vector<RunRecord> records = run_benchmarks(
           args.out, ctx.rank, ctx.world, [&] { return run_context(backend.get(), ctx); });
       if (ctx.rank == 0 && program.report) program.report(records);
+      why = every_case_errored(records);
+      all_errored = why.empty() ? 0 : 1;
+      OVB_CHECK_MPI(MPI_Bcast(&all_errored, 1, MPI_INT, 0, MPI_COMM_WORLD));
       wrong = env.wrong();
       benchmark::ClearRegisteredBenchmarks();  // their closures refer to env
     }
     benchmark::Shutdown();
+    if (all_errored) {
+      // Nothing was measured: a caller (the suite, a script) must not take this run as done.
+      if (ctx.rank == 0) write_error_line(program.name, 0, 1, why);
+      return 1;
+    }
     if (wrong.empty()) return 0;
     if (ctx.rank == 0) {
       std::cerr << program.name << ": error: the correctness check found wrong results in "

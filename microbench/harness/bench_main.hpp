@@ -1,4 +1,4 @@
-// The main() of every microbenchmark: options (own, preset, Google Benchmark's), backend, the
+// The main() of every microbenchmark: options (own, sweep file, Google Benchmark's), backend, the
 // program's benchmarks, rank-aware output, and the exit status (non-zero when any correctness
 // check found wrong elements). A program supplies its options and a registration function:
 //
@@ -21,11 +21,11 @@
 namespace ovb::mb {
 
 struct Program {
-  const char* name;   // "ovb-gemm": also the section of preset files
+  const char* name;   // "ovb-gemm": also the section of sweep files
   const char* about;  // first line of --help
   std::function<void(CLI::App&)> add_options;
-  // After parsing (and the preset), before the backend exists: checks and environment set-up.
-  // `cli` holds the options given on the command line (e.g. "--gx"), as opposed to the preset.
+  // After parsing (and the sweep file), before the backend exists: checks and environment set-up.
+  // `cli` holds the options given on the command line (e.g. "--gx"), as opposed to the sweep file.
   // May throw UsageError, or ExitRequest to stop after printing something. Optional.
   std::function<void(const LaunchContext&, const std::set<std::string>& cli)> configure;
   // Registers the benchmarks with add_benchmark().
@@ -34,7 +34,7 @@ struct Program {
   std::function<void(const std::vector<RunRecord>&)> report;
 };
 
-// --backend, --ranks-per-gpu, --preset, --repetitions, --min-time, --iterations, --warmup, and the
+// --backend, --ranks-per-gpu, --sweep, --repetitions, --min-time, --iterations, --warmup, and the
 // hidden --inject-wrong.
 void add_common_options(CLI::App& app, CommonOptions& o);
 
@@ -44,7 +44,7 @@ benchmark::internal::Benchmark* add_benchmark(BenchEnv& env, const std::string& 
                                               std::function<void(benchmark::State&)> body);
 
 // Grid options for collective groups: a grid named on the command line (--gx.. in cli) must fit
-// the world (UsageError naming the wrong factor); one from a preset may not, and then only the
+// the world (UsageError naming the wrong factor); one from a sweep file may not, and then only the
 // benchmarks over its dimensions are skipped, with the reason.
 void check_cli_grid(const GridShape& grid, const std::set<std::string>& cli, int world);
 

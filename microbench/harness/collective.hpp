@@ -30,7 +30,7 @@ struct CollInput {
 
 struct CollDef {
   CollKind kind;
-  // S (bytes of the full buffer, metrics.md) must be a multiple of elem * parts(n); the call's
+  // S (bytes of the full buffer, docs/metrics.md) must be a multiple of elem * parts(n); the call's
   // count argument is then S / (elem * parts(n)).
   int (*parts)(int n);
   std::size_t (*send_elems)(std::size_t count, int n);

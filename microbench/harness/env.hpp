@@ -26,7 +26,7 @@ namespace ovb::mb {
 // Options every microbenchmark has (see add_common_options in bench_main.hpp).
 struct CommonOptions {
   BackendOptions backend;
-  std::string preset;
+  std::string sweep;
   int repetitions = 0;          // 0: Google Benchmark's --benchmark_repetitions (default 1)
   double min_time = 0;          // seconds of measured time per benchmark; 0: --benchmark_min_time
   std::int64_t iterations = 0;  // fixed iteration count; 0: adaptive

@@ -48,18 +48,18 @@ std::string shape_text(const GemmShape& s) {
 
 void add_gpt_options(CLI::App& app, GptGemmOptions& o) {
   const char* g = "GPT-derived GEMMs";
-  app.add_option("--gpt", o.model,
-                 "GPT preset whose local layer GEMMs to run on the grid (--gx..--gdata), e.g. "
-                 "1.3B, 175B, tiny (see ovb/gpt_plan.hpp)")
-      ->group(g);
-  app.add_option("--hidden", o.hidden, "GPT hidden size (overrides the preset's)")->group(g);
-  app.add_option("--heads", o.heads, "GPT attention heads (overrides the preset's)")->group(g);
-  app.add_option("--seq", o.seq, "GPT sequence length")->capture_default_str()->group(g);
-  app.add_option("--vocab", o.vocab, "GPT vocabulary size")->capture_default_str()->group(g);
-  app.add_option("--batch", o.batch, "GPT global batch in sequences")
-      ->capture_default_str()
-      ->group(g);
-  app.add_option("--layers", o.layers, "Layers: qkv, attn_out, mlp_up, mlp_down, lm_head")
+  add_run_options(app, o.run, kModelGroup | kBatchGroup);
+  app.remove_option(app.get_option("--layers"));  // a block count: the GEMMs are per layer
+  for (const RunOption& r : run_options())
+    if (r.group & (kModelGroup | kBatchGroup))
+      if (CLI::Option* opt = app.get_option_no_throw(r.flag)) opt->group(g);
+  app.get_option("--batch")->capture_default_str();
+  app.get_option("--preset")->description(
+      "GPT size whose local layer GEMMs to run on the grid (tiny, 125M, ..., 13B, ..., 1T); "
+      "--hidden/--heads given as well override it");
+  app.add_option("--linears", o.linears,
+                 "Fully connected layers whose GEMMs to run on the grid (--gx..--gdata): qkv, "
+                 "attn_out, mlp_up, mlp_down, lm_head")
       ->delimiter(',')
       ->check(CLI::IsMember({"qkv", "attn_out", "mlp_up", "mlp_down", "lm_head"}))
       ->capture_default_str()
@@ -72,15 +72,18 @@ void add_gpt_options(CLI::App& app, GptGemmOptions& o) {
 }
 
 namespace {
+// The model as given: the preset with the shape options given over it; one block and, where
+// neither gives the heads, one head (they do not change a layer's GEMMs).
 GptShape model_of(const GptGemmOptions& o) {
+  const GptShape& given = o.run.model;
   GptShape m;
-  if (!o.model.empty()) m = gpt_preset(o.model);
-  if (o.hidden > 0) m.hidden = o.hidden;
-  if (o.heads > 0) m.heads = o.heads;
+  if (!given.preset.empty()) m = gpt_preset(given.preset);
+  if (given.hidden > 0) m.hidden = given.hidden;
+  if (given.heads > 0) m.heads = given.heads;
   if (m.heads == 0) m.heads = 1;
   if (m.layers == 0) m.layers = 1;
-  m.seq = o.seq;
-  m.vocab = o.vocab;
+  m.seq = given.seq;
+  m.vocab = given.vocab;
   return m;
 }
 }  // namespace
@@ -89,14 +92,14 @@ std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& g
   const GptShape m = model_of(o);
   GptPlanOptions plan;
   plan.grid = grid;
-  plan.batch = o.batch;
+  plan.batch = o.run.plan.batch;
   validate_gpt_plan(m, plan);
   const std::int64_t T = tokens_per_rank(m, plan);
 
   std::vector<LinearSpec> specs = block_linears(m);
   specs.push_back(lm_head_linear(m));
   std::vector<GemmCase> out;
-  for (const std::string& layer : o.layers) {
+  for (const std::string& layer : o.linears) {
     const LinearSpec* spec = nullptr;
     for (const LinearSpec& s : specs)
       if (name_of(s.id) == layer) spec = &s;
@@ -136,7 +139,7 @@ void add_gemm_selection_options(CLI::App& app, GemmSelection& sel, const std::st
 std::vector<GemmCase> gemm_cases(const GemmSelection& sel, const GridShape& grid,
                                  std::string* label) {
   if (sel.shapes.empty() && !sel.gpt.enabled())
-    throw UsageError("no GEMMs to run: give --shapes, --gpt (or --hidden), or --preset");
+    throw UsageError("no GEMMs to run: give --shapes, --preset (or --hidden), or --sweep");
   std::vector<GemmCase> cases;
   for (const std::string& s : sel.shapes) cases.push_back({"", parse_gemm_shape(s)});
   if (sel.gpt.enabled())
@@ -158,9 +161,10 @@ std::vector<GemmType> gemm_types(const GemmSelection& sel, std::string_view back
 
 std::string gpt_label(const GptGemmOptions& o, const GridShape& grid) {
   const GptShape m = model_of(o);
-  return "gpt=" + (o.model.empty() ? "custom" : o.model) + " hidden=" + std::to_string(m.hidden) +
-         " grid=" + grid.str() + " batch=" + std::to_string(o.batch) +
-         " seq=" + std::to_string(o.seq);
+  const std::string& preset = o.run.model.preset;
+  return "gpt=" + (preset.empty() ? "custom" : preset) + " hidden=" + std::to_string(m.hidden) +
+         " grid=" + grid.str() + " batch=" + std::to_string(o.run.plan.batch) +
+         " seq=" + std::to_string(m.seq);
 }
 
 }  // namespace ovb::mb

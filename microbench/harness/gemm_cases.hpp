@@ -12,6 +12,7 @@
 
 #include "ovb/gemm.hpp"
 #include "ovb/grid.hpp"
+#include "ovb/run_config.hpp"
 
 namespace ovb::mb {
 
@@ -26,15 +27,22 @@ GemmShape parse_gemm_shape(std::string_view s);
 std::string shape_text(const GemmShape& s);
 
 struct GptGemmOptions {
-  std::string model;  // GPT preset (e.g. "1.3B", "gpt-175B"); empty: none unless hidden is set
-  std::int64_t hidden = 0, heads = 0;  // override or, without a preset, define the model
-  std::int64_t seq = 2048, vocab = 50304, batch = 8;
-  std::vector<std::string> layers{"qkv", "attn_out", "mlp_up", "mlp_down"};  // also "lm_head"
+  // The run configuration's model and batch (ovb/run_config.hpp): model.preset (e.g. "1.3B";
+  // empty: no GPT GEMMs unless hidden is set), hidden and heads (override or, without a preset,
+  // define the model; heads 1 when neither gives it), seq, vocab, plan.batch (8 here). The grid is
+  // the program's; the block count does not change a layer's GEMMs.
+  RunConfig run = default_run();
+  std::vector<std::string> linears{"qkv", "attn_out", "mlp_up", "mlp_down"};  // also "lm_head"
   std::vector<std::string> passes{"fwd", "dx", "dw"};
-  bool enabled() const { return !model.empty() || hidden > 0; }
+  bool enabled() const { return !run.model.preset.empty() || run.model.hidden > 0; }
+  static RunConfig default_run() {
+    RunConfig r;
+    r.plan.batch = 8;
+    return r;
+  }
 };
 
-// --gpt --hidden --heads --seq --vocab --batch --layers --passes.
+// The run configuration's --preset --hidden --heads --seq --vocab --batch, and --linears --passes.
 void add_gpt_options(CLI::App& app, GptGemmOptions& o);
 
 // Per layer L with local sizes in = in/G(in_dim), out = out/G(out_dim), T tokens per rank:

@@ -20,6 +20,14 @@ bool starts_with(const std::string& s, const char* p) {
   return s.rfind(p, 0) == 0;
 }
 
+// mpirun and srun give even a single rank a pseudo-terminal, also when their own output goes to
+// a log file: under a launcher, colour codes would end up in the file.
+bool under_launcher() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_PROCID"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
 bool truthy(const std::string& v) {
   return v.empty() || v == "true" || v == "yes" || v == "1";
 }
@@ -68,6 +76,24 @@ class TeeReporter final : public benchmark::BenchmarkReporter {
   std::vector<RunRecord>* records_;
 };
 
+// The console table, with Google Benchmark's "Library was built as DEBUG" warning (Debian's
+// package is built without NDEBUG) replaced by what it means here: every time is manual (the
+// programs' own events and clocks, SetIterationTime), so the library's build type does not enter
+// the numbers; the JSON context still records it as library_build_type.
+class ConsoleTable final : public benchmark::ConsoleReporter {
+ public:
+  using benchmark::ConsoleReporter::ConsoleReporter;
+  bool ReportContext(const Context& c) override {
+    std::ostringstream text;
+    std::ostream* saved = &GetErrorStream();
+    SetErrorStream(&text);
+    const bool ok = benchmark::ConsoleReporter::ReportContext(c);
+    SetErrorStream(saved);
+    *saved << debug_note(text.str());
+    return ok;
+  }
+};
+
 class NullBuf final : public std::streambuf {
  protected:
   int overflow(int c) override { return c; }
@@ -77,13 +103,14 @@ std::unique_ptr<benchmark::BenchmarkReporter> display_reporter(const OutputOptio
                                                                int world) {
   if (out.format == "json") return std::make_unique<benchmark::JSONReporter>();
   const char* term = std::getenv("TERM");
-  const bool color = out.color == "auto" ? (world == 1 && isatty(STDOUT_FILENO) && term &&
+  const bool color = out.color == "auto" ? (world == 1 && !under_launcher() &&
+                                            isatty(STDOUT_FILENO) && term &&
                                             std::string(term) != "dumb")
                                          : truthy(out.color);
   int opts = benchmark::ConsoleReporter::OO_None;
   if (color) opts |= benchmark::ConsoleReporter::OO_Color;
   if (out.tabular) opts |= benchmark::ConsoleReporter::OO_Tabular;
-  return std::make_unique<benchmark::ConsoleReporter>(
+  return std::make_unique<ConsoleTable>(
       static_cast<benchmark::ConsoleReporter::OutputOptions>(opts));
 }
 }  // namespace
@@ -158,6 +185,35 @@ SplitArgs split_args(int argc, char** argv) {
     }
   }
   return s;
+}
+
+std::string debug_note(const std::string& context_text) {
+  static const std::string warning = "***WARNING*** Library was built as DEBUG.";
+  std::istringstream in(context_text);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    if (line.rfind(warning, 0) == 0)
+      line =
+          "note: Google Benchmark was built without NDEBUG (library_build_type debug); every time "
+          "here is measured by this program's own timers, so that does not affect the numbers";
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string every_case_errored(const std::vector<RunRecord>& records) {
+  std::size_t cases = 0;
+  const RunRecord* first = nullptr;
+  for (const RunRecord& r : records) {
+    if (r.aggregate) continue;
+    ++cases;
+    if (!r.error) return "";
+    if (!first) first = &r;
+  }
+  if (!first) return "";
+  return "every one of the " + std::to_string(cases) +
+         " benchmark case(s) ended with an error, nothing was measured (first: " + first->name +
+         ": " + first->error_message + ")";
 }
 
 std::string gbench_flags_help() {

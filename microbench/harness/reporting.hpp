@@ -52,6 +52,15 @@ SplitArgs split_args(int argc, char** argv);
 // is always 0) as bare NaN / Infinity, which is not JSON: this makes them null (outside strings).
 std::string json_without_nan(const std::string& gbench_json);
 
+// Google Benchmark's context text with its "Library was built as DEBUG. Timings may be affected."
+// line replaced by a note on why that does not apply here (all times are manual).
+std::string debug_note(const std::string& context_text);
+
+// "" unless every measured case (aggregates aside) ended with an error; then the sentence saying so,
+// with the first case's message, for the program's one error line. No cases at all is "" too (e.g.
+// --benchmark_list_tests, or a filter that matched nothing).
+std::string every_case_errored(const std::vector<RunRecord>& records);
+
 // Text for --help: the Google Benchmark flags these programs take.
 std::string gbench_flags_help();
 

@@ -1,4 +1,4 @@
-// Parsing of sizes and lists on the command line (and in preset files): byte counts with binary
+// Parsing of sizes and lists on the command line (and in sweep files): byte counts with binary
 // suffixes like nccl-tests ("8", "64K", "1M", "2G"), nccl-tests-style size sweeps (min, max,
 // factor), and "default"-or-integer knobs.
 #pragma once

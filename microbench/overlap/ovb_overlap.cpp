@@ -4,8 +4,8 @@
 // "overlap" is MPI progress against OpenBLAS: the code path and metrics, not meaningful numbers.
 // Examples:
 //   mpirun -np 8 ovb-overlap --shapes 8192x8192x8192 --sizes 64M --priorities equal,comm_high
-//   microbench/overlap-cdmc-sweep.sh out/overlap mpirun -np 8 ovb-overlap --preset full
-//   mpirun -np 4 ovb-overlap --preset quick --backend host
+//   microbench/overlap-cdmc-sweep.sh out/overlap mpirun -np 8 ovb-overlap --sweep full
+//   mpirun -np 4 ovb-overlap --sweep quick --backend host
 // Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
 #include <algorithm>
 #include <cstdlib>
@@ -99,7 +99,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     app.add_option("--cdmc-run", o.cdmc_run,
                    "Run only this one of the --cdmc values (set by overlap-cdmc-sweep.sh)");
     app.add_flag("--print-cdmc", o.print_cdmc,
-                 "Print the --cdmc values (after the preset), one per line, and exit (used by "
+                 "Print the --cdmc values (after the sweep file), one per line, and exit (used by "
                  "overlap-cdmc-sweep.sh)");
   };
   p.configure = [&o](const ovb::LaunchContext& ctx, const std::set<std::string>& cli) {

@@ -2,7 +2,7 @@
 // stream, each alone and then launched together (in a given order, with given stream priorities
 // and NCCL CTA settings). Every sample measures, per rank: t_c (GEMM alone), t_m (collective
 // alone), t_o (both: first start to last end), t_c' and t_m' (each one's own span under
-// overlap); each is the max over ranks, and the metrics of spec/metrics.md come from their means
+// overlap); each is the max over ranks, and the metrics of docs/metrics.md come from their means
 // through ovb::metrics::overlap_metrics.
 #pragma once
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Validates a microbench result file (Google Benchmark JSON with the suite's run context):
 context keys, benchmark names and labels, and every counter against its formula from
-spec/metrics.md, recomputed here independently of the C++ code.
+docs/metrics.md, recomputed here independently of the C++ code.
 
 Usage: check_results.py --kind gemm|collective|overlap FILE [--ranks N] [--backend host|cuda]
          [--min-ok N] [--allow-skip REGEX]... [--label-has TEXT]...

@@ -28,9 +28,9 @@ TEST(GemmCases, ParsesShapes) {
 // in over Y (128), out over X (32).
 TEST(GemmCases, GptLocalGemmsOnA2x2Grid) {
   GptGemmOptions o;
-  o.model = "tiny";
-  o.seq = 128;
-  o.batch = 4;
+  o.run.model.preset = "tiny";
+  o.run.model.seq = 128;
+  o.run.plan.batch = 4;
   GridShape g;
   g.gx = 2;
   g.gy = 2;
@@ -53,10 +53,10 @@ TEST(GemmCases, GptLocalGemmsOnA2x2Grid) {
 
 TEST(GemmCases, GptDataAndZSplitTheTokens) {
   GptGemmOptions o;
-  o.model = "tiny";
-  o.seq = 64;
-  o.batch = 8;
-  o.layers = {"lm_head"};
+  o.run.model.preset = "tiny";
+  o.run.model.seq = 64;
+  o.run.plan.batch = 8;
+  o.linears = {"lm_head"};
   o.passes = {"fwd"};
   GridShape g;
   g.gz = 2;
@@ -69,8 +69,8 @@ TEST(GemmCases, GptDataAndZSplitTheTokens) {
 
 TEST(GemmCases, InvalidGptConfigurationsNameTheProblem) {
   GptGemmOptions o;
-  o.model = "tiny";
-  o.batch = 3;
+  o.run.model.preset = "tiny";
+  o.run.plan.batch = 3;
   GridShape g;
   g.gdata = 2;
   try {
@@ -79,11 +79,11 @@ TEST(GemmCases, InvalidGptConfigurationsNameTheProblem) {
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("batch"), std::string::npos) << e.what();
   }
-  o.batch = 4;
-  o.layers = {"conv"};
+  o.run.plan.batch = 4;
+  o.linears = {"conv"};
   EXPECT_THROW(gpt_gemm_cases(o, g), UsageError);
-  o.layers = {"qkv"};
-  o.model = "no-such-model";
+  o.linears = {"qkv"};
+  o.run.model.preset = "no-such-model";
   EXPECT_THROW(gpt_gemm_cases(o, g), UsageError);
 }
 

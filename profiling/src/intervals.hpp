@@ -1,5 +1,5 @@
 // Interval algebra for trace analysis: unions, lengths and intersections of time intervals, and the
-// per-rank overlap metrics of ../shared/spec/metrics.md ("Overlap in a trace").
+// per-rank overlap metrics of docs/metrics.md ("Overlap in a trace").
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-// Streaming writer of Chrome trace JSON in Kineto's dialect (../shared/spec/trace-format.md):
+// Streaming writer of Chrome trace JSON in Kineto's dialect (docs/trace-format.md):
 // a header (schemaVersion, distributedInfo, deviceProperties, baseTimeNanoseconds, ...), then one
 // event at a time, so a trace of millions of events never sits in memory as a JSON document.
 // Written to a temporary file in the target folder and renamed on finish(): a crash never leaves a

@@ -32,11 +32,17 @@ head -c 300 "$G/kineto_two_streams.json" >"$D/truncated.json"
 printf 'not json at all' >"$D/garbage.json"
 printf '{"foo": 1}' >"$D/notrace.json"
 cp "$G/suite_host_rank1.json" "$D/copy.json"
+printf '[]' >"$D/no_events.json"
+printf '\177ELF\002\001\001\000\000' >"$D/binary.json"
 
 expect 2 "cannot read trace" "$T" analyze "$D/missing.json"
 expect 2 "truncated.json': malformed JSON at byte 301" "$T" analyze "$D/truncated.json"
 expect 2 "malformed JSON at byte 2" "$T" analyze "$D/garbage.json"
 expect 2 'no "traceEvents" array' "$T" analyze "$D/notrace.json"
+expect 2 "no_events.json' has no trace events" "$T" analyze "$D/no_events.json"
+expect 2 "binary.json' is not a Chrome trace (JSON text): it starts with byte 0x7f, binary data" \
+  "$T" analyze "$D/binary.json"
+expect 2 "unknown subcommand 'analyse'" "$T" analyse "$D/copy.json"
 expect 2 "both of rank 1" "$T" analyze "$G/suite_host_rank1.json" "$D/copy.json"
 expect 2 "has no \*.json trace files" "$T" analyze "$D/empty"
 expect 2 "traces is required" "$T" analyze
@@ -45,6 +51,9 @@ expect 2 "subcommand" "$T"
 expect 2 "out is required" "$T" merge "$G/array_form.json"
 expect 1 "cannot" "$T" analyze "$G/array_form.json" --json "$D/garbage.json/sub/a.json"
 expect 0 "overlap%" "$T" analyze "$G/kineto_two_streams.json" "$G/suite_host_rank1.json"
+# The kernel table's "% span" is defined where it is printed (it can pass 100 with several streams).
+expect 0 "% span: the category's summed kernel time over the traced span_us" \
+  "$T" analyze "$G/kineto_two_streams.json"
 expect 0 "merged 2 ranks" "$T" merge "$G/kineto_two_streams.json" "$G/suite_host_rank1.json" \
   -o "$D/merged.json"
 expect 0 "overlap%" "$T" analyze "$D/merged.json"

@@ -1,6 +1,7 @@
 """Command line of ovb-suite: run, status, list. Documented in slurm/README.md.
 
-  ovb-suite run --out DIR [--preset quick|full] [--backend auto|cuda|host] [--ranks N] ...
+  ovb-suite run --out DIR [--preset quick|full|CAMPAIGN] [--param NAME=VALUE]... [--budget S]
+                [--backend auto|cuda|host] [--ranks N] ...
   ovb-suite exec --out DIR --name STEP [--ranks N] [--output PATH]... -- COMMAND ARGS...
   ovb-suite status DIR [--json]
   ovb-suite list [--preset ...] [--backend ...] [--ranks N]     (the steps and their commands)
@@ -17,14 +18,16 @@ import subprocess
 import sys
 
 from . import __version__
+from .campaigns import CAMPAIGNS, build as build_campaign, default_budget, parse_params
 from .launch import (BUILD_CANDIDATES, choose_launcher, default_ranks, find_binary, pick_build,
                      resolve_backend)
 from .plan import GROUPS, Target, build_plan
 from .presets import PRESETS
 from .runner import SignalWatch
-from .state import ResultsFolder
+from .state import DONE, ResultsFolder
 from .step import Step, check_steps, load_steps_file
 from .suite import Suite
+from .mps import Mps
 from .util import COMM_VAR, OneLineParser, SuiteError, iso, now, parse_comm_timeout, progress
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -66,7 +69,13 @@ def _count(v):
 
 
 def _target_options(p):
-    p.add_argument("--preset", choices=PRESETS, help="size of the suite (default quick)")
+    names = PRESETS + tuple(CAMPAIGNS)
+    p.add_argument("--preset", choices=names, metavar="NAME", help="the suite's size (quick, "
+                   "the default, or full) or a campaign preset: " + "; ".join(
+                       f"{k}: {m.DESCRIPTION}" for k, m in CAMPAIGNS.items()))
+    p.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
+                   help="a campaign preset's parameter (repeatable; slurm/README.md lists them); "
+                   "recorded in the folder like the preset")
     p.add_argument("--backend", choices=("auto", "cuda", "host"),
                    help="auto: cuda when the build's GPU probe finds a GPU, else host (default)")
     p.add_argument("--ranks", type=_count, help="ranks of the multi-rank steps (default: "
@@ -106,6 +115,10 @@ def make_parser():
     r.add_argument("--requeue", choices=("auto", "no"), default="auto", help="auto: after "
                    "SIGUSR1 (the #SBATCH --signal warning) inside a Slurm job, requeue the job "
                    "with scontrol so the unfinished steps run in the next allocation")
+    r.add_argument("--budget", type=_seconds, metavar="S", help="time budget of this call in "
+                   "seconds: steps get at most what is left, and those that would start with "
+                   "less than 20 s left are left for the next call (default: the campaign "
+                   "preset's, else none; 0: none)")
     r.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     e = sub.add_parser("exec", help="run one command as a resumable, watchdogged step",
                        description="Runs COMMAND as step STEP of a results folder: skipped when "
@@ -155,6 +168,11 @@ def _settle_options(args, folder):
                  and k != "backend" and getattr(args, k) != doc.get(k)]
         if args.backend not in (None, "auto") and args.backend != doc.get("backend"):
             clash.append(f"--backend {args.backend} (folder: {doc.get('backend')})")
+        recorded = doc.get("params") or {}
+        for word in args.param or []:
+            name, _, value = word.partition("=")
+            if name in recorded and recorded[name] != value:
+                clash.append(f"--param {word} (folder: {name}={recorded[name]})")
         if clash:
             raise SuiteError(f"{folder.root} was started with other options: {'; '.join(clash)}; "
                              "resume with the same options or use a new --out")
@@ -163,13 +181,27 @@ def _settle_options(args, folder):
                 setattr(args, k, doc.get(k))
     args.preset = args.preset or "quick"
     args.ranks_per_gpu = args.ranks_per_gpu or 1
+    args.params = _params(args, (doc or {}).get("params"))
     return doc
+
+
+def _params(args, recorded=None):
+    """The campaign preset's parameters ({} for quick/full, which take none)."""
+    if args.preset in CAMPAIGNS:
+        return parse_params(CAMPAIGNS[args.preset], args.param, recorded)
+    if args.param:
+        raise SuiteError(f"--param: preset {args.preset} takes no parameters (campaign presets "
+                         f"do: {', '.join(CAMPAIGNS)})")
+    return {}
 
 
 def _plan_binaries(args):
     """The suite executables the selected steps of the built-in plan run (none for a steps file)."""
     if args.steps_file:
         return set()
+    if args.preset in CAMPAIGNS:
+        return build_campaign(CAMPAIGNS[args.preset], Target(REPO, "", "host", 1, args.preset),
+                              args.params, check_backend=False).binaries
     steps = build_plan(Target(REPO, "", "host", args.ranks or default_ranks("host", 1),
                               args.preset))
     try:
@@ -199,7 +231,10 @@ def _resolve_target(args):
     if build and not os.path.isdir(build):
         raise SuiteError(f"--build {build}: no such folder")
     build = os.path.abspath(build) if build else ""
-    backend = resolve_backend(args.backend or "auto", build)
+    if args.backend == "cuda" and getattr(args, "plan_only", False):
+        backend = "cuda"  # a plan to look at: no GPU needed to print it
+    else:
+        backend = resolve_backend(args.backend or "auto", build)
     ranks = args.ranks or default_ranks(backend, args.ranks_per_gpu)
     return Target(REPO, build, backend, ranks, args.preset)
 
@@ -207,6 +242,8 @@ def _resolve_target(args):
 def _steps(args, target):
     if args.steps_file:
         return load_steps_file(args.steps_file)
+    if args.preset in CAMPAIGNS:
+        return build_campaign(CAMPAIGNS[args.preset], target, args.params).steps
     return build_plan(target)
 
 
@@ -214,25 +251,43 @@ def _select(steps, only):
     want = _split(only)
     if not want:
         return steps
-    known = set(GROUPS) | {s.name for s in steps} | {s.group for s in steps}
+    groups = list(dict.fromkeys(s.group for s in steps)) or list(GROUPS)
+    known = set(GROUPS) | {s.name for s in steps} | set(groups)
     bad = [w for w in want if w not in known]
     if bad:
         raise SuiteError(f"--only: unknown group or step {', '.join(bad)} "
-                         f"(groups: {', '.join(GROUPS)}; `ovb-suite list` shows the steps)")
-    keep = [s for s in steps if s.name in want or s.group in want]
+                         f"(groups: {', '.join(groups)}; `ovb-suite list` shows the steps)")
+    # `always` steps (a campaign's summary) belong to every selection.
+    keep = [s for s in steps if s.name in want or s.group in want or s.always]
     names = {s.name for s in keep}
     for s in keep:
         s.after = [d for d in s.after if d in names]
     return keep
 
 
-def _print_plan(steps, target, launcher):
+def _campaign_line(args, budget):
+    """The plan's second header line for a campaign preset: its budget and parameters."""
+    if args.preset not in CAMPAIGNS or getattr(args, "steps_file", None):
+        return None
+    params = "; ".join(f"{k}={v}" for k, v in args.params.items()) or "none"
+    return f"# campaign {args.preset}: budget {f'{budget:g} s' if budget else 'none'}; " \
+           f"parameters: {params}"
+
+
+def _print_plan(steps, target, launcher, note=None):
     print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}, build "
           f"{target.build or '-'}, launcher {launcher.describe()}")
+    if note:
+        print(note)
     for s in steps:
         cmd = (launcher.prefix(s.ranks, target.backend) if s.ranks and launcher.kind != "none"
                else []) + s.command
-        state = f"  [cannot run: {s.missing}]" if s.missing else ""
+        notes = [f"cannot run: {s.missing}"] if s.missing else []
+        notes += [f"only if {s.if_unfit} does not fit"] if s.if_unfit else []
+        notes += [f"unless {', '.join(s.unless_unfit)} did not fit"] if s.unless_unfit else []
+        notes += ["at every call"] if s.always else []
+        notes += [f"{s.ranks} ranks"] if s.ranks and launcher.kind == "none" else []
+        state = "".join(f"  [{n}]" for n in notes)
         print(f"{s.name} ({s.group}){state}\n    {shlex.join(cmd)}")
 
 
@@ -271,29 +326,46 @@ def cmd_run(args):
     _check_comm_env()
     folder = ResultsFolder(args.out or _default_out())
     doc = _settle_options(args, folder)
+    args.plan_only = args.dry_run
     target = _resolve_target(args)
     launcher = choose_launcher()
     steps = _select(_steps(args, target), args.only)
+    campaign = CAMPAIGNS.get(args.preset) if not args.steps_file else None
+    budget = args.budget if args.budget is not None else \
+        (default_budget(campaign, target.backend) if campaign else None)
     if args.dry_run:
-        _print_plan(steps, target, launcher)
+        _print_plan(steps, target, launcher, _campaign_line(args, budget))
         return 0
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
     doc.update(preset=args.preset if not args.steps_file else "custom", backend=target.backend,
                ranks=target.ranks, ranks_per_gpu=args.ranks_per_gpu, build=target.build,
-               steps_file=os.path.abspath(args.steps_file) if args.steps_file else None)
+               steps_file=os.path.abspath(args.steps_file) if args.steps_file else None,
+               params=args.params or None)
     doc["jobs"].append({"started_at": iso(t), "host": socket.gethostname(),
                         "job_id": os.environ.get("SLURM_JOB_ID"),
                         "restart_count": os.environ.get("SLURM_RESTART_COUNT"),
-                        "only": args.only, "pid": os.getpid()})
+                        "only": args.only, "pid": os.getpid(),
+                        "budget_s": budget or None})
     os.makedirs(folder.root, exist_ok=True)
+    mps = Mps()
+    # Ranks that share a GPU run their kernels concurrently under MPS: the campaign presets that
+    # say so, and any run with --ranks-per-gpu > 1.
+    shared = campaign.MPS if campaign is not None else args.ranks_per_gpu > 1
+    if shared and target.backend == "cuda":
+        doc["jobs"][-1]["mps"] = mps.start()
+        progress(f"CUDA MPS {doc['jobs'][-1]['mps']}")
     folder.write_suite(doc)
     env = {"OVB_RANKS_PER_GPU": str(args.ranks_per_gpu)} if args.ranks_per_gpu > 1 else {}
     suite = Suite(folder, steps, launcher=launcher, backend=target.backend, signals=signals,
                   grace_s=args.grace, heartbeat_s=args.heartbeat,
                   timeout_scale=args.timeout_scale, extra_env=env, redo=_split(args.redo),
-                  keep_failed=args.keep_failed, suite_doc=doc, comm_timeout_s=args.comm_timeout)
-    rc = suite.run()
+                  keep_failed=args.keep_failed, suite_doc=doc, comm_timeout_s=args.comm_timeout,
+                  budget_s=budget or None)
+    try:
+        rc = suite.run()
+    finally:
+        mps.stop()
     suite.release_locks()
     if signals.received:
         _requeue(signals, args)
@@ -347,14 +419,18 @@ def cmd_status(args):
         sys.stdout.write(f.read())
     with open(path, encoding="utf-8") as f:
         doc = json.load(f)
-    return 0 if all(r["status"] == "finished" for r in doc["steps"]) else 1
+    return 0 if all(r["status"] in DONE for r in doc["steps"]) else 1
 
 
 def cmd_list(args):
     args.preset = args.preset or "quick"
     args.ranks_per_gpu = args.ranks_per_gpu or 1
+    args.params = _params(args)
+    args.plan_only = True
     target = _resolve_target(args)
-    _print_plan(_steps(args, target), target, choose_launcher())
+    budget = default_budget(CAMPAIGNS[args.preset], target.backend) \
+        if args.preset in CAMPAIGNS else None
+    _print_plan(_steps(args, target), target, choose_launcher(), _campaign_line(args, budget))
     return 0
 
 
@@ -366,6 +442,10 @@ def main(argv=None):
     except SuiteError as e:
         print(f"ovb-suite: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `ovb-suite list | head`: not an error; keep Python quiet at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("ovb-suite: interrupted", file=sys.stderr)
         return 130

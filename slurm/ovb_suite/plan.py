@@ -1,4 +1,5 @@
-"""The suite's steps for a preset, a backend and a rank count, in the order they run.
+"""The suite's steps for the presets quick and full, a backend and a rank count, in the order they
+run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
   microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep
@@ -10,6 +11,7 @@ A step whose executable is not in the build is still listed, with the reason ("g
 and is recorded as failed when its turn comes; the rest of the suite goes on.
 """
 
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -79,15 +81,41 @@ def _collective_grid(ranks):
     return presets.grid_for("xy", ranks)
 
 
+def cdmc_values(repo, preset, backend):
+    """The CUDA_DEVICE_MAX_CONNECTIONS values ovb-overlap's sweep file lists for this backend
+    ([] when it lists none or one): the driver reads the variable once per process, so each value
+    is a step of its own (--cdmc-run), as microbench/overlap-cdmc-sweep.sh does by hand."""
+    folder = os.environ.get("OVB_SWEEP_DIR") or os.path.join(repo, "microbench", "sweeps")
+    try:
+        with open(os.path.join(folder, preset + ".json"), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return []  # the program itself reports an unreadable sweep file, in its step's log
+    for section in (f"ovb-overlap@{backend}", "ovb-overlap"):
+        values = (doc.get(section) or {}).get("cdmc")
+        if values is not None:
+            values = [str(v) for v in (values if isinstance(values, list) else [values])]
+            return values if len(values) > 1 else []
+    return []
+
+
 def _microbench(b):
     t = b.t
     for prog, ranks in (("gemm", 1), ("collective", t.ranks), ("overlap", t.ranks)):
-        out = f"microbench/{prog}.json"
         grid = _grid_args(_collective_grid(t.ranks)) if prog == "collective" else []
-        b.add(f"microbench-{prog}", "microbench", f"ovb-{prog}",
-              ["--backend", t.backend, "--preset", t.preset, *grid,
-               f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
-              description=f"ovb-{prog}, {t.preset} sweep, {ranks} rank(s)")
+        # ovb-model calibrate reads microbench/overlap.json: the first --cdmc value writes it.
+        runs = [("", "", [])]
+        if prog == "overlap":
+            runs = [("" if i == 0 else f"-cdmc-{v}", "" if i == 0 else f".cdmc-{v}",
+                     ["--cdmc-run", v])
+                    for i, v in enumerate(cdmc_values(t.repo, t.preset, t.backend))] or runs
+        for suffix, file_suffix, extra in runs:
+            out = f"microbench/{prog}{file_suffix}.json"
+            b.add(f"microbench-{prog}{suffix}", "microbench", f"ovb-{prog}",
+                  ["--backend", t.backend, "--sweep", t.preset, *grid, *extra,
+                   f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
+                  description=f"ovb-{prog}, {t.preset} sweep"
+                              f"{' ' + ' '.join(extra) if extra else ''}, {ranks} rank(s)")
 
 
 def _gpt4d_args(b, grid, overlap, result, trace=None):

@@ -2,7 +2,8 @@
 
   DIR/.suite/suite.json          how the folder was started (preset, backend, ranks, build) and the
                                  jobs that worked on it; a rerun must match it
-  DIR/.suite/state/STEP.json     one record per step: status running|finished|failed|interrupted,
+  DIR/.suite/state/STEP.json     one record per step: status running|finished|failed|interrupted
+                                 (|unfit|skipped, campaign presets: suite.py),
                                  attempt count, times, exit status or signal, error, log tail
   DIR/.suite/status.json         all steps' records in suite order (what `ovb-suite status` shows)
   DIR/.suite/tmp/STEP/           the running step's outputs before they are moved into place
@@ -21,6 +22,10 @@ import os
 from .util import atomic_write_json, atomic_write_text, iso, now, read_json, SuiteError
 
 FINISHED, FAILED, INTERRUPTED, RUNNING = "finished", "failed", "interrupted", "running"
+# "unfit": the step ran and its configuration does not fit in memory (a result, not a failure);
+# "skipped": a conditional step that was not needed. Both count as done.
+UNFIT, SKIPPED = "unfit", "skipped"
+DONE = (FINISHED, UNFIT, SKIPPED)
 
 
 class ResultsFolder:
@@ -74,14 +79,19 @@ class ResultsFolder:
             if os.path.isdir(folder) else []
         return sorted(names)
 
-    def write_status(self, steps, suite_doc):
+    def write_status(self, steps, suite_doc, deferred=None):
         """status.json and suite-status.md: every step of this suite with its current record, then
-        those of other runs into the same folder (ovb-suite exec, --only, a steps file)."""
+        those of other runs into the same folder (ovb-suite exec, --only, a steps file). Steps in
+        `deferred` (name -> why) were left for the next call: shown pending with that reason."""
         rows = []
+        deferred = deferred or {}
         for s in steps:
             rec = self.read_state(s.name) or {"status": "pending"}
             if s.missing and rec["status"] == "pending":
                 rec = {"status": "pending", "error": s.missing}
+            if s.name in deferred:
+                rec = {"status": "pending", "error": deferred[s.name],
+                       "previous": rec.get("status")}
             rows.append(dict(rec, step=s.name, group=s.group))
         listed = {s.name for s in steps}
         others = [r for r in (self.read_state(n) for n in self.recorded_steps() if n not in listed)

@@ -5,10 +5,13 @@ slurm/README.md "Steps files"), which the unit tests and custom suites use.
 Command words are templates: `{tmp}` is the step's private work folder (outputs are written there
 and moved into the results folder when the step succeeds), `{out}` the results folder, and a word
 `{glob:PATTERN}` expands, when the step starts, into the sorted paths matching PATTERN (itself
-templated), e.g. the per-rank trace files of an earlier step.
+templated), e.g. the per-rank trace files of an earlier step; a word `{args:FILE:I}` expands into
+the words of entry I of the list "runs" of the JSON file FILE (itself templated; each entry
+{"args": [words]}), written by an earlier step - e.g. the configurations a search picked.
 """
 
 import glob
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -16,6 +19,7 @@ from .util import COMM_VAR, SuiteError, parse_comm_timeout, read_json
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$")
 GLOB_RE = re.compile(r"^\{glob:(.*)\}$")
+ARGS_RE = re.compile(r"^\{args:(.*):(\d+)\}$")
 
 
 @dataclass
@@ -33,11 +37,19 @@ class Step:
     missing: str = ""          # why the step cannot run here (e.g. "gpt4d not built"); "" if it can
     description: str = ""
     binary: str = ""           # the suite executable it runs (built-in plan only; not a file key)
+    unfit: str = ""            # regex: a failure whose log matches it means "does not fit" (memory)
+    if_unfit: str = ""         # run only when this earlier step ended "unfit", else skip
+    unless_unfit: list = field(default_factory=list)  # skip when one of these ended "unfit"
+    always: bool = False       # run at every call, finished or not (summaries of the folder)
 
     def inputs(self):
         """Steps whose results this one reads: when one of them finished after this step started,
         this step's results are stale and it runs again."""
         return list(dict.fromkeys(self.needs + self.after))
+
+    def conditions(self):
+        """Earlier steps whose "unfit" outcome decides whether this one runs."""
+        return ([self.if_unfit] if self.if_unfit else []) + list(self.unless_unfit)
 
 
 def expand(word, tmp, out):
@@ -46,6 +58,19 @@ def expand(word, tmp, out):
     if m:
         pattern = m.group(1).replace("{tmp}", tmp).replace("{out}", out)
         return sorted(glob.glob(pattern))
+    m = ARGS_RE.match(word)
+    if m:
+        path = m.group(1).replace("{tmp}", tmp).replace("{out}", out)
+        doc = read_json(path) if os.path.exists(path) else None
+        runs = doc.get("runs") if isinstance(doc, dict) else None
+        i = int(m.group(2))
+        if not isinstance(runs, list):
+            raise SuiteError(f"{path}: no list \"runs\" to take arguments from")
+        if i >= len(runs) or not isinstance(runs[i], dict) or \
+                not isinstance(runs[i].get("args"), list):
+            raise SuiteError(f"{path}: no entry {i} with \"args\" in \"runs\" "
+                             f"({len(runs)} entries)")
+        return [str(w) for w in runs[i]["args"]]
     return [word.replace("{tmp}", tmp).replace("{out}", out)]
 
 
@@ -64,11 +89,16 @@ def check_steps(steps):
             raise SuiteError(f"step name '{s.name}': use letters, digits and _ . + - only")
         if s.name in seen:
             raise SuiteError(f"step '{s.name}' is defined twice")
-        for d in s.inputs():
+        for d in s.inputs() + s.conditions():
             if d not in seen:
                 raise SuiteError(f"step '{s.name}' depends on '{d}', which is not an earlier step")
         if not s.command and not s.missing:
             raise SuiteError(f"step '{s.name}' has no command")
+        if s.unfit:
+            try:
+                re.compile(s.unfit)
+            except re.error as e:
+                raise SuiteError(f"step '{s.name}': unfit pattern: {e}") from None
         for o in s.outputs:
             if o.startswith("/") or ".." in o.split("/") or o.startswith("."):
                 raise SuiteError(f"step '{s.name}': output '{o}' must be a relative path inside "
@@ -79,7 +109,8 @@ def check_steps(steps):
 
 _FIELDS = {"name": str, "command": list, "group": str, "ranks": int, "outputs": list,
            "timeout_s": (int, float), "stall_s": (int, float), "needs": list, "after": list,
-           "env": dict, "missing": str, "description": str}
+           "env": dict, "missing": str, "description": str, "unfit": str, "if_unfit": str,
+           "unless_unfit": list, "always": bool}
 
 
 def step_from_dict(d, where):

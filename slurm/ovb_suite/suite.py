@@ -6,6 +6,15 @@ finished after it started (its results are stale), or --redo names it. A failed 
 (unless --keep-failed), an interrupted one always. A step whose hard dependency (needs) is not
 finished fails at once with that reason.
 
+Campaign presets add three things (slurm/README.md "Campaign presets"):
+  - a time budget for the call (--budget): each step's limit is cut to what is left, and a step
+    that would start with less than MIN_LEFT_S left is not started but left for the next call
+    (listed as pending with that reason; the call exits 1);
+  - "does not fit": a failed step whose log matches its `unfit` pattern (gpt4d's memory check)
+    ends "unfit", a result, not a failure; a step with `if_unfit`/`unless_unfit` runs only when
+    (unless) those steps ended so, else it is recorded "skipped";
+  - `always` steps (the campaign's summary) run at every call and are exempt from the budget.
+
 A step is interrupted, not failed, when a stop signal (scancel, the time-limit warning) reached the
 driver before it ended, or while it failed (runner.py: the settle window); one the driver told to
 stop is interrupted even when it exits 0, since what it wrote may be partial.
@@ -20,15 +29,17 @@ watchdog has to kill it.
 import fcntl
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
 import time
 
 from .runner import Limits, run_command
-from .state import FAILED, FINISHED, INTERRUPTED, RUNNING, ResultsFolder
+from .state import DONE, FAILED, FINISHED, INTERRUPTED, RUNNING, SKIPPED, UNFIT, ResultsFolder
 from .step import expand_command
-from .util import COMM_VAR, SuiteError, iso, now, parse_comm_timeout, progress, tail_lines
+from .util import (COMM_VAR, SuiteError, failure_line, iso, now, parse_comm_timeout, progress,
+                   tail_lines)
 
 
 # The derived in-process collective timeout, as a fraction of the step's stall (or time) limit: the
@@ -36,6 +47,10 @@ from .util import COMM_VAR, SuiteError, iso, now, parse_comm_timeout, progress, 
 COMM_FRACTION = 0.8
 # Longest wait of a failed step for a stop signal on its way (runner.py); never above --grace.
 SETTLE_MAX_S = 10.0
+# With a time budget, a step is started only with at least this many seconds left.
+MIN_LEFT_S = 20.0
+# Log lines searched for a step's "does not fit" pattern.
+UNFIT_TAIL_LINES = 200
 
 
 def _remove(path):
@@ -61,7 +76,8 @@ def _check_output(path):
 class Suite:
     def __init__(self, folder, steps, *, launcher, backend, signals, grace_s=60.0,
                  heartbeat_s=300.0, timeout_scale=1.0, extra_env=None, redo=(),
-                 keep_failed=False, suite_doc=None, shared=False, comm_timeout_s=None):
+                 keep_failed=False, suite_doc=None, shared=False, comm_timeout_s=None,
+                 budget_s=None):
         self.f = folder if isinstance(folder, ResultsFolder) else ResultsFolder(folder)
         self.steps, self.launcher, self.backend, self.signals = steps, launcher, backend, signals
         self.grace_s, self.heartbeat_s, self.timeout_scale = grace_s, heartbeat_s, timeout_scale
@@ -70,6 +86,8 @@ class Suite:
         self.counts = {"ran": 0, "skipped": 0}
         self.shared, self._locks = shared, []
         self.comm_timeout_s = comm_timeout_s  # --comm-timeout; None: not given
+        self.budget_s, self.t_start = budget_s, now()  # --budget; None: no budget
+        self.deferred = {}  # step -> why it was left for the next call
 
     # ---- decisions ----
 
@@ -86,6 +104,27 @@ class Suite:
                     drec.get("ended_epoch", 0) > rec.get("started_epoch", 0):
                 return f"{d} finished after it (stale)"
         return ""
+
+    def _skip_reason(self, step):
+        """Why a conditional step is not needed ("" to run it): see the module comment."""
+        def unfit(name):
+            rec = self.f.read_state(name)
+            return bool(rec) and rec.get("status") == UNFIT
+        if step.if_unfit and not unfit(step.if_unfit):
+            return f"not needed: {step.if_unfit} did not end unfit"
+        hit = [d for d in step.unless_unfit if unfit(d)]
+        return f"not needed: {hit[0]} did not fit" if hit else ""
+
+    def _budget_left(self):
+        return None if self.budget_s is None else self.t_start + self.budget_s - now()
+
+    def _record_skip(self, step, rec, reason, label):
+        t = now()
+        out = dict(self._base_record(step, (rec or {}).get("attempt", 0)), status=SKIPPED,
+                   error=reason, started_at=iso(t), started_epoch=t, ended_at=iso(t),
+                   ended_epoch=t, duration_s=0.0, exit_code=None)
+        self.f.write_state(step.name, out)
+        progress(f"{label}: skipped: {reason}")
 
     def _unmet_need(self, step):
         for d in step.needs:
@@ -184,7 +223,11 @@ class Suite:
         for o in step.outputs:
             os.makedirs(os.path.dirname(os.path.join(tmp, o)) or tmp, exist_ok=True)
         os.makedirs(tmp, exist_ok=True)
-        argv = expand_command(step.command, tmp, self.f.root)
+        try:
+            argv = expand_command(step.command, tmp, self.f.root)
+        except SuiteError as e:  # an {args:...} file an earlier step did not write
+            self._fail_now(step, rec, f"cannot build its command: {e}", label)
+            return FAILED
         if step.ranks:
             argv = self.launcher.prefix(step.ranks, self.backend) + argv
         log_path = self.f.log_path(step.name)
@@ -193,7 +236,11 @@ class Suite:
         with open(log_path, "a", encoding="utf-8") as log:
             log.write(f"==== ovb-suite: {step.name} attempt {attempt} at {iso(t0)} on "
                       f"{socket.gethostname()}: {shlex.join(argv)}\n")
-        limits = Limits(timeout_s=step.timeout_s * self.timeout_scale,
+        left = self._budget_left()
+        timeout_s = step.timeout_s * self.timeout_scale
+        if left is not None and not step.always:
+            timeout_s = max(1.0, min(timeout_s, left))
+        limits = Limits(timeout_s=timeout_s,
                         stall_s=step.stall_s * self.timeout_scale, grace_s=self.grace_s,
                         heartbeat_s=self.heartbeat_s, settle_s=min(self.grace_s, SETTLE_MAX_S))
         comm, comm_from = self._comm_timeout(step, limits)
@@ -225,12 +272,15 @@ class Suite:
             status = FAILED
             error = (f"killed by signal {-oc.exit_code}" if oc.exit_code < 0
                      else f"exit status {oc.exit_code}")
+        if status == FAILED and step.unfit and not oc.watchdog and \
+                re.search(step.unfit, "\n".join(tail_lines(log_path, UNFIT_TAIL_LINES))):
+            status, error = UNFIT, "does not fit (memory): " + error
         if status != FINISHED:
-            tail = tail_lines(log_path, 20)
-            last = next((line for line in reversed(tail) if line.strip()), "")
+            tail = tail_lines(log_path, 60)
+            last = failure_line(tail)
             if last and status == FAILED and not oc.watchdog:
                 error += f": {last.strip()[:300]}"
-            rec.update(log_tail=tail, partial=self._keep_partial(step, tmp, attempt))
+            rec.update(log_tail=tail[-20:], partial=self._keep_partial(step, tmp, attempt))
         else:
             _remove(tmp)
         rec.update(status=status, error=error or None)
@@ -239,7 +289,7 @@ class Suite:
             log.write(f"==== ovb-suite: {step.name} attempt {attempt}: {status}"
                       f"{': ' + error if error else ''} ({oc.duration_s:.1f} s)\n")
         msg = f"{status} in {oc.duration_s:.1f} s"
-        progress(f"{label}: {msg if status == FINISHED else status.upper() + ': ' + error}")
+        progress(f"{label}: {msg if status in (FINISHED, UNFIT) else status.upper() + ': ' + error}")
         self.counts["ran"] += 1
         return status
 
@@ -300,8 +350,9 @@ class Suite:
             label = f"({i}/{n}) {step.name}"
             rec = self.f.read_state(step.name)
             status = rec.get("status") if rec else None
-            if status == FINISHED:
-                why = self._why_rerun(step, rec)
+            if status in (FINISHED, UNFIT) and not step.always:
+                why = self._why_rerun(step, rec) if status == FINISHED else \
+                    ("--redo" if step.name in self.redo or step.group in self.redo else "")
                 if not why:
                     progress(f"{label}: skipped, finished in attempt {rec.get('attempt')} "
                              f"({rec.get('duration_s', 0):.1f} s)")
@@ -314,6 +365,16 @@ class Suite:
             elif status in (RUNNING, INTERRUPTED):
                 how = "was interrupted" if status == INTERRUPTED else "never ended (driver killed)"
                 progress(f"{label}: attempt {rec.get('attempt')} {how}: running it again")
+            skip = self._skip_reason(step)
+            if skip:
+                self._record_skip(step, rec, skip, label)
+                continue
+            left = self._budget_left()
+            if left is not None and left < MIN_LEFT_S and not step.always:
+                self.deferred[step.name] = f"left for the next call: {max(0, left):.0f} s of " \
+                    f"the {self.budget_s:g} s budget left"
+                progress(f"{label}: {self.deferred[step.name]}")
+                continue
             if step.missing:
                 self._fail_now(step, rec, step.missing, label)
                 continue
@@ -328,7 +389,7 @@ class Suite:
             if self._run_step(step, rec, label) == INTERRUPTED:
                 stopped = self.signals.name()
                 break
-        doc = self.f.write_status(self.steps, self.suite_doc)
+        doc = self.f.write_status(self.steps, self.suite_doc, self.deferred)
         c = doc["counts"]
         summary = ", ".join(f"{v} {k}" for k, v in sorted(c.items()))
         failed = [r["step"] for r in doc["steps"] if r["status"] == FAILED]  # the folder's
@@ -341,5 +402,5 @@ class Suite:
                      "requeued with the same results folder")
             return 128 + int(self.signals.received)
         mine = {s.name for s in self.steps}
-        done = sum(1 for r in doc["steps"] if r["step"] in mine and r["status"] == FINISHED)
+        done = sum(1 for r in doc["steps"] if r["step"] in mine and r["status"] in DONE)
         return 0 if done == n else 1

@@ -3,10 +3,16 @@
 import argparse
 import json
 import os
+import re
 import sys
-import tempfile
 import time
 from datetime import datetime, timezone
+
+# The analysis part's standard-library helpers (the suite runs the analysis, never the reverse).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.realpath(__file__)))), "analysis"))
+from ovb_analysis import io_util  # noqa: E402
+from ovb_analysis.errors import AnalysisError  # noqa: E402
 
 
 class SuiteError(Exception):
@@ -48,28 +54,19 @@ def iso(t):
 
 
 def atomic_write_text(path, text):
-    """Writes `text` to `path` through a temporary file in the same folder and a rename, so a reader
-    (or a job killed half-way) sees the old file or the new one, never a torn one."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", dir=folder)
+    """Writes `text` to `path` atomically (the repository's one writer, analysis/ovb_analysis/
+    io_util.py); a failure is a SuiteError naming the file."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        io_util.atomic_write(path, text)
+    except AnalysisError as e:
+        raise SuiteError(str(e)) from None
 
 
 def atomic_write_json(path, doc):
-    atomic_write_text(path, json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    try:
+        io_util.atomic_write_json(path, doc)
+    except AnalysisError as e:
+        raise SuiteError(str(e)) from None
 
 
 def read_json(path):
@@ -91,6 +88,29 @@ def progress(message):
     stamp = datetime.now().strftime("%H:%M:%S")
     sys.stdout.write(f"[ovb-suite {stamp}] {message}\n")
     sys.stdout.flush()
+
+
+ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# A program's own failure line: "PROG: error: ..." (run_main, "[rank N] " in front with several
+# ranks) or Python's "XError: ...". Launcher banners (Open MPI's dashed boxes, "mpirun detected
+# that ...", "srun: error: ...") are what comes after it and say less.
+_OWN_ERROR_RE = re.compile(r"^(\[rank \d+\] )?[\w.+-]+: error: |^[A-Za-z_.]*(Error|Exception): ")
+_LAUNCHER_RE = re.compile(r"^(-{5,}|={5,}|srun: |slurmstepd: |mpirun |prterun |\[[\w.-]+:\d+\] )")
+
+
+def failure_line(lines):
+    """The line that says why a step failed, from the end of its log: the last line in the
+    program's own error format, else the last line that is not a launcher's banner, without
+    terminal colour codes; "" when there is none."""
+    clean = [ANSI_RE.sub("", line).strip() for line in lines]
+    clean = [line for line in clean if line and not line.startswith("==== ovb-suite:")]
+    for line in reversed(clean):
+        if _OWN_ERROR_RE.search(line) and not line.startswith(("srun: ", "slurmstepd: ")):
+            return line
+    for line in reversed(clean):
+        if not _LAUNCHER_RE.search(line):
+            return line
+    return clean[-1] if clean else ""
 
 
 def tail_lines(path, n=20, max_bytes=65536):

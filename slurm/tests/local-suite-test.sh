@@ -13,8 +13,15 @@ rm -rf "$res"
 env -u SLURM_JOB_ID -u SLURM_NTASKS OVB_LAUNCHER=mpirun "$PY" "$ROOT/slurm/ovb-suite" run \
   --out "$res" --build "$BUILD" --backend host --preset quick --heartbeat 30 || true
 "$PY" "$ROOT/slurm/tests/check_results.py" "$res" || { echo "FAIL: results incomplete" >&2; exit 1; }
+if grep -rl $'\x1b\[' "$res/logs" "$res/.suite" >/dev/null 2>&1; then
+  grep -rl $'\x1b\[' "$res/logs" "$res/.suite" >&2
+  echo "FAIL: terminal colour codes in the suite's logs" >&2
+  exit 1
+fi
+# The rerun names the build too: this test belongs to BUILD, wherever it was configured (the
+# suite's own search looks only under the checkout's build/).
 again=$(env -u SLURM_JOB_ID -u SLURM_NTASKS OVB_LAUNCHER=mpirun "$PY" "$ROOT/slurm/ovb-suite" run \
-          --out "$res")
+          --out "$res" --build "$BUILD")
 n=$(grep -c "skipped, finished" <<<"$again" || true)
 total=$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["steps"]))' \
           "$res/.suite/status.json")

@@ -95,7 +95,7 @@ cut "$id1" "$cut1" "$line1" 0
 n1=$(steps_of "$WORK/snap1.json" | wc -w)
 [ "$n1" -ge 1 ] || fail "no step finished before $cut1: nothing to check for reruns"
 
-# The moment the audit of issue 8 caught: the cancel comes as srun starts the step, which may then
+# The moment an audit of resumption caught: the cancel comes as srun starts the step, which may then
 # fail to be created ("srun: Unable to create step") before the driver has its SIGTERM.
 id2=$(submit "$ROOT/slurm/suite.sbatch" --out "$res" "${opts[@]}")
 cut "$id2" "$cut2" "" 0

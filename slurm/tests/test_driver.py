@@ -20,6 +20,7 @@ sys.path.insert(0, SLURM)
 
 from ovb_suite import presets  # noqa: E402
 from ovb_suite.plan import Target, build_plan  # noqa: E402
+from ovb_suite.util import failure_line  # noqa: E402
 
 
 def read(path):
@@ -510,6 +511,47 @@ class Plan(unittest.TestCase):
         self.assertEqual(set(steps[-1].after), set(names[:-1]))
         for s in steps:  # every command writes only into its work folder
             self.assertTrue(all("{tmp}/" + o in " ".join(s.command) for o in s.outputs), s.name)
+
+    def test_overlap_runs_once_per_cdmc_value_where_the_preset_lists_several(self):
+        repo = os.path.dirname(SLURM)
+        with tempfile.TemporaryDirectory() as build:
+            cuda = build_plan(Target(repo, build, "cuda", 8, "full"), groups=("microbench",))
+            host = build_plan(Target(repo, build, "host", 4, "full"), groups=("microbench",))
+        over = [s for s in cuda if s.name.startswith("microbench-overlap")]
+        self.assertEqual([s.name for s in over], ["microbench-overlap",
+                                                  "microbench-overlap-cdmc-default"])
+        self.assertEqual([s.outputs for s in over], [["microbench/overlap.json"],
+                                                     ["microbench/overlap.cdmc-default.json"]])
+        self.assertEqual([s.command[s.command.index("--cdmc-run") + 1] for s in over],
+                         ["1", "default"])
+        # The host section lists one value (no CUDA context): one step, no --cdmc-run.
+        over = [s for s in host if s.name.startswith("microbench-overlap")]
+        self.assertEqual(len(over), 1)
+        self.assertNotIn("--cdmc-run", over[0].command)
+
+
+class FailureLine(unittest.TestCase):
+    def test_the_programs_own_error_line_wins_over_the_launchers_banner(self):
+        log = ["==== ovb-suite: microbench-overlap attempt 1 at ...: mpirun -np 4 ovb-overlap",
+               "ovb-overlap: error: --cdmc lists 2 values, but CUDA_DEVICE_MAX_CONNECTIONS ...",
+               "-" * 74,
+               "Primary job  terminated normally, but 1 process returned",
+               "a non-zero exit code. Per user-direction, the job has been aborted.",
+               "-" * 74,
+               "mpirun detected that one or more processes exited with non-zero status, thus",
+               "  Exit code:    2",
+               "-" * 74]
+        self.assertEqual(failure_line(log), log[1])
+        self.assertEqual(failure_line(["x", "[rank 2] gpt4d: error: out of memory", "-" * 20]),
+                         "[rank 2] gpt4d: error: out of memory")
+        self.assertEqual(failure_line(["Traceback (most recent call last):", "  ...",
+                                       "ValueError: minvalue must be less than or equal to"
+                                       " maxvalue"]),
+                         "ValueError: minvalue must be less than or equal to maxvalue")
+        # No error line: the last line that is not a banner, colour codes removed.
+        self.assertEqual(failure_line(["\x1b[32mbench 1 ok\x1b[m", "killed", "-" * 30]),
+                         "killed")
+        self.assertEqual(failure_line([]), "")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 // ovb-model-bench: how fast the model costs configurations (Google Benchmark). The headline case
-// is the issue's: every configuration of GPT-175B on 65,536 GPUs (all divisors, every distinct
+// is the one the model is built for: every configuration of GPT-175B on 65,536 GPUs (all divisors, every distinct
 // X/Y/Z order) in well under a second. The run context is merged into the JSON's "context".
 //   ovb-model-bench --benchmark_out=results/model/search-speed.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>

@@ -72,6 +72,14 @@ bad no-shape "give the model with --preset" "$model" search --machine perlmutter
 bad overlap-flag "unknown flag 'fast'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --overlap oar,fast
 bad unknown-option "--frobnicate" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --frobnicate
 bad no-subcommand "subcommand" "$model"
+# The unknown word is named before the required options it hid.
+bad unknown-option-first "unknown option '--frob' for 'search'" "$model" search --frob
+bad unknown-subcommand "unknown subcommand 'serch'" "$model" serch --gpus 8
+# A search in which nothing fits has no result: exit 1 with the way out, not 0.
+"$model" search --machine perlmutter-a100 --preset 175B --batch 16 --gpus 8 >"$work/nofit.out" 2>&1
+nofit_rc=$?
+{ [ "$nofit_rc" = 1 ] && grep -q "^ovb-model: error: none of the .* fits in .* try --recompute" \
+  "$work/nofit.out"; } || fail "nofit: exit $nofit_rc: $(cat "$work/nofit.out")"
 bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0
 bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 --seq 0
 bad negative-batch "--batch: must be > 0, got -16" "$model" search --machine perlmutter-a100 --preset 1.3B --batch -16 --gpus 8

@@ -78,6 +78,13 @@ class Search : public Command {
       write_json(json_, out);
       std::cout << "wrote " << json_ << "\n";
     }
+    if (configs.empty()) {
+      // An empty ranking is not a result a script should go on with (nor emit jobs for).
+      std::cerr << "ovb-model: error: none of the configurations fits in GPU memory: try "
+                << "--recompute, more GPUs or a smaller batch (--include-unfit lists them anyway)"
+                << std::endl;
+      return 1;
+    }
     return 0;
   }
 

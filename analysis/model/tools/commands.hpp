@@ -1,5 +1,5 @@
 // The subcommands of ovb-model: each registers its options on a CLI11 subcommand and runs when
-// that subcommand was given (see analysis/MODEL.md for every option).
+// that subcommand was given (see docs/model.md for every option).
 #pragma once
 
 #include <CLI/CLI.hpp>

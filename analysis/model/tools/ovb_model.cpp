@@ -1,4 +1,4 @@
-// ovb-model: the performance model of the 4D algorithm (analysis/MODEL.md).
+// ovb-model: the performance model of the 4D algorithm (docs/model.md).
 //   ovb-model search    --machine M --preset 175B --gpus 65536 --batch 8192 [--strategy 4d|megatron|all]
 //   ovb-model versus    --machine M --preset 175B --gpus 1024 --batch 1024 [--json OUT]
 //   ovb-model validate  [--runs analysis/validation/published_runs.json] [--json OUT]
@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
         "OverlapBench performance model: predicted iteration time of the 4D algorithm and of "
         "the Megatron-LM strategy, "
         "configuration search, calibration from microbenchmarks, model vs measurement "
-        "(analysis/MODEL.md)",
+        "(docs/model.md)",
         "ovb-model"};
     app.require_subcommand(1);
     std::vector<std::pair<CLI::App*, std::unique_ptr<ovb::model::cli::Command>>> cmds;

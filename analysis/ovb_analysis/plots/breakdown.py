@@ -89,49 +89,78 @@ def trace_bars(rs, used):
     return bars
 
 
+MANY = 8  # more bars than this: horizontal bars, one label line each, so labels never overlap
+
+
 def _stack(ax, bars, segments):
-    """Stacked bars as a share of each bar's total (100%); the total in ms goes under the label."""
+    """Stacked bars as a share of each bar's total (100%); the total in ms goes with the label.
+    Up to MANY bars stand upright with the label under each; more lie down, first at the top, with
+    the label on one line beside each."""
+    horizontal = len(bars) > MANY
     xs = range(len(bars))
     totals = [sum(seg.values()) or 1.0 for _, seg in bars]
     bottom = [0.0] * len(bars)
+    draw = ax.barh if horizontal else ax.bar
     for name, col in segments:
         vals = [100.0 * seg.get(name, 0.0) / t for (_, seg), t in zip(bars, totals)]
         if not any(vals):
             continue
-        ax.bar(xs, vals, bottom=bottom, color=col, label=name, width=0.7,
-               hatch="//" if name == "idle" else None, edgecolor="white")
+        kw = {"left": bottom, "height": 0.7} if horizontal else {"bottom": bottom, "width": 0.7}
+        draw(xs, vals, color=col, label=name, hatch="//" if name == "idle" else None,
+             edgecolor="white", **kw)
         bottom = [b + v for b, v in zip(bottom, vals)]
-    many = len(bars) > 6
-    ax.set_xticks(list(xs))
-    ax.set_xticklabels([f"{label}\n{t:.0f} ms" for (label, _), t in zip(bars, totals)],
-                       rotation=40 if many else 0, ha="right" if many else "center", fontsize=6)
-    ax.set_ylim(0, 100)
-    ax.grid(axis="x", visible=False)
+    if horizontal:
+        ax.set_yticks(list(xs))
+        ax.set_yticklabels([f"{' '.join(label.split())}  {t:.0f} ms"
+                            for (label, _), t in zip(bars, totals)], fontsize=6)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 100)
+        ax.grid(axis="y", visible=False)
+    else:
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels([f"{label}\n{t:.0f} ms" for (label, _), t in zip(bars, totals)],
+                           fontsize=6)
+        ax.set_ylim(0, 100)
+        ax.grid(axis="x", visible=False)
     ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=6)
+    return horizontal
 
 
-def make(rs, outdir, options):
+def figure(rs, options):
+    """The figure (not saved): gpt4d bars, then the trace analyses without a matching run."""
     g_bars, used = gpt4d_bars(rs, options)
     t_bars = trace_bars(rs, used)
     if not g_bars and not t_bars:
         raise NoData("no gpt4d results and no ovb-trace analyses")
     panels = [p for p in (("gpt4d", g_bars), ("trace", t_bars)) if p[1]]
-    width = SINGLE_COLUMN_IN if len(panels) == 1 and len(panels[0][1]) <= 4 else DOUBLE_COLUMN_IN
+    n = max(len(b) for _, b in panels)
+    width = SINGLE_COLUMN_IN if len(panels) == 1 and n <= 4 else DOUBLE_COLUMN_IN
+    height = 3.0 if n <= MANY else 1.2 + 0.16 * n
+    fig = new_figure(width, height)
+    ratios = [max(len(b), 2) if len(b) <= MANY else 3 * MANY for _, b in panels]
+    axes = fig.subplots(1, len(panels), squeeze=False,
+                        gridspec_kw={"width_ratios": ratios})[0]
+    for ax, (kind, bars) in zip(axes, panels):
+        if kind == "gpt4d":
+            exposed = [(f"exposed {d}", color(i + 1)) for i, d in enumerate(DIMS + ("other",))]
+            segs = [("compute", color(0))] + exposed + [("idle", IDLE_COLOR)]
+            share, what = "share of gpt4d median iteration (%)", \
+                "grid Gx x Gy x Gz x Gdata / overlap flags / iteration time"
+        else:
+            segs = [("compute", color(0)), ("exposed comm", color(1)),
+                    ("memory/other", color(5)), ("idle", IDLE_COLOR)]
+            share, what = "share of traced span (%)", "trace analysis (mean over ranks) / span"
+        if _stack(ax, bars, segs):
+            ax.set_xlabel(share)
+            ax.set_ylabel(what)
+        else:
+            ax.set_ylabel(share)
+            ax.set_xlabel(what)
+    return fig
+
+
+def make(rs, outdir, options):
     with paper_style():
-        fig = new_figure(width, 3.0)
-        axes = fig.subplots(1, len(panels), squeeze=False)[0]
-        for ax, (kind, bars) in zip(axes, panels):
-            if kind == "gpt4d":
-                exposed = [(f"exposed {d}", color(i + 1)) for i, d in enumerate(DIMS + ("other",))]
-                segs = [("compute", color(0))] + exposed + [("idle", IDLE_COLOR)]
-                _stack(ax, bars, segs)
-                ax.set_ylabel("share of gpt4d median iteration (%)")
-                ax.set_xlabel("grid Gx x Gy x Gz x Gdata / overlap flags / iteration time")
-            else:
-                segs = [("compute", color(0)), ("exposed comm", color(1)),
-                        ("memory/other", color(5)), ("idle", IDLE_COLOR)]
-                _stack(ax, bars, segs)
-                ax.set_ylabel("share of traced span (%)")
-                ax.set_xlabel("trace analysis (mean over ranks) / span")
+        fig = figure(rs, options)
         files = save_figure(fig, outdir, "iteration_breakdown")
     return [Output("iteration_breakdown", TITLE, DESCRIPTION, files, tuple(fig.get_size_inches()))]

@@ -19,37 +19,51 @@ PRIO_COLORS = (3, 4, 6)          # palette indices: under overlap
 
 
 def alone_points(rs):
-    """[(coll, series, bytes, busbw)] from ovb-collective results. The series is the group, plus
-    every other label field (dtype, inplace, CTA settings) that differs between the collective's
-    entries, so that different settings never share a line."""
+    """[(coll, series, bytes, busbw)] from ovb-collective results. The series is the group, its
+    rank count when files of several rank counts are read (a 1-rank world and a 4-rank world are
+    different measurements), and every other label field (dtype, inplace, CTA settings) that
+    differs between the collective's entries, so that different settings never share a line.
+    Collectives over one rank move no data (busbw is 0 by definition): they are left out."""
     rows = {coll: [] for coll in ORDER}
     for f in rs.of("gbench"):
+        n = results.context_of(f.doc).get("world_size")
         for coll in ORDER:
-            rows[coll] += results.benchmark_rows(f.doc, coll)
+            for r in results.benchmark_rows(f.doc, coll):
+                r["_ranks"] = int(r.get("ranks") or n or 0)
+                if r["_ranks"] != 1:
+                    rows[coll].append(r)
     out = []
     for coll, members in rows.items():
         keys = varying_keys([r["label_fields"] for r in members], exclude=("group",))
+        several = len({r["_ranks"] for r in members}) > 1
         for r in members:
             lf = r["label_fields"]
-            series = " ".join([lf.get("group", "world")] + [f"{k}={lf.get(k, '-')}" for k in keys])
+            head = [lf.get("group", "world")] + ([f"{r['_ranks']}-rank"] if several else [])
+            series = " ".join(head + [f"{k}={lf.get(k, '-')}" for k in keys])
             out.append((coll, series, float(r["bytes"]), float(r["busbw"])))
     return out
 
 
 def overlap_points(rs):
-    """[(coll, prio, bytes, busbw)] under overlap, busbw from t_comm_under_us and the rank count."""
-    out = []
+    """[(coll, series, bytes, busbw)] under overlap, busbw from t_comm_under_us and the rank
+    count; the series is the priority setting, with the rank count when several are read. As
+    alone, collectives over one rank (busbw 0 by definition) are left out."""
+    rows = []
     for f in rs.of("gbench"):
         n = results.context_of(f.doc).get("world_size")
         for row in results.benchmark_rows(f.doc, "overlap"):
-            lf = row["label_fields"]
-            ranks = row.get("ranks", n)
-            if not ranks or not row.get("t_comm_under_us") or "bytes" not in row:
-                continue
-            coll = lf.get("coll", "all_reduce")
-            bw = metrics.busbw_gbps(coll, int(ranks), float(row["bytes"]),
-                                    float(row["t_comm_under_us"]) * 1e-6)
-            out.append((coll, lf.get("prio", "equal"), float(row["bytes"]), bw))
+            ranks = int(row.get("ranks") or n or 0)
+            if ranks > 1 and row.get("t_comm_under_us") and "bytes" in row:
+                rows.append((ranks, row))
+    several = len({r for r, _ in rows}) > 1
+    out = []
+    for ranks, row in rows:
+        lf = row["label_fields"]
+        coll = lf.get("coll", "all_reduce")
+        bw = metrics.busbw_gbps(coll, ranks, float(row["bytes"]),
+                                float(row["t_comm_under_us"]) * 1e-6)
+        series = lf.get("prio", "equal") + (f", {ranks}-rank" if several else "")
+        out.append((coll, series, float(row["bytes"]), bw))
     return out
 
 
@@ -88,6 +102,6 @@ def make(rs, outdir, options):
             ax.set_xlabel("message size S (bytes)")
             ax.set_ylabel("bus bandwidth (GB/s)")
             ax.set_ylim(bottom=0)
-        figure_legend(fig, axes)
+        figure_legend(fig, axes, ncol=3)
         files = save_figure(fig, outdir, "collective_busbw")
     return [Output("collective_busbw", TITLE, DESCRIPTION, files, tuple(fig.get_size_inches()))]

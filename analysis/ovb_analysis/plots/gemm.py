@@ -7,7 +7,8 @@ against its size in FLOP (log scale), one colour per precision, instead."""
 import re
 
 from .. import results, stats
-from ..style import DOUBLE_COLUMN_IN, color, marker, new_figure, paper_style, save_figure
+from ..style import (DOUBLE_COLUMN_IN, SINGLE_COLUMN_IN, color, marker, new_figure, paper_style,
+                     save_figure)
 from . import NoData, Output
 
 TITLE = "GEMM throughput"
@@ -101,22 +102,28 @@ def make(rs, outdir, options):
     else:
         def draw(ax, rows_, value):
             _bars(ax, rows_, shapes, series, value)
+    # A CPU reaches GFLOP/s: TFLOP/s would print 0.0. Without a known peak (the host backend) the
+    # percent-of-peak panel would be empty: it is left out and the caption says why.
+    have_peak = any(r[3] is not None for r in rows)
+    top = max((r[2] for r in rows if r[2] is not None), default=0.0)
+    unit, scale = ("GFLOP/s", 1e3) if top < 1.0 else ("TFLOP/s", 1.0)
     with paper_style():
-        fig = new_figure(DOUBLE_COLUMN_IN, 2.8)
-        ax_tf, ax_pct = fig.subplots(1, 2)
-        draw(ax_tf, rows, lambda r: r[2])
-        ax_tf.set_ylabel("throughput (TFLOP/s)")
+        fig = new_figure(DOUBLE_COLUMN_IN if have_peak else SINGLE_COLUMN_IN, 2.8)
+        axes = fig.subplots(1, 2 if have_peak else 1, squeeze=False)[0]
+        ax_tf = axes[0]
+        draw(ax_tf, rows, lambda r: None if r[2] is None else r[2] * scale)
+        ax_tf.set_ylabel(f"throughput ({unit})")
         ax_tf.set_title("achieved throughput")
-        if any(r[3] is not None for r in rows):
+        if have_peak:
+            ax_pct = axes[1]
             draw(ax_pct, rows, lambda r: r[3])
             ax_pct.set_ylim(0, max(100.0, max(r[3] for r in rows if r[3] is not None)))
-        else:
-            ax_pct.text(0.5, 0.5, "peak unknown", ha="center", va="center",
-                        transform=ax_pct.transAxes)
-            ax_pct.set_xticks([])
-        ax_pct.set_ylabel("percent of dense peak (%)")
-        ax_pct.set_title("percent of peak")
+            ax_pct.set_ylabel("percent of dense peak (%)")
+            ax_pct.set_title("percent of peak")
         if len(series) > 1:
             ax_tf.legend(loc="upper left")
         files = save_figure(fig, outdir, "gemm_throughput")
-    return [Output("gemm_throughput", TITLE, DESCRIPTION, files, tuple(fig.get_size_inches()))]
+    caption = DESCRIPTION if have_peak else (
+        DESCRIPTION + " No device peak is known for these runs (host backend), so the percentage "
+        "panel is left out.")
+    return [Output("gemm_throughput", TITLE, caption, files, tuple(fig.get_size_inches()))]

@@ -16,7 +16,9 @@ from .common import varying_keys
 TITLE = "Overlap heatmaps"
 DESCRIPTION = ("Overlap efficiency (serial - t_o) / min(t_c, t_m) (1 = shorter op fully hidden), "
                "compute slowdown t_c'/t_c - 1 and communication slowdown t_m'/t_m - 1 (in %), over "
-               "GEMM size and message size, per stream-priority setting.")
+               "GEMM size and message size, per stream-priority setting. One colour scale per "
+               "metric for every heatmap of the report (efficiency within -1 to 1; slowdowns the "
+               "5th to 95th percentile of all cells, arrows beyond).")
 METRICS = (("overlap_efficiency", "overlap efficiency\n(1 = fully hidden)", 1.0),
            ("compute_slowdown", "compute slowdown (%)", 100.0),
            ("comm_slowdown", "comm. slowdown (%)", 100.0))
@@ -51,19 +53,47 @@ def _stem(keys, values):
 
 
 def _color_range(grids, key):
-    """Colour limits over all panels of a row. Overlap efficiency is clipped to [-1, 1] (1: fully
-    hidden, 0: serial, -1: as slow as running the shorter op twice) so that one pathological cell
-    does not wash out the rest; the cells keep their true values as text."""
-    finite = np.concatenate([g[~np.isnan(g)] for g in grids])
-    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
-    extend = "neither"
-    if key == "overlap_efficiency":
-        extend = {(False, False): "neither", (True, False): "min", (False, True): "max",
-                  (True, True): "both"}[(lo < -1.0, hi > 1.0)]
-        lo, hi = max(lo, -1.0), min(hi, 1.0)
+    """Colour limits of one metric, shared by every panel of every overlap figure so that a colour
+    means the same number everywhere. Overlap efficiency is clipped to [-1, 1] (1: fully hidden, 0:
+    serial, -1: as slow as running the shorter op twice); the slowdowns span the 5th to 95th
+    percentile of all cells, so that one pathological cell does not wash out the rest. Cells
+    outside keep their true values as text and the colour bar shows an arrow."""
+    finite = np.concatenate([g[np.isfinite(g)] for g in grids] or [np.array([])])
+    if key == "overlap_efficiency" and finite.size:
+        lo = min(max(float(finite.min()), -1.0), 1.0)
+        hi = max(min(float(finite.max()), 1.0), -1.0)
+    elif finite.size:
+        lo, hi = (float(v) for v in np.percentile(finite, [5, 95]))
+    else:
+        lo, hi = 0.0, 1.0
     if hi - lo < 1e-12:
         lo, hi = lo - 0.5, hi + 0.5
+    below = bool(finite.size and finite.min() < lo)
+    above = bool(finite.size and finite.max() > hi)
+    extend = {(False, False): "neither", (True, False): "min", (False, True): "max",
+              (True, True): "both"}[(below, above)]
     return lo, hi, extend
+
+
+def _axes_of(rows):
+    prios = sorted({r["label_fields"].get("prio", "equal") for r in rows},
+                   key=lambda p: (PRIO_ORDER.index(p) if p in PRIO_ORDER else 9, p))
+    gemms = sorted({(int(r["m"]), int(r["n"]), int(r["k"])) for r in rows},
+                   key=lambda s: (s[0] * s[1] * s[2], s))
+    sizes = sorted({float(r["bytes"]) for r in rows})
+    return prios, gemms, sizes
+
+
+def _grids(rows, key, scale):
+    prios, gemms, sizes = _axes_of(rows)
+    return [_grid([r for r in rows if r["label_fields"].get("prio", "equal") == p],
+                  gemms, sizes, key, scale) for p in prios]
+
+
+def shared_ranges(figures):
+    """{metric: (lo, hi, extend)} over the rows of every figure."""
+    return {key: _color_range([g for rows in figures for g in _grids(rows, key, scale)], key)
+            for key, _, scale in METRICS}
 
 
 def _grid(rows, gemms, sizes, key, scale):
@@ -99,19 +129,14 @@ def _panel(ax, grid, norm_range, annotate, scale):
     return im
 
 
-def _figure(rows, title):
-    prios = sorted({r["label_fields"].get("prio", "equal") for r in rows},
-                   key=lambda p: (PRIO_ORDER.index(p) if p in PRIO_ORDER else 9, p))
-    gemms = sorted({(int(r["m"]), int(r["n"]), int(r["k"])) for r in rows},
-                   key=lambda s: (s[0] * s[1] * s[2], s))
-    sizes = sorted({float(r["bytes"]) for r in rows})
+def _figure(rows, title, ranges):
+    prios, gemms, sizes = _axes_of(rows)
     annotate = len(gemms) * len(sizes) <= 64
     fig = new_figure(DOUBLE_COLUMN_IN, 1.9 * len(METRICS) + 0.3)
     axes = fig.subplots(len(METRICS), len(prios), squeeze=False)
     for mi, (key, label, scale) in enumerate(METRICS):
-        grids = [_grid([r for r in rows if r["label_fields"].get("prio", "equal") == p],
-                       gemms, sizes, key, scale) for p in prios]
-        lo, hi, extend = _color_range(grids, key)
+        grids = _grids(rows, key, scale)
+        lo, hi, extend = ranges[key]
         for pi, prio in enumerate(prios):
             ax = axes[mi][pi]
             im = _panel(ax, grids[pi], (lo, hi), annotate, scale)
@@ -140,6 +165,7 @@ def make(rs, outdir, options):
     by_setting = {}
     for r in rows:
         by_setting.setdefault(setting(r, keys), []).append(r)
+    ranges = shared_ranges(list(by_setting.values()))
     for values in sorted(by_setting):
         members = by_setting[values]
         which = ", ".join(f"{k}={v}" for k, v in zip(keys, values))
@@ -150,7 +176,7 @@ def make(rs, outdir, options):
         caption = DESCRIPTION + (" Same in every cell: " + ", ".join(
             f"{k}={v}" for k, v in sorted(fixed.items())) + "." if fixed else "")
         with paper_style():
-            fig = _figure(members, which)
+            fig = _figure(members, which, ranges)
             stem = _stem(keys, values)
             files = save_figure(fig, outdir, stem)
         outputs.append(Output(stem, f"{TITLE} ({which})", caption, files,

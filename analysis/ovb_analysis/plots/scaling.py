@@ -29,7 +29,10 @@ def size_label(model):
     if model.get("preset"):
         return str(model["preset"])
     p = params(model)
-    return f"{p / 1e9:.1f}B" if p >= 1e9 else f"{p / 1e6:.0f}M"
+    if p >= 1e9:
+        return f"{p / 1e9:.1f}B"
+    # Test and host models have well under a million parameters: "0.42M", never "0M".
+    return f"{p / 1e6:.0f}M" if p >= 1e7 else f"{p / 1e6:.2g}M"
 
 
 def collect(rs, options):

@@ -17,7 +17,7 @@ struct RangeInfo {
   std::string category;          // "phase", "layer", "collective", "compute", "measure"
   std::string coll_kind;         // collectives only: "all_reduce", ...
   std::string group;             // collectives only: "x", "y", "z", "data", "world"
-  std::int64_t bytes = -1;       // collectives only: S of metrics.md
+  std::int64_t bytes = -1;       // collectives only: S of docs/metrics.md
   int ranks = -1;                // collectives only: size of the group, when the caller knows it
 };
 

@@ -12,7 +12,8 @@ namespace ovb {
 // --backend auto|cuda|host, --ranks-per-gpu N.
 void add_backend_options(CLI::App& app, BackendOptions& opts);
 
-// --gx --gy --gz --gdata --grid-order x,y,z.
+// --gx --gy --gz --gdata --grid-order x,y,z: the grid rows of the run-configuration table
+// (ovb/run_config.hpp, defined in run_config.cpp), for programs that take a grid but no model.
 void add_grid_options(CLI::App& app, GridShape& shape);
 
 // Checks for numeric options, used instead of CLI::PositiveNumber / CLI::NonNegativeNumber, whose

@@ -1,4 +1,4 @@
-// The GPT model under the 4D algorithm (../shared/spec/4d-algorithm.md), as data: shapes and
+// The GPT model under the 4D algorithm (docs/algorithm.md), as data: shapes and
 // presets, the local geometry of every fully connected layer on a grid, the validity rules, and the
 // list of collectives one training iteration issues (kind, group, count, dtype, phase, layer).
 //
@@ -171,7 +171,7 @@ struct CollOp {
   DType dtype;
   bool recompute = false;  // issued by the recomputed forward inside backward
 
-  // S of metrics.md: the full buffer in bytes.
+  // S of docs/metrics.md: the full buffer in bytes.
   double bytes() const;
   bool operator==(const CollOp&) const = default;
 };

@@ -1,6 +1,6 @@
-// The 4D process grid (Gx, Gy, Gz, Gdata) of ../shared/spec/4d-algorithm.md.
+// The 4D process grid (Gx, Gy, Gz, Gdata) of docs/algorithm.md.
 // Rank placement: the first dimension of `order` varies fastest (default X, then Y, then Z), data
-// is always slowest. The stride of a dimension ("ip" in comm-model.md) is the product of the sizes
+// is always slowest. The stride of a dimension ("ip" in docs/model.md) is the product of the sizes
 // of the dimensions that vary faster than it.
 #pragma once
 

@@ -27,7 +27,7 @@ struct HostCollective {
   int ranks = 1;                 // size of the communicator
   std::size_t count = 0;         // the call's count argument (see Communicator)
   DType dtype = DType::f32;
-  double bytes = 0;              // S of metrics.md
+  double bytes = 0;              // S of docs/metrics.md
   std::int64_t issued_ns = 0;    // timeline_now_ns() when MPI started it
 };
 

@@ -1,4 +1,4 @@
-// Every metric of ../shared/spec/metrics.md, defined once. Units are in the names: seconds (_s),
+// Every metric of docs/metrics.md, defined once. Units are in the names: seconds (_s),
 // bytes, GB/s (1e9 bytes/s), TFLOP/s (1e12 FLOP/s).
 #pragma once
 

@@ -36,7 +36,7 @@ struct CollStat {
   CollKind kind;
   Group group;
   int count = 0;
-  double bytes = 0;       // sum of S (metrics.md)
+  double bytes = 0;       // sum of S (docs/metrics.md)
   double time_ms = 0;     // sum of durations on the communication streams
   double exposed_ms = 0;  // sum of the compute stream's waits for them
 };

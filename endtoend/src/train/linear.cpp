@@ -1,4 +1,4 @@
-// One fully connected layer under the 4D algorithm (4d-algorithm.md), forward and backward, with
+// One fully connected layer under the 4D algorithm (docs/algorithm.md), forward and backward, with
 // the OAR and ORS overlap orders.
 //
 // Forward: y = x W_blk^T is a partial sum over the `in` dimension's group: all-reduce it there.

@@ -1,4 +1,4 @@
-// The overlap analysis of per-rank traces: the metrics of ../shared/spec/metrics.md ("Overlap in a
+// The overlap analysis of per-rank traces: the metrics of docs/metrics.md ("Overlap in a
 // trace", via ovb::trace_overlap) per rank and as a mean across ranks, per collective kind and
 // group, per range (NVTX / ScopedRange name), and the kernel time per category (GEMM, attention,
 // communication, optimizer, elementwise, memory) beside the idle time. JSON as results/SCHEMA.md

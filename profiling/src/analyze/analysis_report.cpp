@@ -134,6 +134,12 @@ void print_report(std::ostream& os, const std::vector<RankReport>& reports, int 
   std::snprintf(line, sizeof line, "%-28s %10s %12.1f %10s %8.1f\n", "idle (nothing running)", "",
                 mean.idle, "", pct(mean.idle, mean.span));
   os << line;
+  // Kernels of one category on several streams at once count once per stream: the share of the
+  // span then passes 100, which reads as an error unless defined where it is printed.
+  bool over = false;
+  for (const CategoryStats& c : kb) over = over || pct(c.total_us, mean.span) > 100.0;
+  os << "% span: the category's summed kernel time over the traced span_us"
+     << (over ? "; above 100 where its kernels ran on several streams at once" : "") << "\n";
 
   const auto colls = sum_collectives(reports);
   if (!colls.empty()) {

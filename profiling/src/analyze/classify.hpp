@@ -1,4 +1,4 @@
-// What an event of a trace is, for the overlap analysis (../shared/spec/metrics.md, "Overlap in a
+// What an event of a trace is, for the overlap analysis (docs/metrics.md, "Overlap in a
 // trace"): GPU kernels are communication when their name starts with "nccl" (NCCL's kernels) or -
 // in this suite's host traces - when they carry a "collective" argument, else compute; memcpy and
 // memset activity is memory; user_annotation / gpu_user_annotation are ranges (NVTX and the

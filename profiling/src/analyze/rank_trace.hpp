@@ -16,7 +16,7 @@ struct ActivityEvent {
   std::int64_t begin_ns, end_ns;
   EventClass cls;           // compute, comm or memory
   std::int32_t coll = -1;   // comm: index into RankTrace::collectives
-  std::int64_t bytes = -1;  // comm: S of metrics.md when the trace says it
+  std::int64_t bytes = -1;  // comm: S of docs/metrics.md when the trace says it
   KernelCategory category = KernelCategory::elementwise;  // from the name (classify.hpp)
 };
 

@@ -2,6 +2,8 @@
 // trace_reader.hpp).
 #include "trace_reader.hpp"
 
+#include <cctype>
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -283,12 +285,31 @@ TraceFileInfo read_trace(const std::string& path, const std::function<void(RawEv
   if (is_gzip(path))
     throw UsageError("'" + path + "' is gzip-compressed and this build has no zlib: gunzip it");
 #endif
-  TraceSax sax(path, on_event);
+  // Binary data (a core file, a .nsys-rep) is said as such, not as the JSON parser's complaint
+  // about some byte; text that is not JSON still gets the parser's message and position.
   std::size_t consumed = 0;
+  const int c = buf->sgetc();
+  if (c != std::char_traits<char>::eof() && !std::isprint(c) && !std::isspace(c)) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "0x%02x", static_cast<unsigned>(c) & 0xffu);
+    throw UsageError("'" + path + "' is not a Chrome trace (JSON text): it starts with byte " +
+                     hex + ", binary data");
+  }
+  std::size_t events = 0;
+  const std::function<void(RawEvent&)> counted = [&](RawEvent& e) {
+    ++events;
+    on_event(e);
+  };
+  TraceSax sax(path, counted);  // keeps a reference: `counted` must outlive it
   CountingIterator first{std::istreambuf_iterator<char>(buf), &consumed};
   CountingIterator last{std::istreambuf_iterator<char>(), &consumed};
   json::sax_parse(first, last, &sax);
-  return sax.finish(consumed);
+  TraceFileInfo info = sax.finish(consumed);
+  // An empty event list would analyse to a table of zeros that looks like a measurement.
+  if (events == 0)
+    throw UsageError("'" + path + "' has no trace events: nothing to analyse (was the traced "
+                     "program stopped before it wrote any?)");
+  return info;
 }
 
 std::vector<std::string> expand_trace_paths(const std::vector<std::string>& args) {

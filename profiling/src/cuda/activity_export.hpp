@@ -14,7 +14,7 @@ namespace ovb::trace::cuda {
 std::int64_t earliest_record(const ActivityStore& s, std::int64_t start);
 
 // Writes every record: times are CUPTI's plus epoch_offset (epoch ns); ranges still open end at
-// `now` (CUPTI clock). Layout: see profiling/README.md, "Trace format".
+// `now` (CUPTI clock). Layout: see docs/trace-format.md.
 void write_activity(const ActivityStore& s, std::int64_t epoch_offset, std::int64_t now,
                     TraceWriter& w);
 

@@ -1,4 +1,4 @@
-// Version differences between CUDA / NCCL releases, in one place (STYLE.md item 10).
+// Version differences between CUDA / NCCL releases, in one place, not as #if spread through the code.
 #pragma once
 
 #include <nccl.h>

@@ -11,7 +11,7 @@
 //    cross-entropy, AdamW): bytes / (memory bandwidth * memory_efficiency); backward moves twice
 //    the forward bytes;
 //  - optimizer: every parameter shard read and written by AdamW (fp32 master, grad, m, v).
-// Formulas for the byte counts: analysis/MODEL.md, "Compute".
+// Formulas for the byte counts: docs/model.md, "Compute".
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // Overlap term of the model: one iteration replayed on a compute stream and three communication
 // streams (tensor-parallel all-reduces, Z all-gathers, gradient reductions), in the order gpt4d
-// runs it (../shared/spec/4d-algorithm.md, "Overlap optimisations"):
+// runs it (docs/algorithm.md, "Streams and the overlap optimisations"):
 //  - without flags every collective blocks the compute stream;
 //  - OAR: the backward dX all-reduce runs while the dW GEMM computes;
 //  - ORS: Z reduce-scatters, block/head small-parameter and data-parallel bucket all-reduces are

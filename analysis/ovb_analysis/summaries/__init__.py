@@ -1,0 +1,8 @@
+"""Summaries of the suite's campaign folders (`ovb-analysis summarize KIND DIR`), one module per
+campaign preset of slurm/ovb-suite; each has TITLE, JSON_NAME (None: no JSON) and summarize(DIR)
+returning a common.Summary."""
+
+from . import gpt4d_gpu, h100_single, microbench_gpu, model_pipeline, multirank, profiling_gpu
+
+KINDS = {"h100-single": h100_single, "multirank": multirank, "microbench-gpu": microbench_gpu,
+         "gpt4d-gpu": gpt4d_gpu, "profiling-gpu": profiling_gpu, "model-pipeline": model_pipeline}

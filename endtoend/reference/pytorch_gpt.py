@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""PyTorch reference for gpt4d: the same GPT trained the way a PyTorch user would, to compare
+side by side on whatever GPU is at hand (the ovb-suite preset h100-single runs it beside gpt4d).
+
+Model as gpt4d: pre-LayerNorm decoder, token + learned position embeddings, biases in every
+linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy; fp32 weights,
+bf16 autocast, causal SDPA (flash attention), fused AdamW (weight decay 0.1 on weight matrices
+and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic tokens.
+
+  python3 pytorch_gpt.py --preset 1.3B --batch 4 --iters 13 --warmup 3 --out torch.json
+  python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile --out torch-compile.json
+
+Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
+time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
+the model-FLOP formula of docs/metrics.md (F = 72 B s L h^2 (1 + s/(12h) +
+V/(12 L h))), peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used.
+Exit status 2 for bad options or no GPU.
+"""
+import argparse
+import math
+import os
+import statistics
+import sys
+import time
+
+# The repository's one atomic writer (standard library only).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..",
+                                "analysis"))
+from ovb_analysis.io_util import atomic_write_json  # noqa: E402
+
+PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
+    "125M": (12, 768, 12),
+    "350M": (24, 1024, 16),
+    "760M": (24, 1536, 16),
+    "1.3B": (24, 2048, 16),
+    "2.7B": (32, 2560, 32),
+    "6.7B": (32, 4096, 32),
+}
+PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
+
+
+def model_flop(batch, seq, layers, hidden, vocab):
+    """metrics.md: F = 72 B s L h^2 (1 + s/(12h) + V/(12 L h))."""
+    return 72.0 * batch * seq * layers * hidden**2 * (
+        1 + seq / (12.0 * hidden) + vocab / (12.0 * layers * hidden))
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--preset", choices=sorted(PRESETS),
+                   help="model size (or --layers/--hidden/--heads)")
+    p.add_argument("--layers", type=int)
+    p.add_argument("--hidden", type=int)
+    p.add_argument("--heads", type=int)
+    p.add_argument("--seq", type=int, default=2048)
+    p.add_argument("--vocab", type=int, default=50304)
+    p.add_argument("--batch", type=int, required=True, help="sequences per iteration")
+    p.add_argument("--iters", type=int, default=13)
+    p.add_argument("--warmup", type=int, default=3, help="iterations left out of the summary")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--seed", type=int, default=1234)
+    p.add_argument("--out", help="JSON result file")
+    a = p.parse_args(argv)
+    if a.preset:
+        layers, hidden, heads = PRESETS[a.preset]
+        a.layers, a.hidden, a.heads = a.layers or layers, a.hidden or hidden, a.heads or heads
+    if not (a.layers and a.hidden and a.heads):
+        p.error("give --preset or all of --layers, --hidden, --heads")
+    if a.hidden % a.heads:
+        p.error(f"hidden {a.hidden} is not divisible by heads {a.heads}")
+    if a.iters <= a.warmup or a.warmup < 0:
+        p.error("--iters must exceed --warmup >= 0")
+    return a
+
+
+def build(a, torch):
+    nn, F = torch.nn, torch.nn.functional
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            h = a.hidden
+            self.ln1, self.ln2 = nn.LayerNorm(h), nn.LayerNorm(h)
+            self.qkv, self.proj = nn.Linear(h, 3 * h), nn.Linear(h, h)
+            self.up, self.down = nn.Linear(h, 4 * h), nn.Linear(4 * h, h)
+
+        def forward(self, x):
+            B, S, h = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(h, dim=2)
+            q, k, v = (t.view(B, S, a.heads, h // a.heads).transpose(1, 2) for t in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(B, S, h))
+            return x + self.down(F.gelu(self.up(self.ln2(x)), approximate="tanh"))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte, self.wpe = nn.Embedding(a.vocab, a.hidden), nn.Embedding(a.seq, a.hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(a.layers))
+            self.ln_f = nn.LayerNorm(a.hidden)
+            self.lm_head = nn.Linear(a.hidden, a.vocab, bias=False)  # untied
+            residual = ("proj.weight", "down.weight")  # std / sqrt(2L), as GPT-2 and gpt4d
+            for name, p in self.named_parameters():
+                if p.dim() == 2:
+                    std = 0.02 / math.sqrt(2 * a.layers) if name.endswith(residual) else 0.02
+                    nn.init.normal_(p, 0.0, std)
+
+        def forward(self, idx, targets):
+            pos = torch.arange(idx.shape[1], device=idx.device)
+            x = self.wte(idx) + self.wpe(pos)
+            for b in self.blocks:
+                x = b(x)
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
+
+    return GPT()
+
+
+def main(argv):
+    a = parse_args(argv)
+    try:
+        import torch
+    except ImportError:
+        print("pytorch_gpt.py: error: PyTorch is not installed", file=sys.stderr)
+        return 2
+    if not torch.cuda.is_available():
+        print("pytorch_gpt.py: error: no CUDA GPU visible", file=sys.stderr)
+        return 2
+    torch.manual_seed(a.seed)
+    dev = torch.device("cuda")
+    model = build(a, torch).to(dev)
+    decay = [p for n, p in model.named_parameters() if p.dim() == 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() != 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                             {"params": no_decay, "weight_decay": 0.0}],
+                            lr=3e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
+    step_model = torch.compile(model) if a.compile else model
+    n_params = sum(p.numel() for p in model.parameters())
+    gen = torch.Generator(device=dev).manual_seed(a.seed)
+    F = model_flop(a.batch, a.seq, a.layers, a.hidden, a.vocab)
+    name = torch.cuda.get_device_name(dev)
+    peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
+    print(f"pytorch_gpt: {a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
+          f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA, "
+          f"fused AdamW{', torch.compile' if a.compile else ''} on {name}", flush=True)
+    iters = []
+    for i in range(a.iters):
+        idx = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev, generator=gen)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = step_model(idx[:, :-1], idx[:, 1:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        iters.append({"iter": i, "loss": loss.item(), "time_ms": dt * 1e3})
+        print(f"iter {i + 1:4d}/{a.iters}  loss {loss.item():.4f}  time {dt * 1e3:.1f} ms  "
+              f"TFLOP/s {F / dt / 1e12:.1f}", flush=True)
+    med = statistics.median(r["time_ms"] for r in iters[a.warmup:]) / 1e3
+    tflops = F / med / 1e12
+    summary = {"warmup_iters": a.warmup, "measured_iters": a.iters - a.warmup,
+               "median_time_ms": med * 1e3, "tokens_per_s": a.batch * a.seq / med,
+               "tflops_per_gpu": tflops, "mfu": tflops / peak if peak else None,
+               "peak_tflops": peak, "model_flop_per_iter": F,
+               "peak_memory_bytes": torch.cuda.max_memory_allocated(dev),
+               "first_loss": iters[0]["loss"], "final_loss": iters[-1]["loss"]}
+    result = {"config": {"model": {"layers": a.layers, "hidden": a.hidden, "heads": a.heads,
+                                   "seq": a.seq, "vocab": a.vocab, "preset": a.preset,
+                                   "parameters": n_params},
+                         "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
+                         "compile": a.compile, "dtype": "bf16 autocast",
+                         "attention": "torch SDPA (is_causal)", "optimizer": "AdamW fused"},
+              "context": {"device": name, "torch": torch.__version__,
+                          "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
+                          "host": os.uname().nodename,
+                          "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
+              "iterations": iters, "summary": summary}
+    print(f"summary: median {med * 1e3:.1f} ms/iteration, {tflops:.1f} TFLOP/s per GPU, "
+          f"peak memory {summary['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
+    if a.out:
+        atomic_write_json(a.out, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

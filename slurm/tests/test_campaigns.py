@@ -1,0 +1,225 @@
+"""Unit tests of what the campaign presets added to the driver - the time budget, "does not fit"
+and conditional steps, steps that run at every call, arguments taken from an earlier step's file,
+--param - and of the campaign plans themselves (no binaries run).
+
+Run: python3 -m unittest discover -s slurm/tests -v      (ctest: slurm_driver_unit)
+"""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from test_driver import DRIVER, DriverCase, read, sh
+
+from ovb_suite.campaigns import CAMPAIGNS, build, default_budget  # noqa: E402
+from ovb_suite.campaigns import parse_params  # noqa: E402
+from ovb_suite.mps import Mps  # noqa: E402
+from ovb_suite.plan import Target  # noqa: E402
+from ovb_suite.util import SuiteError  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+
+
+class Budget(DriverCase):
+    def test_step_past_the_budget_is_left_for_the_next_call(self):
+        f = self.steps_file([sh("sleep 6", name="a"), sh("echo ran > {tmp}/b.txt", name="b",
+                                                         outputs=["b.txt"])])
+        r = self.run_driver(f, "--budget", "25")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("b: left for the next call", r.stdout)
+        # a's watchdog limit was cut from 600 s to what was left of the 25 s budget
+        self.assertRegex(r.stdout, r"a: started \(1 process, watchdog 2[0-5] s")
+        self.assertFalse(os.path.exists(os.path.join(self.out, ".suite", "state", "b.json")))
+        status = json.loads(read(os.path.join(self.out, ".suite", "status.json")))
+        row = next(s for s in status["steps"] if s["step"] == "b")
+        self.assertEqual(row["status"], "pending")
+        self.assertIn("25 s budget", row["error"])
+        r = self.run_driver(f, "--budget", "25")  # the next call goes on where this one stopped
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.state("a")["attempt"], 1)
+        self.assertEqual(read(os.path.join(self.out, "b.txt")), "ran\n")
+
+
+class Unfit(DriverCase):
+    STEPS = [
+        sh("echo 'gpt4d: error: needs 99.0 GiB per rank, 80 free'; exit 2", name="big",
+           unfit="needs .* GiB per rank"),
+        sh("echo smaller > {tmp}/small.txt", name="small", outputs=["small.txt"], if_unfit="big"),
+        sh("echo bigger > {tmp}/bigger.txt", name="bigger", outputs=["bigger.txt"],
+           unless_unfit=["big"]),
+        sh("echo fine", name="fits", unfit="needs .* GiB per rank"),
+        sh("echo other > {tmp}/o.txt", name="other", outputs=["o.txt"], if_unfit="fits"),
+    ]
+
+    def test_unfit_is_a_result_and_decides_the_conditional_steps(self):
+        r = self.run_driver(self.steps_file(self.STEPS))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        got = {s["name"]: self.state(s["name"])["status"] for s in self.STEPS}
+        self.assertEqual(got, {"big": "unfit", "small": "finished", "bigger": "skipped",
+                               "fits": "finished", "other": "skipped"})
+        self.assertIn("does not fit (memory)", self.state("big")["error"])
+        r = self.run_driver(self.steps_file(self.STEPS))  # unfit is not redone
+        self.assertEqual(r.returncode, 0)
+        self.assertEqual(self.state("big")["attempt"], 1)
+
+    def test_a_failure_that_is_not_the_pattern_stays_a_failure(self):
+        f = self.steps_file([sh("echo 'segmentation fault'; exit 3", name="big",
+                                unfit="needs .* GiB per rank"),
+                             sh("true", name="small", if_unfit="big")])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(self.state("big")["status"], "failed")
+        self.assertEqual(self.state("small")["status"], "skipped")
+
+    def test_condition_on_a_later_step_is_refused(self):
+        r = self.run_driver(self.steps_file([sh("true", name="a", if_unfit="b"),
+                                             sh("true", name="b")]))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("depends on 'b', which is not an earlier step", r.stderr)
+
+
+class AlwaysAndArgs(DriverCase):
+    def test_always_step_runs_at_every_call_and_under_only(self):
+        f = self.steps_file([sh("true", name="a", group="g"), sh("true", name="b", group="h"),
+                             sh("true", name="summary", group="report", always=True)])
+        self.assertEqual(self.run_driver(f).returncode, 0)
+        r = self.run_driver(f, "--only", "g")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(self.state("summary")["attempt"], 2)
+        self.assertEqual(self.state("a")["attempt"], 1)
+
+    def test_arguments_from_an_earlier_steps_file(self):
+        picks = {"runs": [{"args": ["--gx", "2"]}, {"args": ["--gy", "4"]}]}
+        f = self.steps_file([
+            sh(f"echo '{json.dumps(picks)}' > {{tmp}}/picks.json", name="picks",
+               outputs=["picks.json"]),
+            dict(name="use", command=["sh", "-c", 'echo "$@" > {tmp}/used.txt', "sh",
+                                      "{args:{out}/picks.json:1}"], outputs=["used.txt"]),
+            dict(name="beyond", command=["echo", "{args:{out}/picks.json:2}"]),
+        ])
+        r = self.run_driver(f)
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(read(os.path.join(self.out, "used.txt")), "--gy 4\n")
+        self.assertEqual(self.state("beyond")["status"], "failed")
+        self.assertIn("no entry 2 with \"args\" in \"runs\" (2 entries)",
+                      self.state("beyond")["error"])
+
+
+class Params(DriverCase):
+    def run_preset(self, *args):
+        return subprocess.run([sys.executable, DRIVER, *args], capture_output=True, text=True,
+                              env=self.env, timeout=120)
+
+    def test_param_errors_are_one_line(self):
+        empty = os.path.join(self.dir, "build")
+        os.makedirs(empty)
+        for args, msg in (
+                (["--param", "nope=1"], "preset multirank has no such parameter (known: model, "),
+                (["--param", "grids4"], "--param grids4: expected NAME=VALUE"),
+                (["--param", "grids4=1x2"], "grid '1x2': expected GXxGYxGZxGDATA"),
+                (["--param", "run_limit_s=-1"], "run_limit_s=-1: expected a number > 0")):
+            r = self.run_preset("list", "--preset", "multirank", "--backend", "host", "--build",
+                                empty, *args)
+            self.assertEqual(r.returncode, 2, args)
+            self.assertIn(msg, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = self.run_preset("list", "--preset", "quick", "--backend", "host", "--build", empty,
+                            "--param", "a=1")
+        self.assertIn("preset quick takes no parameters", r.stderr)
+
+    def test_params_are_recorded_and_a_different_one_is_refused(self):
+        empty = os.path.join(self.dir, "build")
+        os.makedirs(empty)
+        base = ["run", "--preset", "multirank", "--backend", "host", "--build", empty,
+                "--out", self.out, "--only", "flags8"]
+        r = self.run_preset(*base, "--param", "run_limit_s=30")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # gpt4d is not in the empty build
+        suite = json.loads(read(os.path.join(self.out, ".suite", "suite.json")))
+        self.assertEqual(suite["params"]["run_limit_s"], "30")
+        self.assertEqual(suite["jobs"][-1]["budget_s"], 540.0)
+        r = self.run_preset(*base, "--param", "run_limit_s=60")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--param run_limit_s=60 (folder: run_limit_s=30)", r.stderr)
+
+
+class CampaignPlans(unittest.TestCase):
+    def test_every_campaign_plans_with_missing_binaries_named(self):
+        for name, c in CAMPAIGNS.items():
+            steps = build_steps(c, c.BACKENDS[0], "", {})
+            self.assertEqual(steps[-1].name, "summary", name)
+            self.assertTrue(steps[-1].always)
+            runs = [s for s in steps if s.group != "report"]
+            # An empty build: the steps are listed, each binary step saying what is missing.
+            self.assertTrue(any("not built (not found in )" in s.missing for s in runs), name)
+
+    def test_h100_single_keeps_the_scripts_budget_order_and_fallbacks(self):
+        steps = {s.name: s for s in build_steps(CAMPAIGNS["h100-single"], "cuda", "", {})}
+        names = list(steps)
+        self.assertEqual(CAMPAIGNS["h100-single"].BUDGET_S, 530.0)
+        self.assertLess(names.index("kernels"), names.index("gpt4d_1.3B"))
+        self.assertLess(names.index("gpt4d_1.3B"), names.index("torch_eager"))
+        self.assertEqual(names[-2:], ["torch_compile", "summary"])
+        self.assertEqual(steps["gpt4d_2.7B_b2"].if_unfit, "gpt4d_2.7B")
+        self.assertEqual(steps["batch_16"].unless_unfit, ["batch_8", "batch_12", "batch_14"])
+        self.assertEqual(steps["torch_compile"].timeout_s, 240.0)
+        with self.assertRaisesRegex(SuiteError, "runs on the cuda backend, not host"):
+            build_steps(CAMPAIGNS["h100-single"], "host", "", {})
+
+    def test_multirank_default_sweep(self):
+        steps = build_steps(CAMPAIGNS["multirank"], "cuda", "", {})
+        runs = [s for s in steps if s.group != "report" and not s.name.endswith("-plot")]
+        self.assertEqual(len(runs), 8 * 2 + 6 * 2 + 3 + 6)
+        one = next(s for s in runs if s.name == "grids8-g2x2x2x1-all")
+        self.assertEqual((one.ranks, one.timeout_s, one.outputs),
+                         (8, 150.0, ["grids8/g2x2x2x1-all.json"]))
+        self.assertIn("--ranks-per-gpu", one.command)
+        host = build_steps(CAMPAIGNS["multirank"], "host", "", {})
+        self.assertNotIn("--ranks-per-gpu", host[0].command)
+
+    def test_model_pipeline_shapes_and_picks(self):
+        steps = {s.name: s for s in build_steps(CAMPAIGNS["model-pipeline"], "host", "",
+                                                {"configs": "3"})}
+        self.assertEqual([n for n in steps if n.startswith("gpt4d-pick")],
+                         ["gpt4d-pick-1", "gpt4d-pick-2", "gpt4d-pick-3"])
+        self.assertIn("{args:{out}/model/picks.json:2}", steps["gpt4d-pick-3"].command)
+        self.assertIn("--hidden", steps["gpt4d-pick-1"].command)
+        i = steps["gpt4d-pick-1"].command.index("--hidden")
+        self.assertEqual(steps["gpt4d-pick-1"].command[i + 1], "64")  # tiny on the host
+        with self.assertRaisesRegex(SuiteError, "expected an even number"):
+            build_steps(CAMPAIGNS["model-pipeline"], "host", "", {"ranks": "3"})
+
+    def test_budget_defaults(self):
+        self.assertEqual(default_budget(CAMPAIGNS["model-pipeline"], "cuda"), 540.0)
+        self.assertIsNone(default_budget(CAMPAIGNS["model-pipeline"], "host"))
+        self.assertEqual(default_budget(CAMPAIGNS["multirank"], "host"), 540.0)
+        self.assertIsNone(default_budget(CAMPAIGNS["gpt4d-gpu"], "cuda"))
+
+    def test_parse_params_order(self):
+        c = CAMPAIGNS["multirank"]
+        p = parse_params(c, ["grids8=2x2x2x1"], {"grids8": "1x1x1x8", "run_limit_s": "60"})
+        self.assertEqual((p["grids8"], p["run_limit_s"]), ("2x2x2x1", "60"))
+        self.assertEqual(p["grids4"], c.PARAMS["grids4"][0])
+
+
+class MpsStart(unittest.TestCase):
+    def test_no_control_binary_is_a_note_not_an_error(self):
+        path = os.environ["PATH"]
+        os.environ["PATH"] = "/nonexistent"
+        try:
+            m = Mps()
+            self.assertIn("off: nvidia-cuda-mps-control not found", m.start())
+            self.assertFalse(m.on)
+            m.stop()
+        finally:
+            os.environ["PATH"] = path
+
+
+def build_steps(campaign, backend, build_dir, params):
+    p = parse_params(campaign, [f"{k}={v}" for k, v in params.items()])
+    return build(campaign, Target(REPO, build_dir, backend, 4, campaign.NAME), p).steps
+
+
+if __name__ == "__main__":
+    unittest.main()
