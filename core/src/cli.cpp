@@ -7,7 +7,7 @@
 #include <string>
 
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 namespace ovb {
 

@@ -10,7 +10,7 @@
 #include <fstream>
 
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 #include "ovb/metrics.hpp"
 
 namespace ovb {

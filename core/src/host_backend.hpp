@@ -2,7 +2,7 @@
 // MPI_Ireduce_scatter_block, MPI_Iallgather), fp32 only. CPU compute runs synchronously on the
 // calling thread, so a "stream" only holds the collectives still in flight on it; recording an
 // event captures them, and waiting on the event completes them (MPI_Wait). With a host-timeline
-// sink installed (ovb/host_timeline.hpp) every collective and every blocking wait is reported.
+// sink installed (ovb/host_timeline_sink.hpp) every collective and every blocking wait is reported.
 // With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll MPI_Test instead, and a collective
 // that does not complete in time prints one line and MPI_Aborts the job.
 #pragma once
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ovb/backend.hpp"
-#include "ovb/host_timeline.hpp"
+#include "ovb/host_timeline_sink.hpp"
 #include "ovb/watchdog.hpp"
 
 namespace ovb {

@@ -35,6 +35,12 @@ LaunchContext query_launch_context() {
   OVB_CHECK_MPI(MPI_Comm_rank(node, &c.local_rank));
   OVB_CHECK_MPI(MPI_Comm_size(node, &c.local_size));
   OVB_CHECK_MPI(MPI_Comm_free(&node));
+  c.host = single_process_context().host;
+  return c;
+}
+
+LaunchContext single_process_context() {
+  LaunchContext c;
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) c.host = host;
   return c;

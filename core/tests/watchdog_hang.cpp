@@ -16,7 +16,7 @@
 #include "ovb/backend.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 
 #include <algorithm>
 
+#include "ovb/tracked_memory.hpp"
 #include "parallel_test_util.hpp"
 #include "model/layout.hpp"
-#include "train/memory.hpp"
 
 using namespace ovb;
 using namespace ovb::gpt;

@@ -11,7 +11,7 @@
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 namespace ovb::mb {
 

@@ -18,7 +18,7 @@
 #include "harness/gemm_cases.hpp"
 #include "harness/sizes.hpp"
 #include "ovb/error.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 #include "overlap/overlap_bench.hpp"
 
 namespace {

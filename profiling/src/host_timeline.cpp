@@ -8,7 +8,7 @@
 #include <algorithm>
 
 #include "lanes.hpp"
-#include "ovb/intervals.hpp"
+#include "intervals.hpp"
 
 namespace ovb::trace {
 

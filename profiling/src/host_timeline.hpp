@@ -2,7 +2,7 @@
 // written in the same trace format (so run -> trace -> analyze works without a GPU).
 //
 // Sources: the suite's ranges (ovb::ScopedRange, through the RangeRecorder hook) and the host
-// backend's collectives and waits (ovb/host_timeline.hpp). Tracks in the written trace:
+// backend's collectives and waits (ovb/host_timeline_sink.hpp). Tracks in the written trace:
 //  - pid = OS process id, one track per thread: the ranges as "user_annotation", and the time
 //    blocked in MPI_Wait as "cuda_runtime" events named "MPI_Wait" (the host analogue of
 //    cudaEventSynchronize);
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "ovb/annotate.hpp"
-#include "ovb/host_timeline.hpp"
+#include "ovb/host_timeline_sink.hpp"
 #include "trace_writer.hpp"
 
 namespace ovb::trace {

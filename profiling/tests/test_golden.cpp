@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "analyze/analysis.hpp"
+#include "analyze/analysis_report.hpp"
 #include "ovb/error.hpp"
 #include "test_util.hpp"
 

@@ -22,7 +22,7 @@
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 namespace {
 

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "analyze/analysis.hpp"
+#include "analyze/analysis_report.hpp"
 #include "analyze/merge.hpp"
 #include "analyze/trace_reader.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 int main(int argc, char** argv) {
   return ovb::run_main("ovb-trace", argc, argv, [&](const ovb::LaunchContext& ctx) {

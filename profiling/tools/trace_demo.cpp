@@ -24,7 +24,7 @@
 #include "ovb/gemm.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
 #include "ovb/trace.hpp"
 

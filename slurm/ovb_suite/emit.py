@@ -3,7 +3,10 @@ launcher): one job per top-k configuration, or one job array. Each job runs gpt4
 a resumable step (ovb-suite exec) into one shared results folder, so `ovb-model compare` and the
 report can then rank the measured configurations against the prediction.
 
-Input: the search JSON (results/SCHEMA.md "Model"). The model and batch come from its `inputs`
+Input: the search JSON (results/SCHEMA.md "Model"), given with --search, or made here: the words
+after `--` are `ovb-model search` arguments, and emit-sbatch runs that search with
+`--json OUT_DIR/search.json` first (the slurm layer calls the model; the model knows nothing of
+Slurm). The model and batch come from its `inputs`
 object - `inputs.model.{layers,hidden,heads,seq,vocab}` (or the same keys directly in `inputs`),
 `inputs.batch`, `inputs.gpus`, optionally `inputs.overlap` (list or comma string) and
 `inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
@@ -15,8 +18,10 @@ import argparse
 import os
 import shlex
 import stat
+import subprocess
 import sys
 
+from .launch import find_binary, pick_build
 from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -35,6 +40,10 @@ def _get(doc, path, where):
 def read_search(path):
     """(model args, batch, gpus, overlap, configs) of a search JSON."""
     doc = read_json(path)
+    if doc.get("strategy", "4d") != "4d":
+        raise SuiteError(f"{path}: a search of strategy '{doc['strategy']}': the jobs run gpt4d, "
+                         "so they need a 4D search (--strategy 4d, the default; for Megatron-LM "
+                         "use ovb-analysis megatron-cmd --from-model)")
     inputs = _get(doc, "inputs", path)
     model = inputs.get("model") if isinstance(inputs.get("model"), dict) else inputs
     shape = {k: int(_get(model, k, f"{path}: inputs.model")) for k in MODEL_KEYS}
@@ -146,9 +155,16 @@ def _write(a, name, lines):
 
 
 def make_parser():
-    p = OneLineParser(prog="emit-sbatch", description="Slurm jobs (one per top-k "
-                                "configuration, or a job array) from an `ovb-model search` JSON.")
-    p.add_argument("--search", required=True, metavar="JSON", help="ovb-model search --json output")
+    p = OneLineParser(prog="emit-sbatch", usage="%(prog)s (--search JSON | ... -- SEARCH_ARGS)",
+                      description="Slurm jobs (one per top-k configuration, or a job array) from "
+                      "an `ovb-model search` JSON, or from a search run here: the words after `--` "
+                      "are `ovb-model search` arguments (e.g. -- --machine perlmutter-a100 "
+                      "--preset 1.3B --batch 16 --gpus 8), and the search JSON goes to "
+                      "OUT_DIR/search.json.")
+    p.add_argument("--search", metavar="JSON", help="ovb-model search --json output")
+    p.add_argument("--build", metavar="DIR", help="build folder with ovb-model, for a search run "
+                   "here (default: $OVB_BUILD_DIR, else the first of build/{default,cuda,host} "
+                   "that has it)")
     p.add_argument("--out-dir", required=True, metavar="DIR", help="where the job scripts go")
     p.add_argument("--top-k", type=int, default=3, metavar="K", help="jobs for the K best "
                    "configurations that fit (default 3)")
@@ -169,14 +185,56 @@ def make_parser():
     return p
 
 
+def ovb_model_path(a):
+    """ovb-model of --build, $OVB_BUILD_DIR or the first build folder that has it."""
+    build = a.build or os.environ.get("OVB_BUILD_DIR")
+    if not build:
+        build, _ = pick_build(a.repo, {"ovb-model"}, strict=False)
+    if not build or not os.path.isdir(build):
+        raise SuiteError(f"no build folder{' ' + build if build else ''} to run ovb-model search "
+                         "in: build the suite or pass --build DIR")
+    model = find_binary(build, "ovb-model")
+    if not model:
+        raise SuiteError(f"no ovb-model in {build} (build the analysis part, or pass --build DIR)")
+    return model
+
+
+def run_search(a, words):
+    """Runs `ovb-model search WORDS --json OUT_DIR/search.json`; its exit status (0: a.search set).
+    Its table and its one-line errors go straight to the user."""
+    if "--json" in words or any(w.startswith("--json=") for w in words):
+        raise SuiteError("--json among the search arguments: the search JSON goes to "
+                         "OUT_DIR/search.json (or give an existing one with --search)")
+    a.search = os.path.join(a.out_dir_abs, "search.json")
+    cmd = [ovb_model_path(a), "search", *words, "--json", a.search]
+    sys.stdout.flush()
+    try:
+        return subprocess.run(cmd, check=False).returncode
+    except OSError as e:
+        raise SuiteError(f"cannot run {cmd[0]}: {e.strerror}") from e
+
+
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    words = None
+    if "--" in argv:  # the search's own arguments: passed on untouched
+        words, argv = argv[argv.index("--") + 1:], argv[:argv.index("--")]
     a = make_parser().parse_args(argv)
     try:
         if a.top_k < 1 or a.gpus_per_node < 0:
             raise SuiteError("--top-k must be >= 1 and --gpus-per-node >= 0")
+        if (a.search is None) == (words is None):
+            raise SuiteError("give either --search JSON or `-- SEARCH_ARGS` (ovb-model search "
+                             "arguments), not " + ("both" if a.search else "neither"))
+        if words is not None and not words:
+            raise SuiteError("no ovb-model search arguments after `--`")
         a.out_dir_abs = os.path.abspath(a.out_dir)
         a.results_abs = os.path.abspath(a.results or os.path.join(a.out_dir, "results"))
         os.makedirs(os.path.join(a.out_dir_abs, "logs"), exist_ok=True)
+        if words is not None:
+            status = run_search(a, words)
+            if status != 0:
+                return status  # ovb-model has said why, in its own line
         for path in emit(a):
             print(path)
     except SuiteError as e:

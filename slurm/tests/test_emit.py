@@ -93,9 +93,73 @@ class EmitSbatch(unittest.TestCase):
             c["fits"] = False
         self.bad(doc, "no configuration that fits in memory")
         self.bad({"configs": good["configs"]}, "missing 'inputs'")
+        doc = json.loads(read(FIXTURE))
+        doc["strategy"] = "megatron"
+        self.bad(doc, "a search of strategy 'megatron': the jobs run gpt4d")
         r = self.emit(search=os.path.join(self.tmp.name, "none.json"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no such file", r.stderr)
+
+
+class EmitRunsTheSearch(unittest.TestCase):
+    """`emit-sbatch ... -- SEARCH_ARGS`: the slurm layer runs `ovb-model search` (here a stand-in
+    that records its arguments and writes the fixture) and emits from the JSON it wrote."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="emit-search-test-")
+        self.build = os.path.join(self.tmp.name, "build")
+        self.out = os.path.join(self.tmp.name, "jobs")
+        self.argv_log = os.path.join(self.tmp.name, "argv.json")
+        os.makedirs(self.build)
+        model = os.path.join(self.build, "ovb-model")
+        with open(model, "w", encoding="utf-8") as f:
+            f.write(f"""#!{sys.executable}
+import json, shutil, sys
+json.dump(sys.argv[1:], open({self.argv_log!r}, "w"))
+if "--preset" in sys.argv and sys.argv[sys.argv.index("--preset") + 1] == "7B":
+    print("ovb-model: error: unknown GPT preset '7B'", file=sys.stderr)
+    sys.exit(2)
+shutil.copy({FIXTURE!r}, sys.argv[sys.argv.index("--json") + 1])
+""")
+        os.chmod(model, 0o755)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def emit(self, *args):
+        return subprocess.run([sys.executable, EMIT, "--build", self.build, "--out-dir", self.out,
+                               *args], capture_output=True, text=True, timeout=60)
+
+    def test_search_arguments_reach_ovb_model_and_its_json_is_used(self):
+        r = self.emit("--top-k", "2", "--", "--machine", "m.json", "--gpus", "4")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.argv_log, encoding="utf-8") as f:
+            argv = json.load(f)
+        self.assertEqual(argv, ["search", "--machine", "m.json", "--gpus", "4", "--json",
+                                os.path.join(self.out, "search.json")])
+        self.assertEqual(sorted(n for n in os.listdir(self.out) if n.endswith(".sbatch")),
+                         ["top1-g2x2x1x1.sbatch", "top2-g1x2x2x1-yxz.sbatch"])
+
+    def test_a_failed_search_ends_with_its_own_line_and_status(self):
+        r = self.emit("--", "--preset", "7B")
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(r.stderr.strip(), "ovb-model: error: unknown GPT preset '7B'")
+        self.assertFalse([n for n in os.listdir(self.out) if n.endswith(".sbatch")])
+
+    def test_bad_combinations_give_one_line(self):
+        for args, message in ((("--search", FIXTURE, "--", "--gpus", "4"), "not both"),
+                              ((), "not neither"),
+                              (("--",), "no ovb-model search arguments"),
+                              (("--", "--gpus", "4", "--json", "x.json"), "--json among")):
+            r = self.emit(*args)
+            self.assertEqual(r.returncode, 2, (args, r.stdout))
+            self.assertIn(message, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        r = subprocess.run([sys.executable, EMIT, "--build", os.path.join(self.tmp.name, "none"),
+                            "--out-dir", self.out, "--", "--gpus", "4"],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("emit-sbatch: error: no build folder", r.stderr)
 
 
 if __name__ == "__main__":

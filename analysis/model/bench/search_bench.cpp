@@ -9,8 +9,8 @@
 
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
-#include "ovb/main.hpp"
 #include "ovb/model/megatron_search.hpp"
+#include "ovb/run_main.hpp"
 #include "ovb/model/predict.hpp"
 #include "ovb/model/search.hpp"
 

@@ -1,13 +1,9 @@
 // ovb-model search: every valid configuration of a GPU count, ranked by predicted iteration time,
 // for AxoNN's 4D algorithm, the Megatron-LM strategy or both (--strategy); ovb-model versus: the
 // best of each side by side.
-// With --emit-sbatch DIR it also writes one Slurm job (or a job array) per top-k configuration,
-// through slurm/emit-sbatch (AxoNN-launcher style: run the best predicted ones, keep the fastest).
-#include <sys/wait.h>
-
+// Slurm jobs for the top-k 4D configurations come from the slurm layer, which runs this search and
+// reads its JSON: `slurm/emit-sbatch --out-dir DIR -- SEARCH_ARGS`.
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 #include "commands.hpp"
@@ -49,20 +45,9 @@ class Search : public Command {
     sub.add_flag("--include-unfit", include_unfit_,
                  "Also list configurations that do not fit in memory (after those that do)");
     sub.add_option("--json", json_, "Write the ranked configurations as JSON (results/SCHEMA.md)");
-    if (versus_) return;  // versus ranks and compares; jobs come from search
-    sub.add_option("--emit-sbatch", emit_dir_,
-                   "Write Slurm jobs running gpt4d on the top-k configurations into DIR "
-                   "(slurm/emit-sbatch; the search JSON goes to --json or DIR/search.json)");
-    sub.add_option("--emit-top-k", emit_top_k_, "Jobs for the K best configurations that fit")
-        ->check(ovb::positive())
-        ->capture_default_str();
-    sub.add_flag("--emit-array", emit_array_, "One job array instead of K jobs");
   }
 
   int run(const LaunchContext& ctx) override {
-    if (!emit_dir_.empty() && meg_.strategy != "4d")
-      throw UsageError("--emit-sbatch writes gpt4d jobs: it needs --strategy 4d (for Megatron "
-                       "use ovb-analysis megatron-cmd --from-model on the search JSON)");
     const Machine mc = args_.load();
     const GptShape m = args_.shape();
     const GptPlanOptions base = args_.plan(mc);
@@ -77,7 +62,6 @@ class Search : public Command {
     nlohmann::json vs;
     if (meg_.strategy == "all") vs = versus_line(best_4d, best_meg);
 
-    if (!emit_dir_.empty() && json_.empty()) json_ = emit_dir_ + "/search.json";
     if (!json_.empty()) {
       nlohmann::json inputs = args_.inputs_json(m, base, mc);
       inputs["gpus"] = gpus_;
@@ -101,7 +85,6 @@ class Search : public Command {
                 << std::endl;
       return 1;
     }
-    if (!emit_dir_.empty()) return emit_sbatch();
     return 0;
   }
 
@@ -259,37 +242,13 @@ class Search : public Command {
     return vs;
   }
 
-  // Runs `python3 slurm/emit-sbatch --search JSON --out-dir DIR --top-k K [--array]`.
-  int emit_sbatch() const {
-    const std::filesystem::path script = std::filesystem::path(OVB_SOURCE_DIR) / "slurm/emit-sbatch";
-    if (!std::filesystem::exists(script))
-      throw Error("--emit-sbatch needs " + script.string() + " (the source tree's slurm/ folder)");
-    const char* py = std::getenv("OVB_PYTHON");
-    std::string cmd = shell_quote(py && *py ? py : "python3") + " " + shell_quote(script.string()) +
-                      " --search " + shell_quote(json_) + " --out-dir " + shell_quote(emit_dir_) +
-                      " --top-k " + std::to_string(emit_top_k_) + (emit_array_ ? " --array" : "");
-    std::cout.flush();
-    const int status = std::system(cmd.c_str());
-    if (status == -1 || !WIFEXITED(status))
-      throw Error("could not run slurm/emit-sbatch: " + cmd);
-    return WEXITSTATUS(status);
-  }
-
-  static std::string shell_quote(const std::string& s) {
-    std::string q = "'";
-    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return q + "'";
-  }
-
  private:
   bool versus_ = false;
   ModelArgs args_;
   MegatronArgs meg_;
   int gpus_ = 0, top_ = 10;
   bool pow2_ = false, include_unfit_ = false;
-  std::string orders_ = "all", json_, emit_dir_;
-  int emit_top_k_ = 3;
-  bool emit_array_ = false;
+  std::string orders_ = "all", json_;
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Errors: one exception type for the whole suite and the check macro for MPI calls.
-// Library code throws; only main() (see main.hpp) decides to print and exit.
+// Library code throws; only main() (see run_main.hpp) decides to print and exit.
 // CUDA, cuBLAS, NCCL and CUPTI checks live in ovb/cuda/check.hpp (they need the CUDA headers).
 #pragma once
 

@@ -34,4 +34,7 @@ class MpiSession {
 // Reads the context of MPI_COMM_WORLD (MPI must be initialised).
 LaunchContext query_launch_context();
 
+// Rank 0 of 1 on this host, without MPI: for tools that are always one process.
+LaunchContext single_process_context();
+
 }  // namespace ovb

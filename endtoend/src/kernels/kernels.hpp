@@ -15,7 +15,7 @@
 #include "kernels/math.hpp"  // kLnEps
 #include "model/layout.hpp"
 #include "ovb/backend.hpp"
-#include "train/memory.hpp"
+#include "ovb/tracked_memory.hpp"
 
 namespace ovb::gpt {
 

@@ -12,7 +12,7 @@
 
 #include "model/layout.hpp"
 #include "train/comm.hpp"
-#include "train/memory.hpp"
+#include "ovb/tracked_memory.hpp"
 
 namespace ovb::gpt {
 

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "model/layout.hpp"
+#include "ovb/tracked_memory.hpp"
 #include "train/comm.hpp"
-#include "train/memory.hpp"
 
 namespace ovb::gpt {
 

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "model/layout.hpp"
-#include "train/memory.hpp"
+#include "ovb/tracked_memory.hpp"
 
 namespace ovb::gpt {
 

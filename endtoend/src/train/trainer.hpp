@@ -10,8 +10,8 @@
 
 #include "config.hpp"
 #include "ovb/process_grid.hpp"
+#include "ovb/tracked_memory.hpp"
 #include "train/comm.hpp"
-#include "train/memory.hpp"
 
 namespace ovb::gpt {
 

@@ -2,10 +2,8 @@
 // trace", via ovb::trace_overlap) per rank and as a mean across ranks, per collective kind and
 // group, per range (NVTX / ScopedRange name), and the kernel time per category (GEMM, attention,
 // communication, optimizer, elementwise, memory) beside the idle time. JSON as results/SCHEMA.md
-// "Trace analysis".
+// "Trace analysis" (written by analysis_report.hpp).
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <array>
 #include <optional>
@@ -13,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "ovb/intervals.hpp"
+#include "intervals.hpp"
 #include "rank_trace.hpp"
 
 namespace ovb::trace {
@@ -61,11 +59,12 @@ RankReport analyze_rank(const RankTrace& t);
 std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
                                        std::ostream* progress = nullptr);
 
-// { "inputs", "ranks": [...], "summary": {...}, "skipped": {...} } (the caller adds "context").
-nlohmann::json report_json(const std::vector<RankReport>& reports,
-                           const std::vector<std::string>& inputs);
-
-// Per-rank table, mean row, collectives and the top `top_ranges` ranges summed over ranks.
-void print_report(std::ostream& os, const std::vector<RankReport>& reports, int top_ranges);
+// Summaries across ranks, shared by the JSON and the text forms (analysis_report.hpp).
+// Means over ranks of every overlap field and of each kernel category's count and time; the
+// collectives summed per (kind, group); the skipped events summed.
+TraceOverlap mean_overlap(const std::vector<RankReport>& reports);
+KernelBreakdown mean_breakdown(const std::vector<RankReport>& reports);
+std::vector<CollectiveStats> sum_collectives(const std::vector<RankReport>& reports);
+SkipCounts total_skipped(const std::vector<RankReport>& reports);
 
 }  // namespace ovb::trace

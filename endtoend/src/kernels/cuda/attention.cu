@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "ovb/error.hpp"
 
 namespace ovb::gpt::cuda {
@@ -288,10 +288,8 @@ Geo geometry(std::int64_t S, std::int64_t H, std::int64_t D) {
              1.0f / std::sqrt(static_cast<float>(D))};
 }
 
-}  // namespace
-
-void launch_attention_forward(cudaStream_t s, DType act, const void* qkv, void* out, float* lse,
-                              std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t D) {
+void simt_forward(cudaStream_t s, DType act, const void* qkv, void* out, float* lse, std::int64_t B,
+                  std::int64_t S, std::int64_t H, std::int64_t D) {
   const Geo g = geometry(S, H, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
@@ -304,9 +302,9 @@ void launch_attention_forward(cudaStream_t s, DType act, const void* qkv, void* 
   });
 }
 
-void launch_attention_backward(cudaStream_t s, DType act, const void* qkv, const void* out,
-                               const void* dout, const float* lse, void* dqkv, float* scratch,
-                               std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t D) {
+void simt_backward(cudaStream_t s, DType act, const void* qkv, const void* out, const void* dout,
+                   const float* lse, void* dqkv, float* scratch, std::int64_t B, std::int64_t S,
+                   std::int64_t H, std::int64_t D) {
   const Geo g = geometry(S, H, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
@@ -327,6 +325,50 @@ void launch_attention_backward(cudaStream_t s, DType act, const void* qkv, const
     OVB_ATTN_DISPATCH(ni, attn_bwd_dkv_kernel, E, grid, smem_dkv, s, x, dO, lse,
                       static_cast<const float*>(scratch), static_cast<E*>(dqkv), g);
   });
+}
+
+}  // namespace
+
+bool CudaKernels::uses_cudnn(const AttnShape& a) {
+  if (auto it = use_cudnn_.find(a); it != use_cudnn_.end()) return it->second;
+  bool use = false;
+#ifdef OVB_HAVE_CUDNN
+  if (cudnn_) {
+    const std::string why = cudnn_->prepare(a, act_);
+    use = why.empty();
+    if (!use && attention_ == AttentionKind::cudnn)
+      throw UsageError("--attention cudnn: cuDNN cannot run attention with " + a.str() + " in " +
+                       std::string(name_of(act_)) + ": " + why);
+    if (!use) attention_note_ = "cuDNN cannot run " + a.str() + ": " + why;
+  }
+#endif
+  use_cudnn_[a] = use;
+  return use;
+}
+
+std::string CudaKernels::prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
+                                           std::int64_t D) {
+  return uses_cudnn(AttnShape{B, S, H, D}) ? "cudnn" : "simt";
+}
+
+void CudaKernels::attention_forward(Stream& s, const void* qkv, void* out, float* lse,
+                                    std::int64_t B, std::int64_t S, std::int64_t H,
+                                    std::int64_t D) {
+  const AttnShape a{B, S, H, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->forward(s, qkv, out, lse, a, act_);
+#endif
+  simt_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.D);
+}
+
+void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                                     const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                                     std::int64_t S, std::int64_t H, std::int64_t D) {
+  const AttnShape a{B, S, H, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->backward(s, qkv, out, dout, lse, dqkv, a, act_);  // no scratch
+#endif
+  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H, a.D);
 }
 
 }  // namespace ovb::gpt::cuda

@@ -8,12 +8,18 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "ovb/backend.hpp"
 #include "ovb/cuda/check.hpp"
 #include "ovb/dtype.hpp"
 
 namespace ovb::gpt::cuda {
 
 using bf16 = __nv_bfloat16;
+
+// The CUDA stream behind a Stream of the CUDA backend.
+inline cudaStream_t native(Stream& s) {
+  return static_cast<cudaStream_t>(s.native());
+}
 
 __device__ __forceinline__ float to_f(float x) {
   return x;

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 
 namespace ovb::gpt::cuda {
 
@@ -77,9 +77,10 @@ __global__ void ce_backward_kernel(T* logits, const std::int32_t* targets, const
 
 }  // namespace
 
-void launch_ce_partial(cudaStream_t s, DType act, const void* logits, const std::int32_t* targets,
-                       float* stats, std::int64_t T, std::int64_t V, std::int64_t v0) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::ce_partial(Stream& st, const void* logits, const std::int32_t* targets,
+                             float* stats, std::int64_t T, std::int64_t V, std::int64_t v0) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     ce_partial_kernel<E><<<static_cast<unsigned>(T), kThreads, 0, s>>>(
         static_cast<const E*>(logits), targets, stats, T, V, v0);
@@ -87,17 +88,19 @@ void launch_ce_partial(cudaStream_t s, DType act, const void* logits, const std:
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ce_combine(cudaStream_t s, const float* parts, int n, float* lse, float* loss_sum,
-                       std::int64_t T) {
+void CudaKernels::ce_combine(Stream& st, const float* parts, int n, float* lse, float* loss_sum,
+                             std::int64_t T) {
+  const cudaStream_t s = native(st);
   ce_combine_kernel<<<static_cast<unsigned>((T + kThreads - 1) / kThreads), kThreads, 0, s>>>(
       parts, n, lse, loss_sum, T);
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ce_backward(cudaStream_t s, DType act, void* logits, const std::int32_t* targets,
-                        const float* lse, float scale, std::int64_t T, std::int64_t V,
-                        std::int64_t v0) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::ce_backward(Stream& st, void* logits, const std::int32_t* targets,
+                              const float* lse, float scale, std::int64_t T, std::int64_t V,
+                              std::int64_t v0) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     ce_backward_kernel<E><<<static_cast<unsigned>(T), kThreads, 0, s>>>(static_cast<E*>(logits),
                                                                         targets, lse, scale, V, v0);

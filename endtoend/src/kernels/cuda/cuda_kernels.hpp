@@ -1,8 +1,9 @@
 // The CUDA implementation of the kernel layer: activations and weights in bf16 (or fp32 with
 // --dtype fp32), statistics, parameter gradients and optimizer state in fp32; GEMMs through
 // cuBLASLt with fused bias / GELU epilogues (lt_matmul.hpp); everything asynchronous on the given
-// stream. One .cu file per kernel family with its kernels and launchers: embedding.cu,
-// layernorm.cu, elementwise.cu, matmul.cu, attention.cu, cross_entropy.cu, optimizer.cu.
+// stream. One .cu file per kernel family defines its methods beside its kernels: embedding.cu,
+// layernorm.cu, elementwise.cu, attention.cu, cross_entropy.cu, adamw.cu; cuda_kernels.cpp
+// the linear layers (cuBLASLt). A new kernel is its method here and its code in one .cu file.
 // Attention: cuDNN's fused flash attention (cudnn_attention.hpp) where it is built and runs the
 // shape, else the CUDA-core kernels of attention.cu ("simt"); --attention picks (kernels.hpp).
 // This header is plain C++ (no CUDA types) so host code can include it.

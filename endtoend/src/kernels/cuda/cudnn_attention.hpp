@@ -21,7 +21,7 @@
 #include <unordered_map>
 
 #include "ovb/backend.hpp"
-#include "train/memory.hpp"
+#include "ovb/tracked_memory.hpp"
 
 namespace cudnn_frontend::graph {
 class Graph;

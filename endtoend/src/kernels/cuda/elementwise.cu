@@ -1,13 +1,20 @@
 // CUDA kernels: memory, initialisation by global index, casts, residual add, GELU, bias gradient
 // (see kernels.hpp for the contracts; the host versions are in kernels/host/elementwise.cpp).
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/math.hpp"
 #include "model/rng.hpp"
 
 namespace ovb::gpt::cuda {
 
 namespace {
+
+struct InitArgs {  // what the initialiser needs of a TensorDesc (layout.hpp)
+  std::int64_t count, cols, row0, col0, block_cols, flat0;
+  std::uint64_t seed, id;
+  float stddev;
+  int init;  // 0 normal, 1 ones, 2 zeros
+};
 
 __global__ void init_kernel(float* p, InitArgs a) {
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < a.count;
@@ -68,31 +75,42 @@ __global__ void bias_grad_kernel(const T* dy, float* db, std::int64_t T_, std::i
 
 }  // namespace
 
-void launch_init(cudaStream_t s, float* p, const InitArgs& a) {
+void CudaKernels::zero(Stream& s, void* p, std::size_t bytes) {
+  OVB_CHECK_CUDA(cudaMemsetAsync(p, 0, bytes, native(s)));
+}
+
+void CudaKernels::init_tensor(Stream& s, float* params, const TensorDesc& t, std::uint64_t seed) {
+  const InitArgs a{t.count,      t.cols,
+                   t.row0,       t.col0,
+                   t.block_cols, t.flat0,
+                   seed,         t.id,
+                   t.stddev,     t.init == Init::normal ? 0 : (t.init == Init::ones ? 1 : 2)};
   if (a.count == 0) return;
-  init_kernel<<<grid_for(a.count, 256), 256, 0, s>>>(p, a);
+  init_kernel<<<grid_for(a.count, 256), 256, 0, native(s)>>>(params + t.offset, a);
   OVB_CHECK_LAUNCH();
 }
 
-void launch_to_act(cudaStream_t s, DType act, const float* src, void* dst, std::int64_t n) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::to_act(Stream& st, const float* src, void* dst, std::int64_t n) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using T = decltype(tag);
     cast_kernel<T, float><<<grid_for(n, 256), 256, 0, s>>>(src, static_cast<T*>(dst), n);
   });
   OVB_CHECK_LAUNCH();
 }
 
-void launch_to_f32(cudaStream_t s, DType act, const void* src, float* dst, std::int64_t n) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::to_f32(Stream& st, const void* src, float* dst, std::int64_t n) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using T = decltype(tag);
     cast_kernel<float, T><<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(src), dst, n);
   });
   OVB_CHECK_LAUNCH();
 }
 
-void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* out,
-                std::int64_t n) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::add(Stream& st, const void* a, const void* b, void* out, std::int64_t n) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using T = decltype(tag);
     add_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
         static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
@@ -100,8 +118,9 @@ void launch_add(cudaStream_t s, DType act, const void* a, const void* b, void* o
   OVB_CHECK_LAUNCH();
 }
 
-void launch_gelu_forward(cudaStream_t s, DType act, const void* x, void* y, std::int64_t n) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::gelu_forward(Stream& st, const void* x, void* y, std::int64_t n) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using T = decltype(tag);
     gelu_fwd_kernel<T>
         <<<grid_for(n, 256), 256, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n);
@@ -109,9 +128,10 @@ void launch_gelu_forward(cudaStream_t s, DType act, const void* x, void* y, std:
   OVB_CHECK_LAUNCH();
 }
 
-void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* dy, void* dx,
-                          std::int64_t n) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::gelu_backward(Stream& st, const void* x, const void* dy, void* dx,
+                                std::int64_t n) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using T = decltype(tag);
     gelu_bwd_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
         static_cast<const T*>(x), static_cast<const T*>(dy), static_cast<T*>(dx), n);
@@ -119,9 +139,9 @@ void launch_gelu_backward(cudaStream_t s, DType act, const void* x, const void* 
   OVB_CHECK_LAUNCH();
 }
 
-void launch_bias_grad(cudaStream_t s, DType act, const void* dy, float* db, std::int64_t T,
-                      std::int64_t C) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::bias_grad(Stream& st, const void* dy, float* db, std::int64_t T, std::int64_t C) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     bias_grad_kernel<E><<<static_cast<unsigned>((C + 31) / 32), dim3(32, 16), 0, s>>>(
         static_cast<const E*>(dy), db, T, C);

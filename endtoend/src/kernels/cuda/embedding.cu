@@ -1,7 +1,7 @@
 // CUDA kernels: token + position embedding forward, and backward into fp32 gradients (token rows
 // with atomics, since tokens repeat; position rows summed over the local sequences directly).
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 
 namespace ovb::gpt::cuda {
 
@@ -43,10 +43,11 @@ __global__ void embed_bwd_positions_kernel(const T* dout, float* dwpe, std::int6
 
 }  // namespace
 
-void launch_embedding_forward(cudaStream_t s, DType act, const std::int32_t* tok, const void* wte,
-                              const void* wpe, void* out, std::int64_t T, std::int64_t S,
-                              std::int64_t C) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::embedding_forward(Stream& st, const std::int32_t* tok, const void* wte,
+                                    const void* wpe, void* out, std::int64_t T, std::int64_t S,
+                                    std::int64_t C) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     embed_fwd_kernel<E><<<grid_for(T * C, 256), 256, 0, s>>>(
         tok, static_cast<const E*>(wte), static_cast<const E*>(wpe), static_cast<E*>(out), T, S, C);
@@ -54,10 +55,11 @@ void launch_embedding_forward(cudaStream_t s, DType act, const std::int32_t* tok
   OVB_CHECK_LAUNCH();
 }
 
-void launch_embedding_backward(cudaStream_t s, DType act, const std::int32_t* tok, const void* dout,
-                               float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
-                               std::int64_t C) {
-  dispatch(act, [&](auto tag) {
+void CudaKernels::embedding_backward(Stream& st, const std::int32_t* tok, const void* dout,
+                                     float* dwte, float* dwpe, std::int64_t T, std::int64_t S,
+                                     std::int64_t C) {
+  const cudaStream_t s = native(st);
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     embed_bwd_tokens_kernel<E>
         <<<grid_for(T * C, 256), 256, 0, s>>>(tok, static_cast<const E*>(dout), dwte, T, C);

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/math.hpp"
 
 namespace ovb::gpt::cuda {
@@ -192,14 +192,15 @@ void dispatch_vec(DType act, std::int64_t C, std::initializer_list<const void*> 
 
 }  // namespace
 
-void launch_ln_partial(cudaStream_t s, DType act, const void* x, float* stats, std::int64_t T,
-                       std::int64_t C) {
-  launch_add_ln_partial(s, act, x, nullptr, nullptr, stats, T, C);
+void CudaKernels::ln_partial(Stream& s, const void* x, float* stats, std::int64_t T,
+                             std::int64_t C) {
+  add_ln_partial(s, x, nullptr, nullptr, stats, T, C);
 }
 
-void launch_add_ln_partial(cudaStream_t s, DType act, const void* a, const void* b, void* out,
-                           float* stats, std::int64_t T, std::int64_t C) {
-  dispatch_vec(act, C, {a, b, out}, [&](auto tag, auto v) {
+void CudaKernels::add_ln_partial(Stream& st, const void* a, const void* b, void* out, float* stats,
+                                 std::int64_t T, std::int64_t C) {
+  const cudaStream_t s = native(st);
+  dispatch_vec(act_, C, {a, b, out}, [&](auto tag, auto v) {
     using E = decltype(tag);
     ln_partial_kernel<E, decltype(v)::value><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
         static_cast<const E*>(a), static_cast<const E*>(b), static_cast<E*>(out), stats, T, C);
@@ -207,10 +208,11 @@ void launch_add_ln_partial(cudaStream_t s, DType act, const void* a, const void*
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ln_forward(cudaStream_t s, DType act, const void* x, const float* stats, const void* g,
-                       const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
-                       std::int64_t C_total) {
-  dispatch_vec(act, C, {x, g, b, out}, [&](auto tag, auto v) {
+void CudaKernels::ln_forward(Stream& st, const void* x, const float* stats, const void* g,
+                             const void* b, void* out, float* mr, std::int64_t T, std::int64_t C,
+                             std::int64_t C_total) {
+  const cudaStream_t s = native(st);
+  dispatch_vec(act_, C, {x, g, b, out}, [&](auto tag, auto v) {
     using E = decltype(tag);
     ln_forward_kernel<E, decltype(v)::value><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
         static_cast<const E*>(x), stats, static_cast<const E*>(g), static_cast<const E*>(b),
@@ -219,10 +221,10 @@ void launch_ln_forward(cudaStream_t s, DType act, const void* x, const float* st
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ln_backward_partial(cudaStream_t s, DType act, const void* dy, const void* x,
-                                const float* mr, const void* g, float* sums, std::int64_t T,
-                                std::int64_t C) {
-  dispatch_vec(act, C, {dy, x, g}, [&](auto tag, auto v) {
+void CudaKernels::ln_backward_partial(Stream& st, const void* dy, const void* x, const float* mr,
+                                      const void* g, float* sums, std::int64_t T, std::int64_t C) {
+  const cudaStream_t s = native(st);
+  dispatch_vec(act_, C, {dy, x, g}, [&](auto tag, auto v) {
     using E = decltype(tag);
     ln_backward_partial_kernel<E, decltype(v)::value><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(
         static_cast<const E*>(dy), static_cast<const E*>(x), mr, static_cast<const E*>(g), sums, T,
@@ -231,10 +233,11 @@ void launch_ln_backward_partial(cudaStream_t s, DType act, const void* dy, const
   OVB_CHECK_LAUNCH();
 }
 
-void launch_ln_backward(cudaStream_t s, DType act, const void* dy, const void* x, const float* mr,
-                        const void* g, const float* sums, void* dx, float* dg, float* db,
-                        std::int64_t T, std::int64_t C, std::int64_t C_total) {
-  dispatch_vec(act, C, {dy, x, g, dx}, [&](auto tag, auto v) {
+void CudaKernels::ln_backward(Stream& st, const void* dy, const void* x, const float* mr,
+                              const void* g, const float* sums, void* dx, float* dg, float* db,
+                              std::int64_t T, std::int64_t C, std::int64_t C_total) {
+  const cudaStream_t s = native(st);
+  dispatch_vec(act_, C, {dy, x, g, dx}, [&](auto tag, auto v) {
     using E = decltype(tag);
     constexpr int V = decltype(v)::value;
     ln_backward_dx_kernel<E, V><<<row_blocks(T), 32 * kRowsPerBlock, 0, s>>>(

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "ovb/backend.hpp"
-#include "train/memory.hpp"
+#include "ovb/tracked_memory.hpp"
 
 namespace ovb::gpt::cuda {
 

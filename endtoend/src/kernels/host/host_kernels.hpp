@@ -1,7 +1,7 @@
 // The host implementation of the kernel layer: fp32, plain loops, OpenBLAS GEMMs (ovb::Gemm).
 // Everything runs synchronously on the calling thread; the Stream arguments are unused.
 // One file per kernel family: embedding.cpp, layernorm.cpp, elementwise.cpp, matmul.cpp,
-// attention.cpp, cross_entropy.cpp, optimizer.cpp.
+// attention.cpp, cross_entropy.cpp, adamw.cpp.
 #pragma once
 
 #include <memory>

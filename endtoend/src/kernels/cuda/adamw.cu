@@ -5,9 +5,10 @@
 // few elements before the first 16-byte boundary and after the last whole vector are done one by
 // one by the first threads.
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/cuda/common.cuh"
-#include "kernels/cuda/launch.hpp"
+#include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/math.hpp"
 
 namespace ovb::gpt::cuda {
@@ -15,6 +16,12 @@ namespace ovb::gpt::cuda {
 namespace {
 
 constexpr int kThreads = 256;
+
+struct AdamWParams {  // AdamWArgs (kernels.hpp) with the bias corrections of its step
+  float lr, beta1, beta2, eps, weight_decay;
+  float bc1, bc2;  // 1 - beta^step
+  float clip;      // > 0: scale gradients by min(1, clip / norm), norm from the device
+};
 
 // Elements before p reaches a 16-byte boundary (p is 4-byte aligned: 0..3).
 int head_elements(const float* p, std::int64_t n) {
@@ -85,16 +92,26 @@ unsigned blocks_for(std::int64_t n) {
 
 }  // namespace
 
-void launch_sumsq(cudaStream_t s, const float* x, std::int64_t n, float* acc) {
+void CudaKernels::sumsq(Stream& st, const float* x, std::int64_t n, float* acc) {
+  const cudaStream_t s = native(st);
   if (n == 0) return;
   sumsq_kernel<<<std::min(blocks_for(n), 1024u), kThreads, 0, s>>>(x, n, head_elements(x, n), acc);
   OVB_CHECK_LAUNCH();
 }
 
-void launch_adamw(cudaStream_t s, DType act, float* p, const float* g, float* m, float* v,
-                  void* work, std::int64_t n, const AdamWParams& a, const float* norm_sumsq) {
+void CudaKernels::adamw(Stream& st, float* p, const float* g, float* m, float* v, void* work,
+                        std::int64_t n, const AdamWArgs& args, const float* norm_sumsq) {
+  const cudaStream_t s = native(st);
+  const AdamWParams a{args.lr,
+                      args.beta1,
+                      args.beta2,
+                      args.eps,
+                      args.weight_decay,
+                      1.0f - std::pow(args.beta1, static_cast<float>(args.step)),
+                      1.0f - std::pow(args.beta2, static_cast<float>(args.step)),
+                      args.clip};
   if (n == 0) return;
-  dispatch(act, [&](auto tag) {
+  dispatch(act_, [&](auto tag) {
     using E = decltype(tag);
     // In gpt4d p, g, m, v and work are one offset into buffers of equal alignment, so one head
     // count aligns them all (work to 16 / (4 / sizeof(E)) bytes); otherwise all go one by one.

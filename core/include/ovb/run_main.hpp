@@ -4,6 +4,10 @@
 //     return ovb::run_main("ovb-foo", argc, argv, [&](const ovb::LaunchContext& ctx) { ...; return 0; });
 //   }
 //
+// A tool that is always one process (ovb-model) calls run_one_process instead: the same body and
+// error lines, but MPI is never initialised (MPI_Init costs a few tenths of a second, --help
+// included) and the context is rank 0 of 1 on this host.
+//
 // On an exception the message is printed as "ovb-foo: error: <message>" ("[rank N] " in front when
 // there are several ranks), stdout/stderr are flushed, and the process exits non-zero: 2 for a
 // UsageError, 1 otherwise. With several ranks, a failing rank calls MPI_Abort so that the others
@@ -26,6 +30,7 @@ struct ExitRequest {
 
 int run_main(const char* program, int argc, char** argv,
              const std::function<int(const LaunchContext&)>& body);
+int run_one_process(const char* program, const std::function<int(const LaunchContext&)>& body);
 
 // The line run_main prints for an error ("[rank N] " when world > 1, then "PROGRAM: error: WHAT"),
 // written with one write(2) so that lines of several ranks stay whole. For code that must say it

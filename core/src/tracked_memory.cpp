@@ -1,5 +1,5 @@
-// Counted backend allocations (see memory.hpp).
-#include "train/memory.hpp"
+// Counted backend allocations (see ovb/tracked_memory.hpp).
+#include "ovb/tracked_memory.hpp"
 
 namespace ovb::gpt {
 

@@ -11,10 +11,10 @@
 
 #include "commands.hpp"
 #include "ovb/cli.hpp"
-#include "ovb/main.hpp"
+#include "ovb/run_main.hpp"
 
 int main(int argc, char** argv) {
-  return ovb::run_main("ovb-model", argc, argv, [&](const ovb::LaunchContext& ctx) {
+  return ovb::run_one_process("ovb-model", [&](const ovb::LaunchContext& ctx) {
     CLI::App app{
         "OverlapBench performance model: predicted iteration time of the 4D algorithm and of "
         "the Megatron-LM strategy, "

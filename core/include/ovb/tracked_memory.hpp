@@ -1,5 +1,7 @@
-// Backend allocations of gpt4d, counted by purpose with the same categories as ovb::GptMemory, so
-// the run reports what it allocated beside the plan's estimate (and a test checks they agree).
+// Backend allocations counted by purpose, in the same categories as ovb::GptMemory, so gpt4d
+// reports what it allocated beside the plan's estimate (and a test checks they agree). It sits in
+// core, below gpt4d's kernels and trainer, because both allocate through it (the kernels count
+// their workspaces).
 #pragma once
 
 #include <array>

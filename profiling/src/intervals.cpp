@@ -1,5 +1,5 @@
-// Interval algebra for trace analysis (see ovb/intervals.hpp).
-#include "ovb/intervals.hpp"
+// Interval algebra for trace analysis (see intervals.hpp).
+#include "intervals.hpp"
 
 #include <algorithm>
 

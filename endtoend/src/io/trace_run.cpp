@@ -1,6 +1,6 @@
-// --trace DIR through ovb::trace when built with it (see trace.hpp). The capture window covers
+// --trace DIR through ovb::trace when built with it (see trace_run.hpp). The capture window covers
 // every iteration, so a trace holds iters x the collectives of gpt_collectives().
-#include "io/trace.hpp"
+#include "io/trace_run.hpp"
 
 #include <optional>
 

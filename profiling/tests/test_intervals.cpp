@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "ovb/intervals.hpp"
+#include "intervals.hpp"
 
 using ovb::Interval;
 

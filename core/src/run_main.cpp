@@ -1,5 +1,6 @@
-// run_main: MPI session, the body, and one clear line on failure (see ovb/main.hpp).
-#include "ovb/main.hpp"
+// run_main (MPI session) and run_one_process: the body, and one clear line on failure (see
+// ovb/run_main.hpp).
+#include "ovb/run_main.hpp"
 
 #include <mpi.h>
 
@@ -39,23 +40,32 @@ static int report(const char* program, const LaunchContext& ctx, const char* wha
   return code;
 }
 
+static int run_body(const char* program, const LaunchContext& ctx,
+                    const std::function<int(const LaunchContext&)>& body) {
+  try {
+    const int rc = body(ctx);
+    std::fflush(nullptr);
+    return rc;
+  } catch (const ExitRequest& e) {
+    return e.code;
+  } catch (const UsageError& e) {
+    return report(program, ctx, e.what(), 2);
+  } catch (const std::exception& e) {
+    return report(program, ctx, e.what(), 1);
+  }
+}
+
+int run_one_process(const char* program, const std::function<int(const LaunchContext&)>& body) {
+  return run_body(program, single_process_context(), body);
+}
+
 int run_main(const char* program, int argc, char** argv,
              const std::function<int(const LaunchContext&)>& body) {
   LaunchContext ctx;
   try {
     MpiSession session(&argc, &argv);
     ctx = session.context();
-    try {
-      const int rc = body(ctx);
-      std::fflush(nullptr);
-      return rc;
-    } catch (const ExitRequest& e) {
-      return e.code;
-    } catch (const UsageError& e) {
-      return report(program, ctx, e.what(), 2);
-    } catch (const std::exception& e) {
-      return report(program, ctx, e.what(), 1);
-    }
+    return run_body(program, ctx, body);
   } catch (const std::exception& e) {  // MPI could not start
     return report(program, ctx, e.what(), 1);
   }
