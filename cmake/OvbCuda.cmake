@@ -21,7 +21,7 @@ if(NOT _ovb_cuda_mode STREQUAL "OFF")
     endif()
     enable_language(CUDA)
     # CUDA C++20, as the C++ code: nvcc has -std=c++20 since CUDA 12, but CMake before 3.25.2
-    # does not know it for nvcc (CMake issue 23079) and refuses CUDA_STANDARD 20 without this.
+    # does not know it for nvcc (fixed in 3.25.2) and refuses CUDA_STANDARD 20 without this.
     if(CMAKE_VERSION VERSION_LESS 3.25.2 AND NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION
        AND CMAKE_CUDA_COMPILER_VERSION VERSION_GREATER_EQUAL 12.0)
       set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
