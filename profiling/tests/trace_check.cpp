@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
     m.seq = 32;
     m.vocab = 256;
     GptPlanOptions o;
-    bool check_bytes = false, no_cache = false;
+    bool check_bytes = false;
     int max_iters = 1000, min_overlap = 1;
     auto* c = app.add_subcommand("collectives", "collective counts equal gpt_collectives()");
     c->add_option("--analysis", analysis, "ovb-trace analyze --json output")->required();
@@ -199,7 +199,8 @@ int main(int argc, char** argv) {
     c->add_option("--vocab", m.vocab);
     c->add_option("--batch", o.batch, "global batch (default Gdata*Gz)");
     c->add_flag("--recompute", o.recompute);
-    c->add_flag("--no-cache-weights", no_cache);
+    c->add_flag("--cache-weights,!--no-cache-weights", o.cache_weights,
+                "the run kept gathered weights from forward to backward (default: gathered again)");
     c->add_option("--iters", iters, "traced iterations, or auto");
     c->add_option("--max-iters", max_iters, "with --iters auto: the most there can be");
     c->add_flag("--check-bytes", check_bytes, "also compare bytes (fp32 collectives)");
@@ -212,7 +213,6 @@ int main(int argc, char** argv) {
     i->add_option("--ranges", ranges, "NAME=COUNT")->required();
     parse_cli(app, argc, argv, ctx);
     if (c->parsed()) {
-      o.cache_weights = !no_cache;
       if (o.batch == 0) o.batch = static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz;
       return check_collectives(analysis, m, o, iters, max_iters, check_bytes);
     }
