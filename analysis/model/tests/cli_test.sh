@@ -93,7 +93,7 @@ grep -q "Llama 32x4096 (heads 32, kv-heads 8, ffn 14336, seq 2048, vocab 128256)
 ok explain-llama "$model" explain 1x8x1x2 --machine dgx-h100 --preset llama3-70B --batch 16 \
   --json "$work/explain-llama.json"
 has "$work/explain-llama.json" "d['inputs']['model']['parameters'] == 70553706496"
-ok versus-llama "$model" versus --machine dgx-h100 --preset llama3-405B --batch 512 --gpus 1024 --top 1
+ok versus-llama "$model" versus --machine dgx-h100 --preset llama3-8B --batch 64 --gpus 64 --top 1
 bad llama-kv-over-y "kv-heads 8 is not divisible by Gy = 16" "$model" explain 1x16x1x1 --machine dgx-h100 --preset llama3-8B --batch 16
 bad llama-arch-contradiction "--arch gpt contradicts --preset llama3-8B" "$model" search --machine dgx-h100 --preset llama3-8B --arch gpt --batch 16 --gpus 8
 bad calibrate-nothing "needs at least one" "$model" calibrate --base perlmutter-a100 --out "$work/x.json"
