@@ -16,8 +16,8 @@ def add_parsers(sub):
                        "place, with an ovb-collective --benchmark_out file of the same ranks.")
     p.add_argument("--nccl-tests", nargs="+", required=True, metavar="LOG",
                    help="nccl-tests output files (one per program run)")
-    p.add_argument("--ovb", required=True, metavar="JSON",
-                   help="ovb-collective --benchmark_out file (group world)")
+    p.add_argument("--ovb", nargs="+", required=True, metavar="JSON",
+                   help="ovb-collective --benchmark_out files (group world) of the same ranks")
     p.add_argument("--tolerance", type=positive_float, default=3.0, metavar="PCT",
                    help="largest |ovb/nccl - 1| in percent that counts as agreement (default 3)")
     p.add_argument("--min-bytes", type=non_negative_int, default=1 << 20, metavar="B",
@@ -29,14 +29,17 @@ def add_parsers(sub):
 
 def cmd_compare(args):
     runs = [nccl_tests.parse_file(f) for f in args.nccl_tests]
-    doc = load_json(args.ovb)
-    benchmarks = doc.get("benchmarks") if isinstance(doc, dict) else None
-    if not isinstance(benchmarks, list):
-        raise AnalysisError(f"{args.ovb}: not a Google Benchmark file (no list 'benchmarks')")
+    benchmarks = []
+    for path in args.ovb:
+        doc = load_json(path)
+        found = doc.get("benchmarks") if isinstance(doc, dict) else None
+        if not isinstance(found, list):
+            raise AnalysisError(f"{path}: not a Google Benchmark file (no list 'benchmarks')")
+        benchmarks += found
     result = nccl_tests.compare(runs, benchmarks, args.tolerance, args.min_bytes)
     sys.stdout.write(nccl_tests.format_table(result))
     if args.json:
-        result["inputs"] = {"nccl_tests": list(args.nccl_tests), "ovb": args.ovb}
+        result["inputs"] = {"nccl_tests": list(args.nccl_tests), "ovb": list(args.ovb)}
         result["nccl_tests_avg_busbw"] = {r["op"]: r["avg_busbw"] for r in runs}
         atomic_write(args.json, dumps_json(result))
     if result["judged"] == 0:
