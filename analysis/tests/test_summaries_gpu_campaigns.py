@@ -1,4 +1,4 @@
-"""The summaries of the side-by-side, overlap-matters and profile-1.3B campaign folders, on
+"""The summaries of the baselines, overlap-matters and profile-1.3B campaign folders, on
 folders written here with exact, hand-computed expectations (no GPU; the campaigns' own steps are
 planned and tested in slurm/tests/test_campaigns.py).
 
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from ovb_analysis import metrics, nccl_tests
-from ovb_analysis.summaries import overlap_matters, profile_13b, side_by_side
+from ovb_analysis.summaries import baselines, overlap_matters, profile_13b
 
 
 def write(path, doc):
@@ -82,7 +82,7 @@ def test_overlap_matters_pools_repeats_and_compares_with_none(tmp_path):
     assert s.ok
 
 
-def test_side_by_side_tables_and_failed_collective_check(tmp_path):
+def test_baselines_tables_and_failed_collective_check(tmp_path):
     sample = nccl_tests.parse_text(
         "1048576 524288 bfloat16 sum -1 700.0 1.50 1.50 0 690.0 1.52 1.52 0\n"
         "# Collective test concluded: all_reduce_perf\n")
@@ -94,7 +94,7 @@ def test_side_by_side_tables_and_failed_collective_check(tmp_path):
           run([500, 100, 100, 104, 96], 1, model_flop_per_iter=flop))
     write(tmp_path / "training" / "torch_1.3B_eager.json",
           run([900, 125, 125, 125, 125], 1, model_flop_per_iter=flop))
-    s = side_by_side.summarize(str(tmp_path))
+    s = baselines.summarize(str(tmp_path))
     assert not s.ok and s.problems == ["2r: 1 of 2 sizes outside 3 % of nccl-tests' busbw"]
     assert "| 2r | all_reduce | oop | 1048576 | 1.50 | 1.53 | 1.020 | within 3 % |" in s.markdown
     assert "| 2r | all_reduce | ip | 1048576 | 1.52 | 1.40 | 0.921 | **outside** 3 % |" \

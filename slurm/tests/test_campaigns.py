@@ -204,10 +204,10 @@ class CampaignPlans(unittest.TestCase):
 
 
 class GpuCampaignPlans(unittest.TestCase):
-    """The side-by-side, overlap-matters and profile-1.3B presets: their steps on the host."""
+    """The baselines, overlap-matters and profile-1.3B presets: their steps on the host."""
 
-    def test_side_by_side_runs_each_pair_back_to_back(self):
-        steps = build_steps(CAMPAIGNS["side-by-side"], "cuda", "", {})
+    def test_baselines_runs_each_pair_back_to_back(self):
+        steps = build_steps(CAMPAIGNS["baselines"], "cuda", "", {})
         names = [s.name for s in steps]
         by = {s.name: s for s in steps}
         for n in ("2", "4"):
@@ -235,7 +235,7 @@ class GpuCampaignPlans(unittest.TestCase):
         self.assertEqual(names[-5:], ["max-autotune-125M", "max-autotune-350M", "max-autotune-1.3B",
                                       "max-autotune-2.7B", "summary"])
         self.assertIn("--compile-mode", by["max-autotune-1.3B"].command)
-        other = build_steps(CAMPAIGNS["side-by-side"], "cuda", "",
+        other = build_steps(CAMPAIGNS["baselines"], "cuda", "",
                             {"nccl_tests": "/opt/nt.tgz", "shapes": "125M", "ranks": "2"})
         self.assertEqual(other[1].command[1], "/opt/nt.tgz")
         self.assertFalse(any(s.name.startswith("megatron") for s in other))  # no 1.3B: no match

@@ -1,4 +1,4 @@
-"""Summary of an `ovb-suite run --preset side-by-side` folder: ovb-collective against nccl-tests
+"""Summary of an `ovb-suite run --preset baselines` folder: ovb-collective against nccl-tests
 (the nccl-compare JSONs), gpt4d against the PyTorch reference (eager, torch.compile,
 max-autotune) with the same statistics for every system, and Megatron-LM (local implementation)
 against gpt4d. Not ok when a judged collective size is outside the tolerance.
@@ -11,7 +11,7 @@ from .. import stats
 from .common import Summary
 
 TITLE = "Side by side: nccl-tests, PyTorch, Megatron-LM"
-JSON_NAME = "side-by-side.json"
+JSON_NAME = "baselines.json"
 SYSTEMS = (("gpt4d", "gpt4d_{shape}.json"), ("PyTorch eager", "torch_{shape}_eager.json"),
            ("torch.compile", "torch_{shape}_compile.json"),
            ("torch.compile max-autotune", "torch_{shape}_max-autotune.json"))

@@ -1,4 +1,4 @@
-"""Preset `side-by-side`: the suite beside the tools it is compared with, back to back on one
+"""Preset `baselines`: the suite beside the tools it is compared with, back to back on one
 machine (a CUDA build with the microbench and endtoend parts; nvcc and MPI headers for
 nccl-tests; PyTorch in the report Python, OVB_PYTHON, for the reference and Megatron-LM):
   nccl-tests-build     unpacks and builds nccl-tests from its tarball (--param nccl_tests) into
@@ -18,7 +18,7 @@ nccl-tests; PyTorch in the report Python, OVB_PYTHON, for the reference and Mega
   max-autotune-SHAPE   the reference under torch.compile(mode="max-autotune"): last, as its
                        compilation takes minutes; a call whose budget is spent leaves the rest for
                        the next call with the same --out
-  summary              ovb-analysis summarize side-by-side
+  summary              ovb-analysis summarize baselines
 """
 
 import os
@@ -26,7 +26,7 @@ import os
 from ..plan import report_python
 from .common import BASELINES, UNFIT_MEMORY, UNFIT_TORCH
 
-NAME = "side-by-side"
+NAME = "baselines"
 DESCRIPTION = "ovb-collective vs nccl-tests, gpt4d vs PyTorch (eager, compile, max-autotune) " \
               "and Megatron-LM, back to back"
 BACKENDS = ("cuda",)
@@ -144,4 +144,4 @@ def plan(b):
                                         f"{{tmp}}/training/torch_{shape}_max-autotune.json"],
               group="training", outputs=[f"training/torch_{shape}_max-autotune.json"],
               timeout=600, unfit=UNFIT_TORCH)
-    b.summary("side-by-side")
+    b.summary("baselines")
