@@ -117,3 +117,15 @@ def test_cli_exit_status_and_json(cli, tmp_path):
     assert rc == 1 and "nothing judged" in err
     rc, _, err = cli("nccl-compare", "--nccl-tests", tmp_path / "none.txt", "--ovb", ovb)
     assert rc == 1 and "none.txt: cannot read" in err
+
+
+def test_reads_a_real_ovb_collective_file():
+    """The committed H100 run of ovb-collective (2 ranks): every world entry keyed, and the busbw
+    the microbenchmark summary printed for it (results/h100/microbench/summary.md)."""
+    doc = json.loads((FIXTURES.parents[2] / "results" / "h100" / "microbench" /
+                      "collective-2.json").read_text())
+    found = nccl_tests.ovb_busbw(doc["benchmarks"])
+    assert len(found) == 42  # 3 collectives x 7 sizes x in/out of place
+    busbw, ranks = found[("all_reduce", "bf16", "oop", 16777216)]
+    assert (round(busbw, 2), ranks) == (3.07, 2.0)
+    assert round(found[("all_gather", "bf16", "ip", 16777216)][0], 2) == 2.89
