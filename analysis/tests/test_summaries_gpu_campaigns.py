@@ -79,6 +79,9 @@ def test_overlap_matters_pools_repeats_and_compares_with_none(tmp_path):
     assert grid["oar"]["outside_none_range"] is False
     assert "| all | 2 | 6 | 225.0 | 224.5-225.5 | 162.0 | 74.0 | 0.0 / 0.0 / 0.0 / 73.5 | 0.57 " \
            "| yes | 257.7 (69.9) |" in s.markdown
+    # compute alone 300 - 150 = 150 ms against 160 ms of communication
+    assert s.doc["balance"]["1x1x1x4"]["ratio"] == pytest.approx(150 / 160)
+    assert "ratio 0.94: within the 2x window" in s.markdown
     assert s.ok
 
 

@@ -120,6 +120,17 @@ def summarize(out):
                       f"{e['data']:.1f} | "
                       f"{eff} | "
                       f"{'-' if apart is None else ('yes' if apart else 'no')} | {model} |")
+        if none and none["comm_ms"] > 0:
+            compute = none["median_ms"] - none["exposed_ms"]
+            ratio = compute / none["comm_ms"]
+            within = 0.5 <= ratio <= 2.0
+            doc.setdefault("balance", {})[grid] = {"compute_ms": compute,
+                                                   "comm_ms": none["comm_ms"], "ratio": ratio,
+                                                   "within_2x": within}
+            md.append(f"\nWithout overlap: compute alone {compute:.1f} ms (iteration minus "
+                      f"exposed communication), communication {none['comm_ms']:.1f} ms, ratio "
+                      f"{ratio:.2f}: {'within' if within else '**outside**'} the 2x window the "
+                      "configuration was chosen for.")
         md.append("")
         doc["grids"][grid] = table
     md.append("Efficiency: (serial - t_o) / min(t_c, t_m) with t_c = the no-overlap run's time "
