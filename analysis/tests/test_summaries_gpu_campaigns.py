@@ -54,6 +54,25 @@ def test_profile_steady_state_is_the_long_minus_short_difference(tmp_path):
     assert "difference +1.00 % of the median" in s.markdown
 
 
+def test_profile_uses_the_analysed_iteration_counts_when_the_trace_marks_them(tmp_path):
+    """ovb-trace keeps the iterations after its warm-up rule: 7 of 10 and 27 of 30 here, so the
+    difference still spans 20 iterations, and the long run's own window is a cross-check."""
+    def analysis(gemm_us, span_us, analysed):
+        kb = {c: {"total_us": 0.0} for c in profile_13b.CATEGORIES}
+        kb["gemm"]["total_us"] = gemm_us
+        return {"summary": {"kernel_breakdown": kb, "idle_us": 0.0, "span_us": span_us,
+                            "steady_state": {"iterations_marked": analysed + 3,
+                                             "warmup_excluded": 3,
+                                             "iterations_analyzed": analysed}}}
+    write(tmp_path / "analysis" / "10-1.json", analysis(7 * 95_000, 7 * 140_000, 7))
+    write(tmp_path / "analysis" / "30-1.json", analysis(27 * 95_000, 27 * 140_000, 27))
+    s = profile_13b.summarize(str(tmp_path))
+    assert s.doc["repeats"][0]["iterations_between"] == 20
+    assert s.doc["median_per_iter_ms"]["gemm"] == pytest.approx(95.0)
+    assert s.doc["repeats"][0]["long_run_window_ms"]["gemm"] == pytest.approx(95.0)
+    assert "Cross-check, ovb-trace's own steady-state window" in s.markdown
+
+
 def test_overlap_matters_pools_repeats_and_compares_with_none(tmp_path):
     def gpt4d(times, comm, exposed, data_exposed):
         return run(times, 1, median_time_ms=sorted(times[1:])[len(times[1:]) // 2],

@@ -35,6 +35,14 @@ def totals(analysis):
     return out
 
 
+def analysed(analysis, iterations):
+    """Iterations an analysis covers: those ovb-trace kept after its warm-up rule when the trace
+    marks iterations (summary.steady_state), else the whole run."""
+    ss = analysis["summary"].get("steady_state") or {}
+    n = ss.get("iterations_analyzed")
+    return int(n) if n else iterations
+
+
 def steady_state(short, long_, iters_between):
     """Per steady-state iteration, ms: (long - short) / iterations_between, key by key."""
     return {k: (long_[k] - short[k]) / iters_between / 1e3 for k in short}
@@ -58,9 +66,20 @@ def summarize(out):
         if len(by_len) < 2:
             continue
         short, long_ = min(by_len), max(by_len)
-        ss = steady_state(totals(by_len[short]), totals(by_len[long_]), long_ - short)
+        between = analysed(by_len[long_], long_) - analysed(by_len[short], short)
+        if between <= 0:
+            problems.append(f"repeat {rep}: the long run covers no more iterations than the short")
+            continue
+        ss = steady_state(totals(by_len[short]), totals(by_len[long_]), between)
         per_rep.append(ss)
-        doc["repeats"].append({"repeat": rep, "short": short, "long": long_, "per_iter_ms": ss})
+        doc["repeats"].append({"repeat": rep, "short": short, "long": long_,
+                               "iterations_between": between, "per_iter_ms": ss})
+        if by_len[long_]["summary"].get("steady_state", {}).get("iterations_analyzed"):
+            # ovb-trace's own steady-state window of the long run: a cross-check of the difference
+            n = analysed(by_len[long_], long_)
+            doc["repeats"][-1]["long_run_window_ms"] = {k: v / n / 1e3 for k, v in
+                                                       totals(by_len[long_]).items()}
+        # Kernel names from the trace files, whole runs: the same difference.
         _, top_s = top_kernels(str(Path(out) / "traces" / f"{short}-{rep}"), n=200)
         _, top_l = top_kernels(str(Path(out) / "traces" / f"{long_}-{rep}"), n=200)
         if top_l:
@@ -87,6 +106,12 @@ def summarize(out):
             md.append(f"| {k} | {med[k]:.2f} | {each} | {share} | "
                       f"{100 * med[k] / med['span']:.1f} |")
         md.append(f"| (iteration span) | {med['span']:.2f} | | | |\n")
+        window = [r["long_run_window_ms"] for r in doc["repeats"] if "long_run_window_ms" in r]
+        if window:
+            w = {k: stats.median([x[k] for x in window]) for k in window[0]}
+            md.append("Cross-check, ovb-trace's own steady-state window of the long runs (ms per "
+                      "iteration): " + ", ".join(f"{k} {w[k]:.2f}" for k in (*CATEGORIES, "idle"))
+                      + f"; span {w['span']:.2f}.\n")
         top = doc["repeats"][-1].get("top_kernels_ms")
         if top:
             md.append("Top kernels of the last repeat (steady state, ms per iteration):\n")
