@@ -48,7 +48,8 @@ class AxisBase {
   // after the flag).
   virtual void set(const std::vector<std::string>& raw) = 0;
   // Registers the flag (comma-separated values) on `app`; its callback parses the values, so a
-  // sweep file's value (applied through the same option) is checked in the same way.
+  // sweep file's value (applied through the same option) is checked in the same way. The callback
+  // refers to the axis: register it where it stays (a member of the program's options).
   CLI::Option* add_to(CLI::App& app);
 
  protected:
@@ -87,6 +88,7 @@ class Axis : public AxisBase {
   T at(const Point& p) const;
 
   void set(const std::vector<std::string>& raw) override {
+    if (!parse_ && !raw.empty()) throw std::logic_error(flag_ + " is computed, not parsed");
     std::vector<T> out;
     for (const std::string& item : raw) {
       std::vector<T> v;
