@@ -4,6 +4,7 @@
 // (cuda/gemm_cublaslt.cpp) by backend.
 #include <cblas.h>
 
+#include "cuda_entry.hpp"
 #include "ovb/error.hpp"
 #include "ovb/gemm.hpp"
 #include "ovb/host_timeline_sink.hpp"
@@ -65,17 +66,9 @@ class HostGemm final : public Gemm {
 };
 }  // namespace
 
-#ifdef OVB_HAVE_CUDA
-namespace cuda {
-std::unique_ptr<Gemm> make_cublaslt_gemm(Backend& backend);  // gemm_cublaslt.cpp
-}
-#endif
-
 std::unique_ptr<Gemm> make_gemm(Backend& backend) {
   if (backend.name() == "host") return std::make_unique<HostGemm>();
-#ifdef OVB_HAVE_CUDA
   if (backend.name() == "cuda") return cuda::make_cublaslt_gemm(backend);
-#endif
   throw Error("no GEMM for backend '" + std::string(backend.name()) + "'");
 }
 
