@@ -12,6 +12,7 @@ and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic t
 
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --iters 13 --warmup 3 --out torch.json
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile --out torch-compile.json
+  python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile-mode max-autotune --out torch-ma.json
 
 Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
 time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
@@ -46,6 +47,7 @@ LLAMA_PRESETS = {  # name: (layers, hidden, heads, kv_heads, ffn_hidden), as cor
     "llama3-405B": (126, 16384, 128, 8, 53248),
 }
 LLAMA3_VOCAB, LLAMA3_ROPE_THETA = 128256, 500000.0
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
 
 
@@ -62,6 +64,12 @@ def model_flop(a):
     b, s = float(a.batch), float(a.seq)
     return (6.0 * b * s * (a.layers * block_linear_params(a) + a.hidden * a.vocab)
             + 6.0 * b * s * s * a.layers * a.hidden)
+
+
+def compile_note(a):
+    if not a.compile:
+        return ""
+    return ", torch.compile" + (f" (mode {a.compile_mode})" if a.compile_mode else "")
 
 
 def parse_args(argv):
@@ -82,9 +90,12 @@ def parse_args(argv):
     p.add_argument("--iters", type=int, default=13)
     p.add_argument("--warmup", type=int, default=3, help="iterations left out of the summary")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--compile-mode", choices=COMPILE_MODES,
+                   help="torch.compile's mode (implies --compile; default: torch's default)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--out", help="JSON result file")
     a = p.parse_args(argv)
+    a.compile = a.compile or a.compile_mode is not None
     if a.preset in LLAMA_PRESETS:
         if a.arch == "gpt":
             p.error(f"--arch gpt contradicts --preset {a.preset} (a llama model)")
@@ -250,7 +261,7 @@ def main(argv):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=3e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
-    step_model = torch.compile(model) if a.compile else model
+    step_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     n_params = sum(p.numel() for p in model.parameters())
     gen = torch.Generator(device=dev).manual_seed(a.seed)
     F = model_flop(a)
@@ -260,7 +271,7 @@ def main(argv):
             if a.arch == "llama" else "")
     print(f"pytorch_gpt: {arch}{a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
           f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA, "
-          f"fused AdamW{', torch.compile' if a.compile else ''} on {name}", flush=True)
+          f"fused AdamW{compile_note(a)} on {name}", flush=True)
     iters = []
     for i in range(a.iters):
         idx = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev, generator=gen)
@@ -292,7 +303,8 @@ def main(argv):
                                    "ffn_hidden": a.ffn_hidden or 4 * a.hidden,
                                    "rope_theta": a.rope_theta},
                          "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
-                         "compile": a.compile, "dtype": "bf16 autocast",
+                         "compile": a.compile, "compile_mode": a.compile_mode,
+                         "dtype": "bf16 autocast",
                          "attention": "torch SDPA (is_causal)", "optimizer": "AdamW fused"},
               "context": {"device": name, "torch": torch.__version__,
                           "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
