@@ -2,7 +2,9 @@
 // batch) equals the 1-rank run's up to fp32 reordering, for every overlap-flag subset with
 // recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks; the
 // gradients of one step equal the serial
-// ones tensor by tensor; the serial gradients equal finite differences of the loss.
+// ones tensor by tensor; the serial gradients equal finite differences of the loss. The same for
+// a small Llama (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole
+// K/V groups, with every overlap-flag subset.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -11,6 +13,7 @@
 #include <map>
 
 #include "model/layout.hpp"
+#include "ovb/error.hpp"
 #include "parallel_test_util.hpp"
 
 using namespace ovb;
@@ -126,4 +129,77 @@ TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
     const double fd = (lp - lm) / (2 * eps);
     EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
   }
+}
+
+// ---- Llama
+
+namespace {
+
+// Every grid valid for the Llama test model (Gy <= 4: whole K/V groups) with no overlap and all of
+// it; every overlap-flag subset on the first, recompute and weight caching varied.
+std::vector<Case> llama_cases() {
+  std::vector<Case> cases;
+  int valid = 0;
+  for (const std::string& grid : grids_for(world_size())) {
+    Config cfg = test_config({grid, "none", false, true, kDefaultOrsWindow, true});
+    if (GridShape::parse(grid).gy > 1 && llama_test_model().kv() % GridShape::parse(grid).gy) {
+      EXPECT_THROW(validate_gpt_plan(cfg.model, cfg.plan), UsageError) << grid;
+      continue;
+    }
+    const auto& subsets = overlap_subsets();
+    for (std::size_t i = 0; i < subsets.size(); ++i)
+      if (valid < 1 || i == 0 || i + 1 == subsets.size())
+        cases.push_back({grid, subsets[i], (valid + i) % 2 == 1, (valid + i) % 3 != 2,
+                         kDefaultOrsWindow, true});
+    ++valid;
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  Case serial;
+  serial.llama = true;
+  const std::vector<double> ref = losses(test_config(serial), MPI_COMM_SELF);
+  ASSERT_GT(ref.front() - ref.back(), 0.1) << "the reference run must learn for the test to bite";
+  double worst = 0;
+  for (const Case& c : llama_cases()) {
+    const std::vector<double> got = losses(test_config(c), MPI_COMM_WORLD);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
+      worst = std::max(worst, dev);
+      EXPECT_LT(dev, 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
+    }
+  }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("Llama: largest relative loss deviation from 1 rank: %.2e\n", worst);
+}
+
+TEST(Equivalence, LlamaSerialGradientsMatchFiniteDifferences) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  Case c;
+  c.llama = true;
+  TrainerRun run(test_config(c), MPI_COMM_SELF);
+  run.trainer.compute_gradients(0);
+  const float eps = 1e-2f;
+  int tensors = 0;
+  for (const TensorDesc& t : run.trainer.layout().tensors) {
+    ++tensors;
+    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
+    const auto it = std::max_element(g.begin(), g.end(),
+                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
+    const std::int64_t i = it - g.begin();
+    run.trainer.perturb(t.name, i, eps);
+    const double lp = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, -2 * eps);
+    const double lm = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, eps);
+    const double fd = (lp - lm) / (2 * eps);
+    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
+  }
+  // Per block 4 weights and 2 RMSNorm gains; head: LM head, final gain, token embedding.
+  EXPECT_EQ(tensors, 2 * 6 + 3);
 }

@@ -73,8 +73,12 @@ GptShape model_of(const GptGemmOptions& o) {
   if (given.heads > 0) m.heads = given.heads;
   if (m.heads == 0) m.heads = 1;
   if (m.layers == 0) m.layers = 1;
+  if (given.arch == Arch::llama) m.arch = Arch::llama;
+  if (given.kv_heads > 0) m.kv_heads = given.kv_heads;
+  if (given.ffn_hidden > 0) m.ffn_hidden = given.ffn_hidden;
   m.seq = given.seq;
-  m.vocab = given.vocab;
+  // A Llama preset brings its vocabulary; --vocab given (not the default) wins.
+  if (!m.llama() || given.vocab != GptShape{}.vocab) m.vocab = given.vocab;
   return m;
 }
 }  // namespace
