@@ -5,6 +5,8 @@ from the suite's status file, one error line for bad input."""
 import json
 import shutil
 
+import pytest
+
 from conftest import ANALYSIS
 
 REPO = ANALYSIS.parent
@@ -130,7 +132,13 @@ def test_profiling_overhead_by_hand(cli, tmp_path):
     demo = json.loads((tmp_path / "overhead.json").read_text())["programs"]["demo"]
     assert demo["untraced_median_ms"] == 11.0 and demo["traced_median_ms"] == 11.2
     assert abs(demo["overhead_pct"] - 100 * 0.2 / 11.0) < 1e-12
-    assert "| demo | 11.000 | 11.200 | +1.82 | 3 |" in (tmp_path / "summary.md").read_text()
+    # Per pair traced / untraced: 1.01, 1.025, 1.0181818 (= 11.2 / 11); median 1.0181818,
+    # p10 at position 0.2: 1.01 + 0.2 * 0.0081818 = 1.0116364, p90 at 1.8: 1.0236364.
+    assert demo["ratios"] == pytest.approx([1.01, 1.025, 11.2 / 11.0])
+    assert demo["ratio_p10"] == pytest.approx(1.0116364, abs=1e-7)
+    assert demo["ratio_p90"] == pytest.approx(1.0236364, abs=1e-7)
+    assert "| demo | 11.000 | 11.200 | 1.0182 (1.0116, 1.0236) | +1.82 | 3 |" in \
+        (tmp_path / "summary.md").read_text()
 
 
 def search_doc():

@@ -1,9 +1,11 @@
 // Backend-independent parts of the interface and the backend factory (see ovb/backend.hpp).
 #include "ovb/backend.hpp"
 #include "ovb/backend_kind.hpp"
+#include "ovb/backend_measures.hpp"
 
 #include "host_backend.hpp"
 #include "ovb/error.hpp"
+#include "ovb/telemetry.hpp"
 
 #ifdef OVB_HAVE_CUDA
 #include "cuda/cuda_backend.hpp"
@@ -90,6 +92,22 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& opts, const LaunchCo
                      "machine with nvcc, cuBLASLt and NCCL), or use --backend host");
   return std::make_unique<HostBackend>(ctx);
 #endif
+}
+
+// The measures live on the CUDA backend alone; reached here, where the backends are known, rather
+// than through the Backend interface that every kernel and benchmark includes.
+nlohmann::json backend_telemetry(const Backend& b) {
+#ifdef OVB_HAVE_CUDA
+  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b)) return c->telemetry();
+#endif
+  return telemetry::not_available(std::string(b.name()) + " backend: no GPU to sample");
+}
+
+std::optional<double> device_memory_peak_bytes([[maybe_unused]] const Backend& b) {
+#ifdef OVB_HAVE_CUDA
+  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b)) return c->device_memory_peak_bytes();
+#endif
+  return std::nullopt;
 }
 
 }  // namespace ovb
