@@ -34,20 +34,22 @@ class Samples {
 // the measured (manual) time reached the minimum time, as Google Benchmark decides it.
 bool is_reported_run(const benchmark::State& state, const BenchEnv& env, double timed_s);
 
-// Runs Google Benchmark's loop with sample() (one timed sample, in seconds, the same value on
-// every rank, e.g. the max over ranks) as each iteration's manual time, then tops the reported
-// run up to kMinTimedSamples samples. Returns every sample.
+// Runs Google Benchmark's loop with sample(true) (one timed sample, in seconds, the same value
+// on every rank, e.g. the max over ranks) as each iteration's manual time, then tops the reported
+// run up to kMinTimedSamples samples with sample(false). Returns every sample. The argument says
+// whether the sample is one of Google Benchmark's iterations: means that must equal its
+// real_time (time_us, t_overlap_us, ...) take only those.
 template <class F>
 Samples timed_loop(benchmark::State& state, const BenchEnv& env, F&& sample) {
   Samples out;
   for (auto _ : state) {
-    const double t = sample();
+    const double t = sample(true);
     state.SetIterationTime(t);
     out.add(t);
   }
   // Every rank decides alike: the samples are agreed values and the options are the same.
   if (!state.error_occurred() && is_reported_run(state, env, out.sum()))
-    while (out.size() < static_cast<std::size_t>(stats::kMinTimedSamples)) out.add(sample());
+    while (out.size() < static_cast<std::size_t>(stats::kMinTimedSamples)) out.add(sample(false));
   return out;
 }
 
