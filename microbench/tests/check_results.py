@@ -184,6 +184,9 @@ def main() -> int:
         tel = ctx.get("gpu_telemetry", {})
         if ctx.get("backend") == "host" and tel.get("available") is not False:
             c.fail("context", "gpu_telemetry on host should say available: false")
+        if ctx.get("backend") == "cuda" and (tel.get("available") is not True
+                                             or tel.get("samples", 0) < 1):
+            c.fail("context", f"gpu_telemetry on cuda not sampled: {tel}")
         if b.get("time_unit") != "us":
             c.fail(w, f"time_unit = {b.get('time_unit')}, expected us")
         if not re.search(LABEL[a.kind], b.get("label", "")):
