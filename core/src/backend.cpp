@@ -105,7 +105,8 @@ nlohmann::json backend_telemetry(const Backend& b) {
 
 std::optional<double> device_memory_peak_bytes([[maybe_unused]] const Backend& b) {
 #ifdef OVB_HAVE_CUDA
-  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b)) return c->device_memory_peak_bytes();
+  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b))
+    return c->device_memory_peak_bytes();
 #endif
   return std::nullopt;
 }

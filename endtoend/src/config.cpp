@@ -24,9 +24,10 @@ void add_options(CLI::App& app, Config& cfg) {
   app.get_option("--batch")->required();
   app.get_option("--vocab")->description("Vocabulary size (default 50304; 256 with --data text:FILE)");
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
-  app.add_option("--warmup", cfg.warmup,
-                 "Iterations left out of the summary's timing statistics (default: the suite's "
-                 "warm-up rule, max(3, ceil(iters/10)), leaving at least one; 0 when --iters is 1)");
+  app.add_option(
+      "--warmup", cfg.warmup,
+      "Iterations left out of the summary's timing statistics (default: the suite's "
+      "warm-up rule, max(3, ceil(iters/10)), leaving at least one; 0 when --iters is 1)");
   app.add_option("--seed", cfg.seed, "Seed of the weights and of synthetic data")
       ->capture_default_str();
   app.add_option("--data", cfg.data,

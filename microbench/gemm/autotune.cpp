@@ -41,8 +41,8 @@ SustainedBest sustained_best(GemmWorkload& w, Stream& s, StreamTimer& timer, dou
   const int candidates = w.plan().algo_count();
   require_same_on_all_ranks(candidates, "the number of cuBLASLt autotune candidates");
   // One call count for all candidates, from the benchmark's own time, so every rank agrees.
-  const int n = static_cast<int>(
-      std::clamp(seconds_each / std::max(per_call_estimate_s, 1e-9), 1.0, 1e5));
+  const int n =
+      static_cast<int>(std::clamp(seconds_each / std::max(per_call_estimate_s, 1e-9), 1.0, 1e5));
   SustainedBest r;
   for (int i = 0; i < candidates; ++i) {
     w.plan().set_algo(i);

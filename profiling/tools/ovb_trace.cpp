@@ -37,9 +37,10 @@ int main(int argc, char** argv) {
     analyze->add_option("--json", json_out, "Also write the analysis as JSON (results/SCHEMA.md)");
     analyze->add_option("--top", top, "Ranges listed in the table (all go to the JSON)")
         ->check(ovb::non_negative());
-    analyze->add_option("--warmup", warmup,
-                        "Marked iterations left out at the start (default: the warm-up rule, "
-                        "max(3, ceil(n/10)) of n); traces without iteration marks are analysed whole")
+    analyze
+        ->add_option("--warmup", warmup,
+                     "Marked iterations left out at the start (default: the warm-up rule, "
+                     "max(3, ceil(n/10)) of n); traces without iteration marks are analysed whole")
         ->check(ovb::non_negative());
     auto* merge = app.add_subcommand(
         "merge", "Combine per-rank traces into one file, ranks as processes, for Perfetto");

@@ -24,9 +24,9 @@
 #include "ovb/gemm.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
+#include "ovb/process_grid.hpp"
 #include "ovb/run_main.hpp"
 #include "ovb/timing_stats.hpp"
-#include "ovb/process_grid.hpp"
 #include "ovb/trace.hpp"
 
 namespace {

@@ -142,7 +142,9 @@ std::optional<double> CudaBackend::device_memory_peak_bytes() const {
   return peak_used_ - used_at_start_;
 }
 
-nlohmann::json CudaBackend::telemetry() const { return sampler_->summary(); }
+nlohmann::json CudaBackend::telemetry() const {
+  return sampler_->summary();
+}
 
 DeviceInfo CudaBackend::device_info() const {
   DeviceInfo d;

@@ -120,8 +120,8 @@ class CudaBackend final : public Backend {
   int least_priority_ = 0, greatest_priority_ = 0;
   std::shared_ptr<CudaWatch> watch_ = std::make_shared<CudaWatch>();
   std::unique_ptr<telemetry::Sampler> sampler_;
-  double used_at_start_ = 0;         // bytes in use on the device once the context exists
-  mutable double peak_used_ = 0;     // the most seen in use since
+  double used_at_start_ = 0;      // bytes in use on the device once the context exists
+  mutable double peak_used_ = 0;  // the most seen in use since
 };
 
 }  // namespace ovb::cuda

@@ -61,8 +61,8 @@ nlohmann::json breakdown_json(const KernelBreakdown& k, const TraceOverlap& m) {
 nlohmann::json steady_json(const SteadyState& s) {
   return {{"iterations_marked", s.iterations},
           {"warmup_excluded", s.warmup},
-          {"iterations_analyzed", s.iterations == 0 ? nlohmann::json(nullptr)
-                                                    : nlohmann::json(s.analyzed())}};
+          {"iterations_analyzed",
+           s.iterations == 0 ? nlohmann::json(nullptr) : nlohmann::json(s.analyzed())}};
 }
 
 }  // namespace
@@ -71,7 +71,8 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
                            const std::vector<std::string>& inputs) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankReport& r : reports) {
-    nlohmann::json j = {{"rank", r.rank}, {"path", r.path}, {"steady_state", steady_json(r.steady)}};
+    nlohmann::json j = {
+        {"rank", r.rank}, {"path", r.path}, {"steady_state", steady_json(r.steady)}};
     j.update(overlap_json(r.overlap));
     j["collectives"] = nlohmann::json::array();
     for (const CollectiveStats& c : r.collectives) j["collectives"].push_back(collective_json(c));
