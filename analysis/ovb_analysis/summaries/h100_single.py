@@ -65,9 +65,24 @@ def table(rows, cols):
     return out
 
 
-def top_kernels(trace_dir, n=12):
-    """Kernel time by name over every trace file of the traced run (ms summed), largest first."""
-    by_name, files = defaultdict(lambda: [0.0, 0]), 0
+def _steady_window(events, warmup):
+    """(begin, end, kept) of the iterations after `warmup` among the trace's iteration marks
+    (ranges of category "iteration", which gpt4d writes), or None when it has none."""
+    marks = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("ph") == "X" and isinstance(e.get("args"), dict)
+                   and e["args"].get("category") == "iteration"
+                   and str(e.get("cat", "")).endswith("user_annotation"))
+    if not marks:
+        return None
+    w = min(warmup, len(marks) - 1)
+    return marks[w][0], max(end for _, end in marks[w:]), len(marks) - w
+
+
+def top_kernels(trace_dir, n=12, warmup=0):
+    """Kernel time by name over every trace file of the traced run (ms summed), largest first,
+    over the steady-state iterations where the traces mark them (the first `warmup` left out, as
+    the trace analysis did). Returns (files, top, iterations kept or None when unmarked)."""
+    by_name, files, kept = defaultdict(lambda: [0.0, 0]), 0, None
     for path in sorted(glob.glob(os.path.join(trace_dir, "*trace.json*"))):
         opener = gzip.open if path.endswith(".gz") else open
         try:
@@ -77,13 +92,18 @@ def top_kernels(trace_dir, n=12):
             continue
         files += 1
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        window = _steady_window(events, warmup)
+        if window:
+            kept = window[2]
         for e in events:
             if e.get("ph") == "X" and str(e.get("cat", "")).lower() in (
                     "kernel", "gpu_memset", "gpu_memcpy"):
+                if window and not window[0] <= float(e.get("ts", 0)) < window[1]:
+                    continue
                 k = by_name[e.get("name", "?")]
                 k[0] += float(e.get("dur", 0)) / 1e3
                 k[1] += 1
-    return files, sorted(by_name.items(), key=lambda kv: -kv[1][0])[:n]
+    return files, sorted(by_name.items(), key=lambda kv: -kv[1][0])[:n], kept
 
 
 def summarize(out):
@@ -155,11 +175,18 @@ def summarize(out):
     summary["shapes"], summary["batch_search"] = shapes, batches
 
     # 3. Where the time goes (traced run) and the tracer overhead.
-    md += ["## Where the time goes (1.3B, batch 4, traced, 8 iterations incl. 3 of warm-up)", ""]
     a = load(os.path.join(out, "trace", "analysis.json"))
     traced = load(os.path.join(out, "gpt4d_1.3B_traced.json"))
     untraced = load(os.path.join(out, "gpt4d_1.3B_untraced.json"))
     iters = traced["config"]["iters"] if traced else 8
+    # Per iteration over what the analysis kept: the steady state where the trace marks
+    # iterations (docs/metrics.md, warm-up rule), else the whole run.
+    ss = ((a or {}).get("summary") or {}).get("steady_state") or {}
+    per = ss.get("iterations_analyzed") or iters
+    scope = (f"steady state: {per} of {ss.get('iterations_marked')} iterations, the first "
+             f"{ss.get('warmup_excluded')} left out as warm-up" if ss.get("iterations_analyzed")
+             else f"{iters} iterations, warm-up included (the trace marks no iterations)")
+    md += [f"## Where the time goes (1.3B, batch 4, traced; {scope})", ""]
     if a:
         kb = a["summary"]["kernel_breakdown"]
         cats = [c for c in ("gemm", "attention", "elementwise", "optimizer", "communication",
@@ -167,20 +194,22 @@ def summarize(out):
         md += ["| category | ms per iteration | % of kernel time | % of span |",
                "|---|---|---|---|"]
         for c in sorted(cats, key=lambda c: -kb[c]["total_us"]):
-            md.append(f"| {c} | {kb[c]['total_us'] / 1e3 / iters:.2f} | {kb[c]['pct']:.1f} | "
+            md.append(f"| {c} | {kb[c]['total_us'] / 1e3 / per:.2f} | {kb[c]['pct']:.1f} | "
                       f"{kb[c]['span_pct']:.1f} |")
-        md.append(f"| idle | {kb['idle_us'] / 1e3 / iters:.2f} | | {kb['idle_pct']:.1f} |")
+        md.append(f"| idle | {kb['idle_us'] / 1e3 / per:.2f} | | {kb['idle_pct']:.1f} |")
         summary["kernel_breakdown"] = kb
     else:
         md.append("(no trace analysis)")
-    files, top = top_kernels(os.path.join(out, "trace"))
+    files, top, kept = top_kernels(os.path.join(out, "trace"),
+                                   warmup=ss.get("warmup_excluded") or 0)
+    kept = kept or iters
     if top:
         md += ["", f"Top kernels ({files} trace file(s); ms per iteration, calls per iteration):",
                "", "| kernel | ms/iter | calls/iter |", "|---|---|---|"]
         for name, (ms, count) in top:
-            md.append(f"| `{name[:90]}` | {ms / iters:.2f} | {count / iters:.1f} |")
-        summary["top_kernels"] = [{"name": n, "ms_per_iter": ms / iters,
-                                   "calls_per_iter": c / iters} for n, (ms, c) in top]
+            md.append(f"| `{name[:90]}` | {ms / kept:.2f} | {count / kept:.1f} |")
+        summary["top_kernels"] = [{"name": n, "ms_per_iter": ms / kept,
+                                   "calls_per_iter": c / kept} for n, (ms, c) in top]
     if traced and untraced:
         t, u = traced["summary"]["median_time_ms"], untraced["summary"]["median_time_ms"]
         ts, us = traced["summary"], untraced["summary"]
