@@ -66,8 +66,8 @@ def table(rows, cols):
 
 
 def _steady_window(events, warmup):
-    """(begin, end, kept) of the iterations after `warmup` among the trace's iteration marks
-    (ranges of category "iteration", which gpt4d writes), or None when it has none."""
+    """(begin, end) of the iterations after `warmup` among the trace's iteration marks (ranges
+    of category "iteration", which gpt4d writes), or None when it has none."""
     marks = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
                    if e.get("ph") == "X" and isinstance(e.get("args"), dict)
                    and e["args"].get("category") == "iteration"
@@ -75,14 +75,14 @@ def _steady_window(events, warmup):
     if not marks:
         return None
     w = min(warmup, len(marks) - 1)
-    return marks[w][0], max(end for _, end in marks[w:]), len(marks) - w
+    return marks[w][0], max(end for _, end in marks[w:])
 
 
-def top_kernels(trace_dir, n=12, warmup=0):
-    """Kernel time by name over every trace file of the traced run (ms summed), largest first,
-    over the steady-state iterations where the traces mark them (the first `warmup` left out, as
-    the trace analysis did). Returns (files, top, iterations kept or None when unmarked)."""
-    by_name, files, kept = defaultdict(lambda: [0.0, 0]), 0, None
+def top_kernels(trace_dir, n=12, warmup=None):
+    """Kernel time by name over every trace file of the traced run (ms summed), largest first.
+    With `warmup`, only over the steady-state iterations where the traces mark them (the first
+    `warmup` left out, as the trace analysis did). Returns (files, top)."""
+    by_name, files = defaultdict(lambda: [0.0, 0]), 0
     for path in sorted(glob.glob(os.path.join(trace_dir, "*trace.json*"))):
         opener = gzip.open if path.endswith(".gz") else open
         try:
@@ -92,9 +92,7 @@ def top_kernels(trace_dir, n=12, warmup=0):
             continue
         files += 1
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
-        window = _steady_window(events, warmup)
-        if window:
-            kept = window[2]
+        window = None if warmup is None else _steady_window(events, warmup)
         for e in events:
             if e.get("ph") == "X" and str(e.get("cat", "")).lower() in (
                     "kernel", "gpu_memset", "gpu_memcpy"):
@@ -103,7 +101,7 @@ def top_kernels(trace_dir, n=12, warmup=0):
                 k = by_name[e.get("name", "?")]
                 k[0] += float(e.get("dur", 0)) / 1e3
                 k[1] += 1
-    return files, sorted(by_name.items(), key=lambda kv: -kv[1][0])[:n], kept
+    return files, sorted(by_name.items(), key=lambda kv: -kv[1][0])[:n]
 
 
 def summarize(out):
@@ -200,9 +198,11 @@ def summarize(out):
         summary["kernel_breakdown"] = kb
     else:
         md.append("(no trace analysis)")
-    files, top, kept = top_kernels(os.path.join(out, "trace"),
-                                   warmup=ss.get("warmup_excluded") or 0)
-    kept = kept or iters
+    # The same iterations as the analysis: its warm-up where it found marks, else all of them.
+    files, top = top_kernels(os.path.join(out, "trace"),
+                             warmup=ss.get("warmup_excluded") if ss.get("iterations_analyzed")
+                             else None)
+    kept = per
     if top:
         md += ["", f"Top kernels ({files} trace file(s); ms per iteration, calls per iteration):",
                "", "| kernel | ms/iter | calls/iter |", "|---|---|---|"]
