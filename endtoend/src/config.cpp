@@ -22,7 +22,8 @@ void add_options(CLI::App& app, Config& cfg) {
   // The shared run options; gpt4d's gradients are fp32 (no --grad-dtype).
   add_run_options(app, cfg, kAllRunGroups & ~kGradDtypeGroup);
   app.get_option("--batch")->required();
-  app.get_option("--vocab")->description("Vocabulary size (default 50304; 256 with --data text:FILE)");
+  app.get_option("--vocab")->description(
+      "Vocabulary size (default 50304; 256 with --data text:FILE)");
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
   app.add_option(
       "--warmup", cfg.warmup,
@@ -96,10 +97,6 @@ void add_options(CLI::App& app, Config& cfg) {
 
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name) {
   finish_run_config(app, cfg);
-  if (cfg.model.llama() && backend_name != "host")
-    throw UsageError(
-        "--arch llama needs the host backend: the CUDA kernels of RMSNorm, SwiGLU, "
-        "RoPE and grouped-query attention are not written yet");
   if (cfg.data.rfind("text:", 0) == 0 && app.count("--vocab") == 0) cfg.model.vocab = 256;
 
   if (cfg.dtype == "fp16")
@@ -118,6 +115,13 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   if (cfg.attention == "cudnn" && cfg.plan.act_dtype != DType::bf16)
     throw UsageError("--attention cudnn needs bf16 activations (cuDNN's fused attention has no " +
                      std::string(name_of(cfg.plan.act_dtype)) + " path)");
+  // cuDNN's attention graphs here have one K/V head per query head; grouped-query attention runs
+  // on the CUDA-core kernels.
+  if (cfg.attention == "cudnn" && cfg.model.kv() != cfg.model.heads)
+    throw UsageError("--attention cudnn: grouped-query attention (--kv-heads " +
+                     std::to_string(cfg.model.kv()) + " < --heads " +
+                     std::to_string(cfg.model.heads) +
+                     ") runs on the simt kernels only; use --attention auto or simt");
   // The CUDA attention kernel keeps a head's row in registers spread over a warp: head <= 256.
   if (backend_name == "cuda" && cfg.model.heads > 0 && cfg.model.hidden % cfg.model.heads == 0 &&
       cfg.model.head_dim() > 256)
@@ -156,10 +160,9 @@ int check_config(const CLI::App& app, Config& cfg, int rank) {
       std::cout << out.dump() << std::endl;
     else
       std::cout << "gpt4d: valid configuration: " << cfg.model.layers << " layers, hidden "
-                << cfg.model.hidden << ", heads " << cfg.model.heads << ", batch "
-                << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << " ("
-                << cfg.plan.grid.world() << " ranks), overlap " << overlap_string(cfg.plan)
-                << std::endl;
+                << cfg.model.hidden << ", heads " << cfg.model.heads << ", batch " << cfg.plan.batch
+                << ", grid " << cfg.plan.grid.str() << " (" << cfg.plan.grid.world()
+                << " ranks), overlap " << overlap_string(cfg.plan) << std::endl;
   }
   return out["valid"].get<bool>() ? 0 : 2;
 }

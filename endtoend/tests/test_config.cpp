@@ -6,6 +6,7 @@
 
 #include "config.hpp"
 #include "data/loader.hpp"
+#include "kernels/kernels.hpp"  // cudnn_attention_built
 #include "ovb/error.hpp"
 
 using namespace ovb;
@@ -101,9 +102,16 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(
       parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"}, nullptr, "cuda"),
       "head size hidden/heads = 512 is larger than 256"));
-  // Llama trains on the host backend only, until the CUDA backend has its kernels.
-  EXPECT_TRUE(has(parse({"--preset", "llama-tiny", "--batch", "4"}, nullptr, "cuda"),
-                  "--arch llama needs the host backend"));
+  // Llama runs on both backends; its grouped-query attention has only the simt CUDA kernels.
+  EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}, nullptr, "cuda"), "");
+  EXPECT_EQ(
+      parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "simt"}, nullptr, "cuda"),
+      "");
+  if (ovb::gpt::cudnn_attention_built()) {
+    EXPECT_TRUE(has(
+        parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn"}, nullptr, "cuda"),
+        "--attention cudnn: grouped-query attention"));
+  }
   EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}), "");
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));

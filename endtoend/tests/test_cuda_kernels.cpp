@@ -416,5 +416,121 @@ TEST_P(CudaVsHost, GradNormAndAdamW) {
   expect_close(act_out(W, n), quantized(p), tol(1e-5f, 1e-2f), "adamw working copy, offset run");
 }
 
+// ---- Llama: RMSNorm (with C_total != C, as under a feature split), SwiGLU, RoPE, GQA.
+TEST_P(CudaVsHost, RmsNormForwardAndBackward) {
+  for (const auto [T, C] : {std::array<std::int64_t, 2>{45, 96}, {300, 37}}) {
+    const std::int64_t Ct = 2 * C;  // this rank holds half the features
+    const std::vector<float> x = quantized(random_vec(T * C, 31, 2.0f)),
+                             g = quantized(random_vec(C, 32)),
+                             dy = quantized(random_vec(T * C, 33)),
+                             dx0 = quantized(random_vec(T * C, 34));
+    std::vector<float> st(T), mr(2 * T), out(T * C), sums(T), dx = dx0, dg(C, 0.0f);
+    hk_->rms_partial(*hs_, x.data(), st.data(), T, C);
+    for (float& v : st) v *= 2;  // as if the other half had the same values
+    hk_->rms_forward(*hs_, x.data(), st.data(), g.data(), out.data(), mr.data(), T, C, Ct);
+    hk_->rms_backward_partial(*hs_, dy.data(), x.data(), mr.data(), g.data(), sums.data(), T, C);
+    hk_->rms_backward(*hs_, dy.data(), x.data(), mr.data(), g.data(), sums.data(), dx.data(),
+                      dg.data(), T, C, Ct);
+    Buffer X = act_buf(x), G = act_buf(g), DY = act_buf(dy), DX = act_buf(dx0),
+           ST = f32_buf(std::vector<float>(T)), MR = f32_buf(std::vector<float>(2 * T, -1.0f)),
+           O = act_buf(out), SU = f32_buf(std::vector<float>(T)),
+           DG = f32_buf(std::vector<float>(C));
+    ck_->rms_partial(*cs_, X.data(), ST.as<float>(), T, C);
+    std::vector<float> dst = f32_out(ST, T);
+    for (float& v : dst) v *= 2;
+    expect_close(dst, st, 1e-5f, "rms stats");
+    upload(ST, st.data(), st.size() * 4);
+    ck_->rms_forward(*cs_, X.data(), ST.as<float>(), G.data(), O.data(), MR.as<float>(), T, C, Ct);
+    expect_close(act_out(O, T * C), out, tol(1e-4f, 2e-2f), "rms forward");
+    expect_close(f32_out(MR, 2 * T), mr, 1e-4f, "rms (0, rstd)", 1e-6f);
+    ck_->rms_backward_partial(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(),
+                              T, C);
+    expect_close(f32_out(SU, T), sums, 1e-4f, "rms backward sums");
+    upload(SU, sums.data(), sums.size() * 4);
+    ck_->rms_backward(*cs_, DY.data(), X.data(), MR.as<float>(), G.data(), SU.as<float>(),
+                      DX.data(), DG.as<float>(), T, C, Ct);
+    expect_close(act_out(DX, T * C), dx, tol(1e-4f, 2e-2f), "rms dx");
+    expect_close(f32_out(DG, C), dg, 1e-4f, "rms dgain");
+    // The residual add fused into the statistics pass.
+    std::vector<float> sum(T * C), st2(T);
+    hk_->add_rms_partial(*hs_, x.data(), dy.data(), sum.data(), st2.data(), T, C);
+    Buffer SUM = act_buf(std::vector<float>(T * C)), ST2 = f32_buf(std::vector<float>(T));
+    ck_->add_rms_partial(*cs_, X.data(), DY.data(), SUM.data(), ST2.as<float>(), T, C);
+    expect_close(act_out(SUM, T * C), quantized(sum), tol(1e-6f, 1e-2f), "rms residual add");
+    expect_close(f32_out(ST2, T), st2, tol(1e-5f, 1e-2f), "residual add + rms stats");
+  }
+}
+
+TEST_P(CudaVsHost, SwiGluForwardAndBackward) {
+  const std::int64_t T = 37, F = 53;
+  const std::vector<float> gu = quantized(random_vec(T * 2 * F, 41, 2.0f)),
+                           dy = quantized(random_vec(T * F, 42));
+  std::vector<float> y(T * F), dgu(T * 2 * F);
+  hk_->swiglu_forward(*hs_, gu.data(), y.data(), T, F);
+  hk_->swiglu_backward(*hs_, gu.data(), dy.data(), dgu.data(), T, F);
+  Buffer GU = act_buf(gu), Y = act_buf(std::vector<float>(T * F)), DY = act_buf(dy),
+         DGU = act_buf(std::vector<float>(T * 2 * F, 7.0f));  // overwritten, not accumulated
+  ck_->swiglu_forward(*cs_, GU.data(), Y.data(), T, F);
+  expect_close(act_out(Y, T * F), y, tol(1e-5f, 1e-2f), "swiglu forward");
+  ck_->swiglu_backward(*cs_, GU.data(), DY.data(), DGU.data(), T, F);
+  expect_close(act_out(DGU, T * 2 * F), dgu, tol(1e-5f, 1e-2f), "swiglu backward");
+}
+
+TEST_P(CudaVsHost, RotaryEmbeddingForwardAndBackward) {
+  // 2 sequences of 40 tokens, 3 K/V groups of 2 query heads, head size 64 (angles up to 39 rad).
+  const std::int64_t B = 2, S = 40, G = 3, r = 2, D = 64;
+  const float theta = 10000.0f;
+  const std::vector<float> qkv = quantized(random_vec(B * S * G * (r + 2) * D, 51));
+  for (const bool backward : {false, true}) {
+    std::vector<float> want = qkv;
+    hk_->rope(*hs_, want.data(), B, S, G, r, D, theta, backward);
+    Buffer X = act_buf(qkv);
+    ck_->rope(*cs_, X.data(), B, S, G, r, D, theta, backward);
+    expect_close(act_out(X, qkv.size()), want, tol(1e-4f, 2e-2f),
+                 backward ? "rope backward" : "rope forward");
+  }
+}
+
+// Grouped-query attention on the CUDA-core kernels against the host loops; cuDNN is not used
+// for it (auto falls back, --attention cudnn refuses).
+TEST_P(CudaVsHost, GroupedQueryAttention) {
+  for (const auto [B, S, H, Hkv, D] :
+       {std::array<std::int64_t, 5>{2, 50, 4, 2, 16}, {1, 70, 6, 2, 64}, {1, 40, 4, 1, 128}}) {
+    const std::int64_t rows = B * S, width = (H + 2 * Hkv) * D;
+    const std::vector<float> qkv = quantized(random_vec(rows * width, 61)),
+                             dout = quantized(random_vec(rows * H * D, 62));
+    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
+    hk_->gqa_attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, Hkv, D);
+    const std::vector<float> outq = quantized(out);
+    hk_->gqa_attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
+                                scratch.data(), B, S, H, Hkv, D);
+    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
+                              std::to_string(H) + " Hkv" + std::to_string(Hkv) + " D" +
+                              std::to_string(D);
+    for (const AttentionKind kind : {AttentionKind::automatic, AttentionKind::simt}) {
+      auto k = make_kernels(*cuda_, act(), nullptr, kind);
+      Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
+             DX = act_buf(std::vector<float>(qkv.size(), 5.0f)), SC = f32_buf(scratch);
+      k->gqa_attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, Hkv, D);
+      expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f), ("gqa out " + shape).c_str());
+      expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("gqa lse " + shape).c_str());
+      O = act_buf(outq);
+      upload(L, lse.data(), lse.size() * 4);
+      k->gqa_attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
+                                SC.as<float>(), B, S, H, Hkv, D);
+      expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f),
+                   ("gqa dqkv " + shape).c_str());
+    }
+  }
+  if (cudnn_attention_built() && bf16()) {
+    auto forced = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
+    Buffer X = act_buf(std::vector<float>(64 * 8 * 64)),
+           O = act_buf(std::vector<float>(64 * 4 * 64)), L = f32_buf(std::vector<float>(4 * 64));
+    EXPECT_THROW(
+        forced->gqa_attention_forward(*cs_, X.data(), O.data(), L.as<float>(), 1, 64, 4, 2, 64),
+        UsageError);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaVsHost, ::testing::Values(DType::f32, DType::bf16),
                          [](const auto& info) { return std::string(name_of(info.param)); });

@@ -85,6 +85,8 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   attention_ =
       kernels_->prepare_attention(tokens / cfg.model.seq, cfg.model.seq,
                                   cfg.model.heads / cfg.plan.grid.gy, cfg.model.head_dim());
+  // Grouped-query attention has only the CUDA-core kernels (and the host backend its loops).
+  if (cfg.model.kv() != cfg.model.heads && attention_ == "cudnn") attention_ = "simt";
 
   // Weights by global index; moments zero; the working copy cast from the master.
   Stream& s = comm_->compute();

@@ -8,6 +8,10 @@
 // accumulators spread over the lanes (element e on lane e % 32) and the lanes take the 32 keys
 // (or queries) of a tile. Math is fp32 on CUDA cores; tensor-core tiles (or cuDNN's fused
 // attention) are the performance follow-up. Head size up to 256.
+//
+// Grouped-query attention: the qkv row holds Hkv groups of [r query heads | k | v] (r = H/Hkv;
+// r = 1 is plain multi-head attention). Query head h reads its group's k and v; the dK/dV kernel
+// runs per K/V head and sums over the group's r query heads in turn (still no atomics).
 #include <cmath>
 
 #include "kernels/cuda/common.cuh"
@@ -22,14 +26,21 @@ constexpr int kWarps = 4, kRowsPerWarp = 4, kRows = kWarps * kRowsPerWarp, kTile
 constexpr unsigned kFull = 0xffffffffu;
 
 struct Geo {
-  int S, H, D;
+  int S, H, D, r;  // r query heads per K/V head
   float scale;
-  __device__ std::int64_t row_stride() const { return 3ll * H * D; }
-  // Start of head h's q|k|v in sequence b.
+  __device__ std::int64_t row_stride() const {
+    return static_cast<std::int64_t>(H / r) * (r + 2) * D;
+  }
+  // Offset in a row of query head h's q (col 0), or of its group's k (1) or v (2).
+  __device__ std::int64_t col_offset(int h, int col) const {
+    const int grp = h / r;
+    const int within = col == 0 ? h % r : r + col - 1;
+    return static_cast<std::int64_t>(grp * (r + 2) + within) * D;
+  }
+  // Start of column `col` of query head h in sequence b.
   template <class T>
-  __device__ const T* head(const T* qkv, int b, int h) const {
-    return qkv + static_cast<std::int64_t>(b) * S * row_stride() +
-           static_cast<std::int64_t>(h) * 3 * D;
+  __device__ const T* head(const T* qkv, int b, int h, int col) const {
+    return qkv + static_cast<std::int64_t>(b) * S * row_stride() + col_offset(h, col);
   }
   __device__ std::int64_t out_index(int b, int q, int h) const {
     return (static_cast<std::int64_t>(b) * S + q) * H * D + static_cast<std::int64_t>(h) * D;
@@ -39,13 +50,13 @@ struct Geo {
   }
 };
 
-// Loads rows [r0, r0 + n) of column block `col` (0 q, 1 k, 2 v) into smem rows of stride ld.
+// Loads rows [r0, r0 + n) of one head's column block (Geo::head) into smem rows of stride ld.
 template <class T>
-__device__ void load_rows(float* dst, int ld, const T* head, std::int64_t stride, int col, int r0,
-                          int n, int S, int D, float mul = 1.0f) {
+__device__ void load_rows(float* dst, int ld, const T* head, std::int64_t stride, int r0, int n,
+                          int S, int D, float mul = 1.0f) {
   for (int idx = threadIdx.x; idx < n * D; idx += blockDim.x) {
     const int r = idx / D, e = idx % D, g = r0 + r;
-    dst[r * ld + e] = g < S ? mul * to_f(head[g * stride + col * D + e]) : 0.0f;
+    dst[r * ld + e] = g < S ? mul * to_f(head[g * stride + e]) : 0.0f;
   }
 }
 
@@ -89,9 +100,9 @@ __global__ void __launch_bounds__(kWarps * 32)
   float* Qs = Vs + kTile * ld;  // [kRows][ld], pre-scaled
   const int b = blockIdx.z, h = blockIdx.y, r0 = blockIdx.x * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const T* hp = g.head(qkv, b, h);
+  const T *qp = g.head(qkv, b, h, 0), *kp = g.head(qkv, b, h, 1), *vp = g.head(qkv, b, h, 2);
   const std::int64_t stride = g.row_stride();
-  load_rows(Qs, ld, hp, stride, 0, r0, kRows, g.S, D, g.scale);
+  load_rows(Qs, ld, qp, stride, r0, kRows, g.S, D, g.scale);
   float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][NI];
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     m[rr] = -INFINITY;
@@ -101,8 +112,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int last = min(g.S, r0 + kRows) - 1;
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();
-    load_rows(Ks, ld, hp, stride, 1, k0, kTile, g.S, D);
-    load_rows(Vs, ld, hp, stride, 2, k0, kTile, g.S, D);
+    load_rows(Ks, ld, kp, stride, k0, kTile, g.S, D);
+    load_rows(Vs, ld, vp, stride, k0, kTile, g.S, D);
     __syncthreads();
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int r = warp * kRowsPerWarp + rr, q = r0 + r;
@@ -158,9 +169,9 @@ __global__ void __launch_bounds__(kWarps * 32)
   float* dOs = Qs + kRows * ld;  // [kRows][ld]
   const int b = blockIdx.z, h = blockIdx.y, r0 = blockIdx.x * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const T* hp = g.head(qkv, b, h);
+  const T *qp = g.head(qkv, b, h, 0), *kp = g.head(qkv, b, h, 1), *vp = g.head(qkv, b, h, 2);
   const std::int64_t stride = g.row_stride();
-  load_rows(Qs, ld, hp, stride, 0, r0, kRows, g.S, D, g.scale);
+  load_rows(Qs, ld, qp, stride, r0, kRows, g.S, D, g.scale);
   load_out_rows(dOs, ld, dout, g, b, h, r0, kRows);
   float L[kRowsPerWarp], Dl[kRowsPerWarp], dq[kRowsPerWarp][NI];
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
@@ -172,8 +183,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   const int last = min(g.S, r0 + kRows) - 1;
   for (int k0 = 0; k0 <= last; k0 += kTile) {
     __syncthreads();
-    load_rows(Ks, ld, hp, stride, 1, k0, kTile, g.S, D);
-    load_rows(Vs, ld, hp, stride, 2, k0, kTile, g.S, D);
+    load_rows(Ks, ld, kp, stride, k0, kTile, g.S, D);
+    load_rows(Vs, ld, vp, stride, k0, kTile, g.S, D);
     __syncthreads();
     for (int rr = 0; rr < kRowsPerWarp; ++rr) {
       const int r = warp * kRowsPerWarp + rr, q = r0 + r;
@@ -190,8 +201,7 @@ __global__ void __launch_bounds__(kWarps * 32)
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int q = r0 + warp * kRowsPerWarp + rr;
     if (q >= g.S) continue;
-    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + q) * stride +
-             static_cast<std::int64_t>(h) * 3 * D;
+    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + q) * stride + g.col_offset(h, 0);
     for (int i = 0; i < NI; ++i) {
       const int e = lane + 32 * i;
       if (e < D) dst[e] = from_f<T>(g.scale * dq[rr][i]);
@@ -199,7 +209,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   }
 }
 
-// dK and dV per key row, streaming query tiles (queries at or after the key).
+// dK and dV per key row of K/V head blockIdx.y, streaming query tiles (queries at or after the
+// key) of each of the group's query heads.
 template <class T, int NI>
 __global__ void __launch_bounds__(kWarps * 32)
     attn_bwd_dkv_kernel(const T* qkv, const T* dout, const float* lse, const float* delta, T* dqkv,
@@ -212,48 +223,48 @@ __global__ void __launch_bounds__(kWarps * 32)
   float* Vs = Ks + kRows * ld;   // [kRows][ld]
   float* Lt = Vs + kRows * ld;   // [kTile]
   float* Dt = Lt + kTile;        // [kTile]
-  const int b = blockIdx.z, h = blockIdx.y, c0 = blockIdx.x * kRows;
+  const int b = blockIdx.z, h0 = blockIdx.y * g.r, c0 = blockIdx.x * kRows;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const T* hp = g.head(qkv, b, h);
   const std::int64_t stride = g.row_stride();
-  load_rows(Ks, ld, hp, stride, 1, c0, kRows, g.S, D);
-  load_rows(Vs, ld, hp, stride, 2, c0, kRows, g.S, D);
+  load_rows(Ks, ld, g.head(qkv, b, h0, 1), stride, c0, kRows, g.S, D);
+  load_rows(Vs, ld, g.head(qkv, b, h0, 2), stride, c0, kRows, g.S, D);
   float dk[kRowsPerWarp][NI], dv[kRowsPerWarp][NI];
   for (int rr = 0; rr < kRowsPerWarp; ++rr)
     for (int i = 0; i < NI; ++i) dk[rr][i] = dv[rr][i] = 0;
-  for (int q0 = c0 / kTile * kTile; q0 < g.S; q0 += kTile) {
-    __syncthreads();
-    load_rows(Qs, ld, hp, stride, 0, q0, kTile, g.S, D, g.scale);
-    load_out_rows(dOs, ld, dout, g, b, h, q0, kTile);
-    if (threadIdx.x < kTile) {
-      const int q = q0 + threadIdx.x;
-      Lt[threadIdx.x] = q < g.S ? lse[g.lse_index(b, h, q)] : 0.0f;
-      Dt[threadIdx.x] = q < g.S ? delta[g.lse_index(b, h, q)] : 0.0f;
-    }
-    __syncthreads();
-    for (int rr = 0; rr < kRowsPerWarp; ++rr) {
-      const int r = warp * kRowsPerWarp + rr, key = c0 + r;
-      if (key >= g.S || q0 + kTile - 1 < key) continue;  // warp-uniform
-      const int q = q0 + lane;
-      float p = 0, ds = 0;
-      if (q < g.S && q >= key) {
-        p = __expf(dot(Qs + lane * ld, Ks + r * ld, D) - Lt[lane]);
-        ds = p * (dot(dOs + lane * ld, Vs + r * ld, D) - Dt[lane]);
+  for (int h = h0; h < h0 + g.r; ++h) {
+    for (int q0 = c0 / kTile * kTile; q0 < g.S; q0 += kTile) {
+      __syncthreads();
+      load_rows(Qs, ld, g.head(qkv, b, h, 0), stride, q0, kTile, g.S, D, g.scale);
+      load_out_rows(dOs, ld, dout, g, b, h, q0, kTile);
+      if (threadIdx.x < kTile) {
+        const int q = q0 + threadIdx.x;
+        Lt[threadIdx.x] = q < g.S ? lse[g.lse_index(b, h, q)] : 0.0f;
+        Dt[threadIdx.x] = q < g.S ? delta[g.lse_index(b, h, q)] : 0.0f;
       }
-      add_tile<NI>(dv[rr], p, dOs, ld, kTile, D, lane);
-      add_tile<NI>(dk[rr], ds, Qs, ld, kTile, D, lane);  // Qs pre-scaled: dK = scale dS^T Q
+      __syncthreads();
+      for (int rr = 0; rr < kRowsPerWarp; ++rr) {
+        const int r = warp * kRowsPerWarp + rr, key = c0 + r;
+        if (key >= g.S || q0 + kTile - 1 < key) continue;  // warp-uniform
+        const int q = q0 + lane;
+        float p = 0, ds = 0;
+        if (q < g.S && q >= key) {
+          p = __expf(dot(Qs + lane * ld, Ks + r * ld, D) - Lt[lane]);
+          ds = p * (dot(dOs + lane * ld, Vs + r * ld, D) - Dt[lane]);
+        }
+        add_tile<NI>(dv[rr], p, dOs, ld, kTile, D, lane);
+        add_tile<NI>(dk[rr], ds, Qs, ld, kTile, D, lane);  // Qs pre-scaled: dK = scale dS^T Q
+      }
     }
   }
   for (int rr = 0; rr < kRowsPerWarp; ++rr) {
     const int key = c0 + warp * kRowsPerWarp + rr;
     if (key >= g.S) continue;
-    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + key) * stride +
-             static_cast<std::int64_t>(h) * 3 * D;
+    T* dst = dqkv + (static_cast<std::int64_t>(b) * g.S + key) * stride + g.col_offset(h0, 1);
     for (int i = 0; i < NI; ++i) {
       const int e = lane + 32 * i;
       if (e < D) {
-        dst[D + e] = from_f<T>(dk[rr][i]);
-        dst[2 * D + e] = from_f<T>(dv[rr][i]);
+        dst[e] = from_f<T>(dk[rr][i]);
+        dst[D + e] = from_f<T>(dv[rr][i]);
       }
     }
   }
@@ -282,15 +293,18 @@ void launch_kernel(Kernel kernel, dim3 grid, std::size_t smem, cudaStream_t s, A
     default: launch_kernel(KERNEL<T, 8>, __VA_ARGS__); break; \
   }
 
-Geo geometry(std::int64_t S, std::int64_t H, std::int64_t D) {
+Geo geometry(std::int64_t S, std::int64_t H, std::int64_t Hkv, std::int64_t D) {
   if (D > 256) throw Error("attention: head size " + std::to_string(D) + " > 256 is not supported");
+  if (Hkv < 1 || H % Hkv != 0)
+    throw Error("attention: " + std::to_string(H) + " query heads do not split into " +
+                std::to_string(Hkv) + " K/V heads");
   return Geo{static_cast<int>(S), static_cast<int>(H), static_cast<int>(D),
-             1.0f / std::sqrt(static_cast<float>(D))};
+             static_cast<int>(H / Hkv), 1.0f / std::sqrt(static_cast<float>(D))};
 }
 
 void simt_forward(cudaStream_t s, DType act, const void* qkv, void* out, float* lse, std::int64_t B,
-                  std::int64_t S, std::int64_t H, std::int64_t D) {
-  const Geo g = geometry(S, H, D);
+                  std::int64_t S, std::int64_t H, std::int64_t Hkv, std::int64_t D) {
+  const Geo g = geometry(S, H, Hkv, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
                   static_cast<unsigned>(B));
@@ -304,8 +318,8 @@ void simt_forward(cudaStream_t s, DType act, const void* qkv, void* out, float* 
 
 void simt_backward(cudaStream_t s, DType act, const void* qkv, const void* out, const void* dout,
                    const float* lse, void* dqkv, float* scratch, std::int64_t B, std::int64_t S,
-                   std::int64_t H, std::int64_t D) {
-  const Geo g = geometry(S, H, D);
+                   std::int64_t H, std::int64_t Hkv, std::int64_t D) {
+  const Geo g = geometry(S, H, Hkv, D);
   const int ni = static_cast<int>((D + 31) / 32);
   const dim3 grid(static_cast<unsigned>((S + kRows - 1) / kRows), static_cast<unsigned>(H),
                   static_cast<unsigned>(B));
@@ -322,7 +336,8 @@ void simt_backward(cudaStream_t s, DType act, const void* qkv, const void* out, 
     OVB_CHECK_LAUNCH();
     OVB_ATTN_DISPATCH(ni, attn_bwd_dq_kernel, E, grid, smem_dq, s, x, dO, lse,
                       static_cast<const float*>(scratch), static_cast<E*>(dqkv), g);
-    OVB_ATTN_DISPATCH(ni, attn_bwd_dkv_kernel, E, grid, smem_dkv, s, x, dO, lse,
+    const dim3 grid_kv(grid.x, static_cast<unsigned>(Hkv), grid.z);
+    OVB_ATTN_DISPATCH(ni, attn_bwd_dkv_kernel, E, grid_kv, smem_dkv, s, x, dO, lse,
                       static_cast<const float*>(scratch), static_cast<E*>(dqkv), g);
   });
 }
@@ -358,7 +373,7 @@ void CudaKernels::attention_forward(Stream& s, const void* qkv, void* out, float
 #ifdef OVB_HAVE_CUDNN
   if (uses_cudnn(a)) return cudnn_->forward(s, qkv, out, lse, a, act_);
 #endif
-  simt_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.D);
+  simt_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.H, a.D);
 }
 
 void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
@@ -368,7 +383,33 @@ void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out
 #ifdef OVB_HAVE_CUDNN
   if (uses_cudnn(a)) return cudnn_->backward(s, qkv, out, dout, lse, dqkv, a, act_);  // no scratch
 #endif
-  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H, a.D);
+  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H, a.H, a.D);
+}
+
+// Grouped-query attention (Hkv < H) runs on the CUDA-core kernels: the cuDNN graphs here are
+// built for one K/V head per query head, so --attention cudnn refuses it by name.
+void CudaKernels::gqa_attention_forward(Stream& s, const void* qkv, void* out, float* lse,
+                                        std::int64_t B, std::int64_t S, std::int64_t H,
+                                        std::int64_t Hkv, std::int64_t D) {
+  if (Hkv == H) return attention_forward(s, qkv, out, lse, B, S, H, D);
+  refuse_cudnn_gqa(H, Hkv);
+  simt_forward(native(s), act_, qkv, out, lse, B, S, H, Hkv, D);
+}
+
+void CudaKernels::gqa_attention_backward(Stream& s, const void* qkv, const void* out,
+                                         const void* dout, const float* lse, void* dqkv,
+                                         float* scratch, std::int64_t B, std::int64_t S,
+                                         std::int64_t H, std::int64_t Hkv, std::int64_t D) {
+  if (Hkv == H) return attention_backward(s, qkv, out, dout, lse, dqkv, scratch, B, S, H, D);
+  refuse_cudnn_gqa(H, Hkv);
+  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, B, S, H, Hkv, D);
+}
+
+void CudaKernels::refuse_cudnn_gqa(std::int64_t H, std::int64_t Hkv) const {
+  if (attention_ == AttentionKind::cudnn)
+    throw UsageError("--attention cudnn: grouped-query attention (" + std::to_string(H) +
+                     " query heads over " + std::to_string(Hkv) +
+                     " K/V heads) runs on the simt kernels only; use --attention auto or simt");
 }
 
 }  // namespace ovb::gpt::cuda

@@ -2,7 +2,8 @@
 // --dtype fp32), statistics, parameter gradients and optimizer state in fp32; GEMMs through
 // cuBLASLt with fused bias / GELU epilogues (lt_matmul.hpp); everything asynchronous on the given
 // stream. One .cu file per kernel family defines its methods beside its kernels: embedding.cu,
-// layernorm.cu, elementwise.cu, attention.cu, cross_entropy.cu, adamw.cu; cuda_kernels.cpp
+// layernorm.cu, llama.cu (RMSNorm, SwiGLU, RoPE), elementwise.cu, attention.cu, cross_entropy.cu,
+// adamw.cu; cuda_kernels.cpp
 // the linear layers (cuBLASLt). A new kernel is its method here and its code in one .cu file.
 // Attention: cuDNN's fused flash attention (cudnn_attention.hpp) where it is built and runs the
 // shape, else the CUDA-core kernels of attention.cu ("simt"); --attention picks (kernels.hpp).
@@ -48,6 +49,22 @@ class CudaKernels final : public Kernels {
                    const float* sums, void* dx, float* dg, float* db, std::int64_t T,
                    std::int64_t C, std::int64_t C_total) override;
 
+  void rms_partial(Stream& s, const void* x, float* stats, std::int64_t T, std::int64_t C) override;
+  void add_rms_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                       std::int64_t T, std::int64_t C) override;
+  void rms_forward(Stream& s, const void* x, const float* stats, const void* g, void* out,
+                   float* mr, std::int64_t T, std::int64_t C, std::int64_t C_total) override;
+  void rms_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
+                            const void* g, float* sums, std::int64_t T, std::int64_t C) override;
+  void rms_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
+                    const float* sums, void* dx, float* dg, std::int64_t T, std::int64_t C,
+                    std::int64_t C_total) override;
+  void swiglu_forward(Stream& s, const void* gu, void* y, std::int64_t T, std::int64_t F) override;
+  void swiglu_backward(Stream& s, const void* gu, const void* dy, void* dgu, std::int64_t T,
+                       std::int64_t F) override;
+  void rope(Stream& s, void* qkv, std::int64_t B, std::int64_t S, std::int64_t G, std::int64_t r,
+            std::int64_t D, float theta, bool backward) override;
+
   void add(Stream& s, const void* a, const void* b, void* out, std::int64_t n) override;
   void gelu_forward(Stream& s, const void* x, void* y, std::int64_t n) override;
   void gelu_backward(Stream& s, const void* x, const void* dy, void* dx, std::int64_t n) override;
@@ -67,6 +84,13 @@ class CudaKernels final : public Kernels {
   void attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
                           const float* lse, void* dqkv, float* scratch, std::int64_t B,
                           std::int64_t S, std::int64_t H, std::int64_t D) override;
+  void gqa_attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
+                             std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                             std::int64_t D) override;
+  void gqa_attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                              const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                              std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                              std::int64_t D) override;
 
   void ce_partial(Stream& s, const void* logits, const std::int32_t* targets, float* stats,
                   std::int64_t T, std::int64_t V, std::int64_t v0) override;
@@ -82,6 +106,8 @@ class CudaKernels final : public Kernels {
  private:
   // Whether cuDNN runs attention of this shape (decided once per shape, see prepare_attention).
   bool uses_cudnn(const AttnShape& a);
+  // UsageError under --attention cudnn: grouped-query attention has only the simt kernels.
+  void refuse_cudnn_gqa(std::int64_t H, std::int64_t Hkv) const;
 
   DType act_;
   std::unique_ptr<LtMatmul> lt_;
