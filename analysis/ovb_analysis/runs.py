@@ -19,7 +19,8 @@ GPT4D = "gpt4d"
 class Run:
     system: str
     source: str
-    model: dict            # layers, hidden, heads, seq, vocab (None where unknown), preset
+    model: dict            # layers, hidden, heads, seq, vocab (None where unknown), preset; arch
+                           # and kv_heads where the run says (absent or None: gpt, as many as heads)
     batch: int
     gpus: int
     layout: str            # "1x2x1x4" (Gx x Gy x Gz x Gdata) or "TP2 PP1 DP4"
@@ -108,7 +109,8 @@ def from_megatron(rf, fallback=None):
                                     ("overlap_grad_reduce", "ogr"), ("overlap_param_gather", "opg"),
                                     ("tp_comm_overlap", "tpco"), ("sequence_parallel", "sp"))
              if cfg.get(key)]
-    model = {k: cfg.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab")}
+    model = {k: cfg.get(k) for k in ("arch", "layers", "hidden", "heads", "kv_heads", "seq",
+                                      "vocab")}
     model["preset"] = cfg.get("preset")
     return Run(MEGATRON, rf.rel, model, int(batch), int(cfg["gpus"]), f"TP{tp} PP{pp} DP{dp}",
                ",".join(flags) or "none", [r["iteration"] for r in recs],
