@@ -124,6 +124,15 @@ def model_flop(run):
     missing = [k for k in ("layers", "hidden", "seq", "vocab") if m.get(k) is None]
     if missing:
         raise AnalysisError(f"{run.source}: model {', '.join(missing)} unknown; cannot count FLOP")
+    if (m.get("arch") or "gpt") == "llama":
+        missing = [k for k in ("heads", "kv_heads", "ffn_hidden") if not m.get(k)]
+        if missing:
+            raise AnalysisError(f"{run.source}: Llama model {', '.join(missing)} unknown; cannot "
+                                "count FLOP")
+        p = metrics.llama_block_linear_params(m["hidden"], m["heads"], m["kv_heads"],
+                                              m["ffn_hidden"])
+        return metrics.transformer_model_flop(run.batch, m["seq"], m["layers"], m["hidden"],
+                                              m["vocab"], p)
     return metrics.gpt_model_flop(run.batch, m["seq"], m["layers"], m["hidden"], m["vocab"])
 
 

@@ -1,6 +1,7 @@
 """The architecture in the report: a Llama run is labelled Llama with gpt4d's own parameter count,
 and never matched with a GPT run of the same width and depth."""
 
+import pytest
 from conftest import FIXTURES
 from ovb_analysis import report
 from ovb_analysis.plots.scaling import size_label
@@ -35,3 +36,16 @@ def test_report_shows_a_llama_run_as_llama(tmp_path):
     md = next(p for p in written if p.name == "report.md").read_text()
     row = next(line for line in md.splitlines() if line.startswith("| gpt4d | gpt4d/llama-"))
     assert "| Llama 0.13M | 8 | 4 | 1x1x1x4 | oar,ors,oag |" in row
+
+
+def test_llama_flop_from_its_own_block():
+    from ovb_analysis import metrics
+    from ovb_analysis.runs import model_flop
+    # Hand count, llama-tiny shape: QKV 64 x (4 + 2*2)*16 = 8192, out 4096, SwiGLU 3*64*176 =
+    # 33792: P = 46080; F = 6*8*32*(2*46080 + 64*256) + 6*8*32^2*2*64 = 166723584 + 6291456.
+    assert metrics.llama_block_linear_params(64, 4, 2, 176) == 46080
+    r = run(arch="llama", kv_heads=2, ffn_hidden=176)
+    assert model_flop(r) == 166723584 + 6291456
+    # A GPT's block of 12 h^2 gives the GPT formula.
+    assert metrics.transformer_model_flop(8, 32, 2, 64, 256, 12 * 64 * 64) == \
+        pytest.approx(metrics.gpt_model_flop(8, 32, 2, 64, 256), rel=1e-12)
