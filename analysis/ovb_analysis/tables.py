@@ -124,6 +124,7 @@ def training_table(rs, options):
                                    "iters", "median ms", "p10 ms", "p90 ms", "TFLOP/s/GPU",
                                    "own figure", "% peak"], rows,
                  "TFLOP/s/GPU recomputed for both systems with F = 72Bs Lh^2 (1 + s/12h + V/12Lh) "
+                 "(Llama: 6Bs (LP + hV) + 6Bs^2 Lh, P the weights of one block) "
                  "from the median time after warm-up (the first max(3, 10%) iterations unless "
                  "--warmup is given); p10/p90 of the iteration time; 'own figure' is the "
                  "system's own number.")
