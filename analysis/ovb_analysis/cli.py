@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import __version__, cli_megatron, cli_nccl, cli_plots, cli_summarize
+from . import __version__, cli_ab, cli_megatron, cli_nccl, cli_plots, cli_summarize
 from .errors import AnalysisError
 
 PROG = "ovb-analysis"
@@ -33,6 +33,7 @@ def build_parser():
     cli_nccl.add_parsers(sub)
     cli_plots.add_parsers(sub)
     cli_summarize.add_parsers(sub)
+    cli_ab.add_parsers(sub)
     return p
 
 

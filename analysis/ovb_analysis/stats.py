@@ -1,6 +1,11 @@
-"""Warm-up exclusion, medians and percentiles, used the same way for every system compared."""
+"""Warm-up exclusion, medians and percentiles, used the same way for every system compared: the
+Python twin of core/include/ovb/timing_stats.hpp (docs/metrics.md, "Timed figures"), pinned to the
+same numbers by tests/test_metrics_parity.py."""
 
 import math
+
+# A figure quoted from fewer timed samples than this is flagged; defaults give at least this many.
+MIN_TIMED_SAMPLES = 20
 
 
 def default_warmup(n):
@@ -8,7 +13,15 @@ def default_warmup(n):
     but always leaving at least one."""
     if n <= 1:
         return 0
-    return min(max(3, math.ceil(0.1 * n)), n - 1)
+    return min(max(3, (n + 9) // 10), n - 1)
+
+
+def default_runs():
+    """Runs to do so that MIN_TIMED_SAMPLES remain after the warm-up rule (23)."""
+    n = MIN_TIMED_SAMPLES
+    while n - default_warmup(n) < MIN_TIMED_SAMPLES:
+        n += 1
+    return n
 
 
 def percentile(values, q):
@@ -17,10 +30,25 @@ def percentile(values, q):
     vals = sorted(values)
     if not vals:
         raise ValueError("percentile of an empty list")
+    if not 0 <= q <= 100:
+        raise ValueError(f"percentile {q} outside [0, 100]")
     pos = (len(vals) - 1) * q / 100.0
     lo = math.floor(pos)
     hi = min(lo + 1, len(vals) - 1)
     return vals[lo] + (vals[hi] - vals[lo]) * (pos - lo)
+
+
+def timing_summary(times_ms, warmup=None):
+    """The result fields of a timed figure: the first `warmup` times left out (None: the warm-up
+    rule), then {"warmup", "iterations_timed", "p10_ms", "p50_ms", "p90_ms", "enough_samples"}."""
+    n = len(times_ms)
+    w = default_warmup(n) if warmup is None else warmup
+    if w >= n:
+        raise ValueError(f"warm-up of {w} runs leaves none of {n} timed")
+    timed = list(times_ms[w:])
+    return {"warmup": w, "iterations_timed": len(timed), "p10_ms": percentile(timed, 10.0),
+            "p50_ms": percentile(timed, 50.0), "p90_ms": percentile(timed, 90.0),
+            "enough_samples": len(timed) >= MIN_TIMED_SAMPLES}
 
 
 def finite(values):

@@ -6,7 +6,7 @@ import pytest
 
 from conftest import EXECUTABLE, LOGS, RESULTS, run_executable
 
-SUBCOMMANDS = ("megatron-log", "megatron-cmd", "compare-megatron", "plot", "report")
+SUBCOMMANDS = ("megatron-log", "megatron-cmd", "compare-megatron", "plot", "report", "ab")
 
 
 def test_executable_file():

@@ -159,3 +159,90 @@ def test_python_and_cpp_agree_on_the_same_inputs(cpp_driver):
     assert len(values) == len(calls)
     for (call, py), cpp in zip(calls, values):
         assert py == pytest.approx(cpp, rel=1e-13, abs=0), call
+
+
+# ---- Timed figures: ovb_analysis/stats.py against core/src/timing_stats.cpp ----
+
+from ovb_analysis import stats  # noqa: E402
+
+
+def test_timed_figures_same_hand_computed_numbers_as_the_cpp_test():
+    """The cases of core/tests/test_timing_stats.cpp."""
+    assert [stats.default_warmup(n) for n in (0, 1, 2, 3, 4, 23, 30, 31, 100, 101)] == \
+        [0, 0, 1, 2, 3, 3, 3, 4, 10, 11]
+    assert stats.default_runs() == 23 and stats.MIN_TIMED_SAMPLES == 20
+    v = [7, 3, 10, 1, 5, 9, 2, 8, 6, 4]
+    assert stats.percentile(v, 10) == pytest.approx(1.9, rel=1e-15)
+    assert stats.percentile(v, 50) == 5.5
+    assert stats.percentile(v, 90) == pytest.approx(9.1, rel=1e-15)
+    t = [325, 50, 40] + list(range(1, 21))
+    s = stats.timing_summary(t)
+    assert (s["warmup"], s["iterations_timed"], s["enough_samples"]) == (3, 20, True)
+    assert (s["p10_ms"], s["p50_ms"], s["p90_ms"]) == pytest.approx((2.9, 10.5, 18.1), rel=1e-15)
+    e = stats.timing_summary(t, 1)
+    assert (e["iterations_timed"], e["p50_ms"]) == (22, 11.5)
+    assert e["p90_ms"] == pytest.approx(19.9, rel=1e-15)
+    assert stats.timing_summary([5, 1, 2, 3])["enough_samples"] is False
+    with pytest.raises(ValueError):
+        stats.timing_summary([1, 2], 2)
+    with pytest.raises(ValueError):
+        stats.percentile(v, 101)
+    text = (CORE / "tests" / "test_timing_stats.cpp").read_text()
+    for needle in ("s::default_warmup(101), 11", "s::default_runs(), 23", "1.9", "9.1", "2.9",
+                   "10.5", "18.1", "11.5", "19.9"):
+        assert needle in text, needle
+
+
+STATS_DRIVER = r"""
+// Test driver: "w N" prints default_warmup(N); "p Q n v1 .. vn" prints percentile(v, Q).
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+#include "ovb/timing_stats.hpp"
+int main() {
+  std::string fn;
+  while (std::cin >> fn) {
+    if (fn == "w") { int n; std::cin >> n; std::printf("%d\n", ovb::stats::default_warmup(n)); }
+    else { double q; int n; std::cin >> q >> n; std::vector<double> v(n);
+           for (double& x : v) std::cin >> x;
+           std::printf("%.17g\n", ovb::stats::percentile(v, q)); }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def stats_driver(tmp_path_factory):
+    cxx = shutil.which("mpicxx") or shutil.which("mpic++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler to build core/src/timing_stats.cpp")
+    d = tmp_path_factory.mktemp("stats_cpp")
+    (d / "driver.cpp").write_text(STATS_DRIVER)
+    exe = d / "driver"
+    res = subprocess.run([cxx, "-std=c++20", "-O2", f"-I{CORE / 'include'}",
+                          str(CORE / "src" / "timing_stats.cpp"), str(d / "driver.cpp"), "-o",
+                          str(exe)], capture_output=True, text=True, timeout=240)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return exe
+
+
+def test_warmup_rule_and_percentiles_agree_with_cpp(stats_driver):
+    import random
+    rng = random.Random(17)
+    lines, want = [], []
+    for n in range(0, 260):
+        lines.append(f"w {n}")
+        want.append(stats.default_warmup(n))
+    for _ in range(200):
+        v = [rng.lognormvariate(0, 1) for _ in range(rng.randint(1, 60))]
+        q = rng.choice([0.0, 10.0, 50.0, 90.0, 100.0, rng.uniform(0, 100)])
+        lines.append(f"p {q!r} {len(v)} " + " ".join(repr(x) for x in v))
+        want.append(stats.percentile(v, q))
+    res = subprocess.run([str(stats_driver)], input="\n".join(lines) + "\n", capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    got = res.stdout.split()
+    assert len(got) == len(want)
+    for line, g, w in zip(lines, got, want):
+        assert float(g) == pytest.approx(w, rel=1e-14, abs=0), line[:60]

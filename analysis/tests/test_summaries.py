@@ -5,6 +5,8 @@ from the suite's status file, one error line for bad input."""
 import json
 import shutil
 
+import pytest
+
 from conftest import ANALYSIS
 
 REPO = ANALYSIS.parent
@@ -130,7 +132,13 @@ def test_profiling_overhead_by_hand(cli, tmp_path):
     demo = json.loads((tmp_path / "overhead.json").read_text())["programs"]["demo"]
     assert demo["untraced_median_ms"] == 11.0 and demo["traced_median_ms"] == 11.2
     assert abs(demo["overhead_pct"] - 100 * 0.2 / 11.0) < 1e-12
-    assert "| demo | 11.000 | 11.200 | +1.82 | 3 |" in (tmp_path / "summary.md").read_text()
+    # Per pair traced / untraced: 1.01, 1.025, 1.0181818 (= 11.2 / 11); median 1.0181818,
+    # p10 at position 0.2: 1.01 + 0.2 * 0.0081818 = 1.0116364, p90 at 1.8: 1.0236364.
+    assert demo["ratios"] == pytest.approx([1.01, 1.025, 11.2 / 11.0])
+    assert demo["ratio_p10"] == pytest.approx(1.0116364, abs=1e-7)
+    assert demo["ratio_p90"] == pytest.approx(1.0236364, abs=1e-7)
+    assert "| demo | 11.000 | 11.200 | 1.0182 (1.0116, 1.0236) | +1.82 | 3 |" in \
+        (tmp_path / "summary.md").read_text()
 
 
 def search_doc():
@@ -167,3 +175,30 @@ def test_pick_configs_bad_input(cli, tmp_path):
         assert rc == 1, msg
         assert msg in err and err.count("\n") == 1
     assert not (tmp_path / "p.json").exists()
+
+
+def test_h100_where_the_time_goes_is_per_steady_state_iteration(tmp_path):
+    """Five marked iterations, the first a 1000 us warm-up with a 900 us kernel, then 100 us
+    iterations with an 80 us GEMM each. The analysis kept iterations 3 and 4 (warm-up rule):
+    160 us of GEMM over 2 iterations = 0.08 ms per iteration, and the top-kernel table counts the
+    same two kernels (not the warm-up's 900 us, not per 8 configured iterations)."""
+    from ovb_analysis.summaries import h100_single
+    events = [{"ph": "X", "cat": "user_annotation", "name": "iteration", "ts": 0, "dur": 1000,
+               "args": {"category": "iteration"}},
+              {"ph": "X", "cat": "kernel", "name": "gemm_k", "ts": 0, "dur": 900}]
+    for k in range(1, 5):
+        b = 1000 + 100 * (k - 1)
+        events += [{"ph": "X", "cat": "user_annotation", "name": "iteration", "ts": b, "dur": 100,
+                    "args": {"category": "iteration"}},
+                   {"ph": "X", "cat": "kernel", "name": "gemm_k", "ts": b, "dur": 80}]
+    write(tmp_path / "trace" / "rank-00000.trace.json", {"traceEvents": events})
+    write(tmp_path / "trace" / "analysis.json", {"summary": {
+        "steady_state": {"iterations_marked": 5, "warmup_excluded": 3, "iterations_analyzed": 2},
+        "kernel_breakdown": {"gemm": {"count": 2, "total_us": 160.0, "pct": 100.0,
+                                      "span_pct": 88.9},
+                             "kernel_total_us": 160.0, "idle_us": 20.0, "idle_pct": 11.1}}})
+    md = h100_single.summarize(str(tmp_path)).markdown
+    assert "steady state: 2 of 5 iterations, the first 3 left out as warm-up" in md
+    assert "| gemm | 0.08 | 100.0 | 88.9 |" in md
+    assert "| idle | 0.01 | | 11.1 |" in md  # 20 us over 2 iterations
+    assert "| `gemm_k` | 0.08 | 1.0 |" in md

@@ -1,11 +1,13 @@
 // Backend-independent parts of the interface and the backend factory (see ovb/backend.hpp).
 #include "ovb/backend.hpp"
 #include "ovb/backend_kind.hpp"
+#include "ovb/backend_measures.hpp"
 
 #include "copy_range.hpp"
 #include "cuda_entry.hpp"
 #include "host_backend.hpp"
 #include "ovb/error.hpp"
+#include "ovb/telemetry.hpp"
 
 namespace ovb {
 
@@ -78,6 +80,23 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& opts, const LaunchCo
     throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
   if (opts.name == "cuda" || cuda::visible_device_count() > 0) return cuda::make_backend(opts, ctx);
   return std::make_unique<HostBackend>(ctx);
+}
+
+// The measures live on the CUDA backend alone; reached here, where the backends are known, rather
+// than through the Backend interface that every kernel and benchmark includes.
+nlohmann::json backend_telemetry(const Backend& b) {
+#ifdef OVB_HAVE_CUDA
+  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b)) return c->telemetry();
+#endif
+  return telemetry::not_available(std::string(b.name()) + " backend: no GPU to sample");
+}
+
+std::optional<double> device_memory_peak_bytes([[maybe_unused]] const Backend& b) {
+#ifdef OVB_HAVE_CUDA
+  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b))
+    return c->device_memory_peak_bytes();
+#endif
+  return std::nullopt;
 }
 
 }  // namespace ovb

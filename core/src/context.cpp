@@ -5,6 +5,7 @@
 
 #include <ctime>
 
+#include "ovb/backend_measures.hpp"
 #include "ovb/build_info.hpp"
 #include "ovb/metrics.hpp"
 
@@ -98,6 +99,8 @@ nlohmann::json run_context(const Backend* backend, const LaunchContext& ctx) {
     if (!d.comm_version.empty()) versions[d.comm_library == "NCCL" ? "nccl" : d.comm_library] = d.comm_version;
     j["ranks_per_gpu"] = backend->ranks_per_gpu();
     j["oversubscribed"] = backend->oversubscribed();
+    // Sampled until now: a result's context is made when the run is over.
+    j["gpu_telemetry"] = backend_telemetry(*backend);
   }
   j["versions"] = versions;
   return j;

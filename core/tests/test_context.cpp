@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "ovb/backend.hpp"
+#include "ovb/backend_measures.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
 #include "ovb/test_main.hpp"
@@ -42,6 +43,10 @@ TEST(Context, HostRunContextHasEveryField) {
   EXPECT_TRUE(c["device"]["peak_tflops"].is_null());  // a CPU: "peak unknown", never a guess
   EXPECT_EQ(c["ranks_per_gpu"], 1);
   EXPECT_EQ(c["oversubscribed"], false);
+  // Nothing to sample on a CPU: the field is there and says so, it is never a made-up reading.
+  EXPECT_EQ(c["gpu_telemetry"]["available"], false);
+  EXPECT_EQ(c["gpu_telemetry"]["reason"], "host backend: no GPU to sample");
+  EXPECT_FALSE(ovb::device_memory_peak_bytes(*backend).has_value());
 }
 
 TEST(Context, CudaBackendRequestedInHostOnlyBuildSaysSo) {

@@ -24,13 +24,13 @@ Exit status 2 for bad options or no GPU.
 import argparse
 import math
 import os
-import statistics
 import sys
 import time
 
 # The repository's one atomic writer (standard library only).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..",
                                 "analysis"))
+from ovb_analysis import stats  # noqa: E402
 from ovb_analysis.io_util import atomic_write_json  # noqa: E402
 
 PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
@@ -87,8 +87,11 @@ def parse_args(argv):
     p.add_argument("--seq", type=int, default=2048)
     p.add_argument("--vocab", type=int, help="vocabulary (default 50304; llama3-*: 128256)")
     p.add_argument("--batch", type=int, required=True, help="sequences per iteration")
-    p.add_argument("--iters", type=int, default=13)
-    p.add_argument("--warmup", type=int, default=3, help="iterations left out of the summary")
+    p.add_argument("--iters", type=int, default=stats.default_runs(),
+                   help="iterations (default: 20 timed after the warm-up rule)")
+    p.add_argument("--warmup", type=int, default=None,
+                   help="iterations left out of the summary (default: the warm-up rule, "
+                        "max(3, ceil(iters/10)))")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--compile-mode", choices=COMPILE_MODES,
                    help="torch.compile's mode (implies --compile; default: torch's default)")
@@ -122,6 +125,8 @@ def parse_args(argv):
             p.error(f"heads {a.heads} is not divisible by kv-heads {a.kv_heads}")
         if (a.hidden // a.heads) % 2:
             p.error("rotary embeddings need an even head size")
+    if a.warmup is None:
+        a.warmup = stats.default_warmup(a.iters)
     if a.iters <= a.warmup or a.warmup < 0:
         p.error("--iters must exceed --warmup >= 0")
     return a
@@ -288,9 +293,11 @@ def main(argv):
         iters.append({"iter": i, "loss": loss.item(), "time_ms": dt * 1e3})
         print(f"iter {i + 1:4d}/{a.iters}  loss {loss.item():.4f}  time {dt * 1e3:.1f} ms  "
               f"TFLOP/s {F / dt / 1e12:.1f}", flush=True)
-    med = statistics.median(r["time_ms"] for r in iters[a.warmup:]) / 1e3
+    timing = stats.timing_summary([r["time_ms"] for r in iters], a.warmup)
+    med = timing["p50_ms"] / 1e3
     tflops = F / med / 1e12
-    summary = {"warmup_iters": a.warmup, "measured_iters": a.iters - a.warmup,
+    summary = {**timing, "p10_time_ms": timing["p10_ms"], "p90_time_ms": timing["p90_ms"],
+               "warmup_iters": a.warmup, "measured_iters": a.iters - a.warmup,
                "median_time_ms": med * 1e3, "tokens_per_s": a.batch * a.seq / med,
                "tflops_per_gpu": tflops, "mfu": tflops / peak if peak else None,
                "peak_tflops": peak, "model_flop_per_iter": F,

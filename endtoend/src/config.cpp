@@ -9,6 +9,7 @@
 #include "kernels/kernels.hpp"  // cudnn_attention_built
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
+#include "ovb/timing_stats.hpp"
 
 namespace ovb::gpt {
 
@@ -23,9 +24,10 @@ void add_options(CLI::App& app, Config& cfg) {
   app.get_option("--batch")->required();
   app.get_option("--vocab")->description("Vocabulary size (default 50304; 256 with --data text:FILE)");
   app.add_option("--iters", cfg.iters, "Training iterations")->capture_default_str();
-  app.add_option("--warmup", cfg.warmup,
-                 "Iterations left out of the summary's timing statistics (0 when --iters is 1)")
-      ->capture_default_str();
+  app.add_option(
+      "--warmup", cfg.warmup,
+      "Iterations left out of the summary's timing statistics (default: the suite's "
+      "warm-up rule, max(3, ceil(iters/10)), leaving at least one; 0 when --iters is 1)");
   app.add_option("--seed", cfg.seed, "Seed of the weights and of synthetic data")
       ->capture_default_str();
   app.add_option("--data", cfg.data,
@@ -122,8 +124,8 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
     throw UsageError("head size hidden/heads = " + std::to_string(cfg.model.head_dim()) +
                      " is larger than 256, which the CUDA attention kernel supports");
   if (cfg.iters < 1) throw UsageError("--iters must be >= 1, got " + std::to_string(cfg.iters));
-  // The default warm-up leaves at least one measured iteration (--iters 1: none left out).
-  if (app.count("--warmup") == 0) cfg.warmup = std::min(cfg.warmup, cfg.iters - 1);
+  // The one warm-up rule of every timed figure (ovb/timing_stats.hpp).
+  if (app.count("--warmup") == 0) cfg.warmup = stats::default_warmup(cfg.iters);
   if (cfg.warmup < 0 || cfg.warmup >= cfg.iters)
     throw UsageError("--warmup must be >= 0 and less than --iters (" + std::to_string(cfg.iters) +
                      "), got " + std::to_string(cfg.warmup));

@@ -29,8 +29,8 @@ struct OptimConfig {
 struct Config : RunConfig {
   BackendOptions backend;
   OptimConfig optim;
-  int iters = 10;
-  int warmup = 1;  // iterations left out of the summary (timing warm-up)
+  int iters = 23;   // stats::default_runs(): 20 timed iterations after the warm-up rule
+  int warmup = -1;  // iterations left out of the summary (< 0: stats::default_warmup(iters))
   std::uint64_t seed = 1234;
   std::string data = "synthetic";  // synthetic | tokens:FILE | text:FILE
   std::string attention = "auto";  // auto | cudnn | simt (kernels.hpp AttentionKind)

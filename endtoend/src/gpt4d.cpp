@@ -85,13 +85,24 @@ int main(int argc, char** argv) {
       if (!cfg.out.empty()) write_json(cfg.out, result);
       const auto& s = result["summary"];
       if (!cfg.quiet)
-        std::cout << "summary: median " << s["median_time_ms"].get<double>() << " ms/iteration, "
-                  << s["tokens_per_s"].get<double>() << " tokens/s, "
-                  << s["tflops_per_gpu"].get<double>() << " TFLOP/s per GPU, memory "
-                  << s["peak_memory_bytes"].get<double>() / (1 << 20) << " MiB per rank (estimate "
-                  << s["memory_estimate_bytes"].get<double>() / (1 << 20) << " MiB), exposed comm "
-                  << s["exposed_comm_ms"].get<double>() << " of " << s["comm_time_ms"].get<double>()
-                  << " ms" << (cfg.out.empty() ? "" : ", result in " + cfg.out) << std::endl;
+        std::cout
+            << "summary: p50 " << s["p50_ms"].get<double>() << " ms/iteration (p10 "
+            << s["p10_ms"].get<double>() << ", p90 " << s["p90_ms"].get<double>() << ", "
+            << s["iterations_timed"].get<int>() << " timed after " << s["warmup"].get<int>()
+            << " warm-up"
+            << (s["enough_samples"].get<bool>() ? "" : ": fewer than 20, not a figure to quote")
+            << "), " << s["tokens_per_s"].get<double>() << " tokens/s, "
+            << s["tflops_per_gpu"].get<double>() << " TFLOP/s per GPU, memory "
+            << s["peak_memory_bytes"].get<double>() / (1 << 20) << " MiB per rank (estimate "
+            << s["memory_estimate_bytes"].get<double>() / (1 << 20) << " MiB"
+            << (s["device_memory_peak_bytes"].is_null()
+                    ? std::string()
+                    : ", device peak " +
+                          std::to_string(s["device_memory_peak_bytes"].get<double>() / (1 << 20)) +
+                          " MiB measured")
+            << "), exposed comm " << s["exposed_comm_ms"].get<double>() << " of "
+            << s["comm_time_ms"].get<double>() << " ms"
+            << (cfg.out.empty() ? "" : ", result in " + cfg.out) << std::endl;
       std::cout << predicted << std::flush;  // printed with --quiet too: it was asked for
     }
     return 0;

@@ -3,6 +3,7 @@
 // sane values, and per (kind, group) collective counts equal to gpt_collectives().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -64,6 +65,27 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
   EXPECT_TRUE(s["mfu"].is_null());  // a CPU has no entry in the peak table
   EXPECT_EQ(s["peak_memory_bytes"].get<double>(), s["memory_estimate_bytes"].get<double>());
   EXPECT_LE(s["p10_time_ms"].get<double>(), s["median_time_ms"].get<double>());
+
+  // Timed figures (docs/metrics.md): the warm-up rule on --iters N leaves max(3, ceil(N/10)) out
+  // (but one timed), and the percentiles are those of the remaining iterations' times.
+  const int n_iters = cfg["iters"].get<int>();
+  const int warm = n_iters <= 1 ? 0 : std::min(std::max(3, (n_iters + 9) / 10), n_iters - 1);
+  EXPECT_EQ(s["warmup"].get<int>(), warm);
+  EXPECT_EQ(s["iterations_timed"].get<int>(), n_iters - warm);
+  EXPECT_EQ(s["enough_samples"].get<bool>(), n_iters - warm >= 20);
+  std::vector<double> timed;
+  for (const auto& it : r["iterations"])
+    if (it["iter"].get<int>() >= warm) timed.push_back(it["time_ms"].get<double>());
+  std::sort(timed.begin(), timed.end());
+  const std::size_t h = timed.size() / 2;
+  const double median = timed.size() % 2 ? timed[h] : 0.5 * (timed[h - 1] + timed[h]);
+  EXPECT_NEAR(s["p50_ms"].get<double>(), median, 1e-9 * median);
+  EXPECT_EQ(s["p50_ms"], s["median_time_ms"]);
+  EXPECT_GE(s["p10_ms"].get<double>(), timed.front());
+  EXPECT_LE(s["p90_ms"].get<double>(), timed.back());
+  // A host run has no device to measure: null, and the context says telemetry is unavailable.
+  EXPECT_TRUE(s["device_memory_peak_bytes"].is_null());
+  EXPECT_EQ(r["context"]["gpu_telemetry"]["available"], false);
 
   const auto [m, o] = smoke_plan(cfg);
   std::map<std::string, double> want, got;

@@ -6,6 +6,7 @@
 #include "harness/collective.hpp"
 #include "harness/comm_options.hpp"
 #include "harness/ranks.hpp"
+#include "harness/samples.hpp"
 #include "harness/timing.hpp"
 #include "ovb/annotate.hpp"
 #include "ovb/dtype.hpp"
@@ -51,7 +52,7 @@ void run_coll_point(benchmark::State& state, BenchEnv& env, const CollPoint& p) 
   RangeInfo range{name, "collective", std::string(name_of(p.kind)), p.group.name(),
                   static_cast<std::int64_t>(p.bytes)};
   Mean mean_t, max_t;
-  for (auto _ : state) {
+  const Samples samples = timed_loop(state, env, [&](bool in_loop) {
     barrier();  // start every sample together: the time is the collective's, not rank skew
     double sec = 0;
     {
@@ -59,10 +60,13 @@ void run_coll_point(benchmark::State& state, BenchEnv& env, const CollPoint& p) 
       sec = st->timer.seconds(s, p.inner, [&] { st->work.run(s); });
     }
     const MeanMax mm = mean_max_over_ranks(sec);
-    state.SetIterationTime(mm.max);
-    mean_t.add(mm.mean);
-    max_t.add(mm.max);
-  }
+    if (in_loop) {
+      mean_t.add(mm.mean);
+      max_t.add(mm.max);
+    }
+    return mm.max;
+  });
+  samples.report(state);
 
   const int n = st->work.ranks();
   const double bytes =

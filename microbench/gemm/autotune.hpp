@@ -18,4 +18,16 @@ struct AutotuneResult {
 // Leaves the fastest algorithm set on w.plan(). reps >= 1 samples per candidate.
 AutotuneResult autotune(GemmWorkload& w, Stream& s, StreamTimer& timer, int reps);
 
+// The best of every candidate in the sustained regime the benchmark itself runs in: each
+// candidate run back to back for ~seconds_each (after the benchmark's timed loop, clocks already
+// at their sustained level), the fastest kept. The short autotuning bursts above read faster than
+// any sustained run on an H100 (boost clocks), so they cannot be this reference. The plan's
+// algorithm is left as it was.
+struct SustainedBest {
+  int best = 0;       // candidate index
+  double best_s = 0;  // its time per call, max over ranks
+};
+SustainedBest sustained_best(GemmWorkload& w, Stream& s, StreamTimer& timer, double seconds_each,
+                             double per_call_estimate_s);
+
 }  // namespace ovb::mb

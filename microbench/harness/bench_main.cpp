@@ -86,6 +86,16 @@ int bench_main(const Program& program, int argc, char** argv) {
       apply_sweep(app, program.name, common.sweep, backend_kind(common.backend));
     if (program.configure) program.configure(ctx, cli);
 
+    // Google Benchmark's own --benchmark_min_time also decides which run is reported (and topped
+    // up to the minimum sample count): the harness needs its value.
+    for (const std::string& a : args.gbench)
+      if (a.rfind("--benchmark_min_time=", 0) == 0 && common.min_time == 0) {
+        try {
+          common.min_time = std::stod(a.substr(a.find('=') + 1));
+        } catch (const std::exception&) {
+          throw UsageError("--benchmark_min_time: not a number of seconds: '" + a + "'");
+        }
+      }
     std::vector<char*> gb = argv_of(args.gbench);
     int gb_argc = static_cast<int>(args.gbench.size());
     benchmark::Initialize(&gb_argc, gb.data());

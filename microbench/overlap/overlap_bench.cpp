@@ -7,6 +7,7 @@
 
 #include "harness/comm_options.hpp"
 #include "harness/ranks.hpp"
+#include "harness/samples.hpp"
 #include "harness/sizes.hpp"
 #include "harness/timing.hpp"
 #include "ovb/annotate.hpp"
@@ -115,7 +116,7 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
 
   const std::string range = name;
   Mean tc, tm, to, tcu, tmu;
-  for (auto _ : state) {
+  const Samples samples = timed_loop(state, env, [&](bool in_loop) {
     ScopedRange r(range, "measure");
     barrier();
     const double c = max_over_ranks(st->timer.seconds(sc, 1, [&] { st->ops->compute(sc); }));
@@ -125,13 +126,16 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
     UnderOverlap u = run_both(env, *st, sc, sm, p.comm_first);
     double under[3] = {u.t_o, u.t_c, u.t_m};
     max_over_ranks(under, 3);
-    state.SetIterationTime(under[0]);
-    tc.add(c);
-    tm.add(m);
-    to.add(under[0]);
-    tcu.add(under[1]);
-    tmu.add(under[2]);
-  }
+    if (in_loop) {
+      tc.add(c);
+      tm.add(m);
+      to.add(under[0]);
+      tcu.add(under[1]);
+      tmu.add(under[2]);
+    }
+    return under[0];  // the sample is the overlapped time t_o
+  });
+  samples.report(state);
 
   const metrics::OverlapTimes times{tc.value(), tm.value(), to.value(), tcu.value(), tmu.value()};
   const metrics::OverlapMetrics om = metrics::overlap_metrics(times);

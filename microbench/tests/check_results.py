@@ -15,7 +15,9 @@ import sys
 
 CONTEXT_KEYS = ["schema_version", "suite", "suite_version", "git_revision", "build_type",
                 "compiler", "date", "host", "backend", "world_size", "local_size", "device",
-                "versions", "environment", "ranks_per_gpu", "oversubscribed"]
+                "versions", "environment", "ranks_per_gpu", "oversubscribed", "gpu_telemetry"]
+TIMED = ["iterations_timed", "p10_ms", "p50_ms", "p90_ms"]
+MIN_TIMED_SAMPLES = 20  # docs/metrics.md, "Timed figures"
 GBENCH_CONTEXT_KEYS = ["executable", "num_cpus", "mhz_per_cpu", "library_build_type"]
 ELEM = {"fp32": 4, "fp16": 2, "bf16": 2}
 PREFIX = {"gemm": ("gemm/",), "overlap": ("overlap/",),
@@ -65,9 +67,11 @@ def check_gemm(c, b, ctx):
     if "autotune_best_us" in b:
         c.close(w, "default_over_best", b["default_over_best"],
                 b["autotune_default_us"] / b["autotune_best_us"])
-        c.close(w, "over_best", b["over_best"], b["time_us"] / b["reference_us"])
+        c.close(w, "over_best", b["over_best"], b["time_us"] / b["best_sustained_us"])
         if not 0 <= b["algo"] < b["autotune_candidates"]:
             c.fail(w, "algo is not one of the autotune candidates")
+        if not 0 <= b["best_sustained_algo"] < b["autotune_candidates"]:
+            c.fail(w, "best_sustained_algo is not one of the autotune candidates")
 
 
 def check_collective(c, b, ctx):
@@ -167,6 +171,22 @@ def main() -> int:
             continue
         if b["wrong"] != 0:
             c.fail(w, f"wrong = {b['wrong']}")
+        if any(k not in b for k in TIMED):
+            c.fail(w, f"missing timed-figure counters {[k for k in TIMED if k not in b]}")
+        else:
+            # Every loop iteration is a sample, and the reported run is topped up to 20.
+            if b["iterations_timed"] < max(MIN_TIMED_SAMPLES, b.get("iterations", 0)):
+                c.fail(w, f"iterations_timed = {b['iterations_timed']}, expected at least "
+                          f"max(20, iterations = {b.get('iterations')})")
+            if not 0 < b["p10_ms"] <= b["p50_ms"] <= b["p90_ms"]:
+                c.fail(w, f"percentiles out of order: p10 {b['p10_ms']} p50 {b['p50_ms']} "
+                          f"p90 {b['p90_ms']}")
+        tel = ctx.get("gpu_telemetry", {})
+        if ctx.get("backend") == "host" and tel.get("available") is not False:
+            c.fail("context", "gpu_telemetry on host should say available: false")
+        if ctx.get("backend") == "cuda" and (tel.get("available") is not True
+                                             or tel.get("samples", 0) < 1):
+            c.fail("context", f"gpu_telemetry on cuda not sampled: {tel}")
         if b.get("time_unit") != "us":
             c.fail(w, f"time_unit = {b.get('time_unit')}, expected us")
         if not re.search(LABEL[a.kind], b.get("label", "")):

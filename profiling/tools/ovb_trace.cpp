@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> inputs;
     std::string json_out, merge_out;
     int top = 20;
+    int warmup = -1;
     auto* analyze = app.add_subcommand(
         "analyze",
         "Span, busy, idle, compute, communication, overlapped and exposed "
@@ -35,6 +36,11 @@ int main(int argc, char** argv) {
         ->required();
     analyze->add_option("--json", json_out, "Also write the analysis as JSON (results/SCHEMA.md)");
     analyze->add_option("--top", top, "Ranges listed in the table (all go to the JSON)")
+        ->check(ovb::non_negative());
+    analyze
+        ->add_option("--warmup", warmup,
+                     "Marked iterations left out at the start (default: the warm-up rule, "
+                     "max(3, ceil(n/10)) of n); traces without iteration marks are analysed whole")
         ->check(ovb::non_negative());
     auto* merge = app.add_subcommand(
         "merge", "Combine per-rank traces into one file, ranks as processes, for Perfetto");
@@ -49,7 +55,7 @@ int main(int argc, char** argv) {
                 << merge_out << "\n";
       return 0;
     }
-    const auto reports = ovb::trace::analyze_traces(paths, &std::cerr);
+    const auto reports = ovb::trace::analyze_traces(paths, &std::cerr, warmup);
     if (!json_out.empty()) {  // first: a failed write is then the only thing printed
       nlohmann::json j = {{"context", ovb::run_context(nullptr, ctx)}};
       j.update(ovb::trace::report_json(reports, paths));

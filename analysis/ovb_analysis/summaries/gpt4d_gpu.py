@@ -48,14 +48,18 @@ def summarize(out):
     if big:
         s = big["summary"]
         md.append("## 1.3B shape on one GPU (24 x 2048, 16 heads, seq 2048, vocab 50304, batch 4, bf16)\n")
-        md.append("| median ms | p10 | p90 | tokens/s | TFLOP/s per GPU | MFU | memory (tracked / estimate) | device memory used | final loss |")
-        md.append("|---|---|---|---|---|---|---|---|---|")
+        md.append("| median ms | p10 | p90 | timed iterations | tokens/s | TFLOP/s per GPU | MFU | "
+                  "memory estimate | device peak, measured | final loss |")
+        md.append("|---|---|---|---|---|---|---|---|---|---|")
         mfu = None if s["mfu"] is None else 100 * s["mfu"]
-        used = s.get("device_memory_used_bytes")
+        # The measured peak (driver's view) beside the plan's estimate; older files have only the
+        # device memory in use at the end.
+        peak = s.get("device_memory_peak_bytes", s.get("device_memory_used_bytes"))
+        n = s.get("iterations_timed", s.get("measured_iters"))
         md.append(f"| {s['median_time_ms']:.1f} | {s['p10_time_ms']:.1f} | {s['p90_time_ms']:.1f} | "
-              f"{s['tokens_per_s']:.0f} | {s['tflops_per_gpu']:.1f} | {fmt(mfu)}% | "
-              f"{s['peak_memory_bytes'] / 2**30:.2f} / {s['memory_estimate_bytes'] / 2**30:.2f} GiB | "
-              f"{fmt(None if used is None else used / 2**30, '.2f')} GiB | {s['final_loss']:.4f} |\n")
+              f"{n} | {s['tokens_per_s']:.0f} | {s['tflops_per_gpu']:.1f} | {fmt(mfu)}% | "
+              f"{s['memory_estimate_bytes'] / 2**30:.2f} GiB | "
+              f"{fmt(None if peak is None else peak / 2**30, '.2f')} GiB | {s['final_loss']:.4f} |\n")
         md.append(f"Kernels: {big['config']['kernels']}\n")
 
     rows = []

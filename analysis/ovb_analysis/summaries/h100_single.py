@@ -65,8 +65,23 @@ def table(rows, cols):
     return out
 
 
-def top_kernels(trace_dir, n=12):
-    """Kernel time by name over every trace file of the traced run (ms summed), largest first."""
+def _steady_window(events, warmup):
+    """(begin, end) of the iterations after `warmup` among the trace's iteration marks (ranges
+    of category "iteration", which gpt4d writes), or None when it has none."""
+    marks = sorted((float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0))) for e in events
+                   if e.get("ph") == "X" and isinstance(e.get("args"), dict)
+                   and e["args"].get("category") == "iteration"
+                   and str(e.get("cat", "")).endswith("user_annotation"))
+    if not marks:
+        return None
+    w = min(warmup, len(marks) - 1)
+    return marks[w][0], max(end for _, end in marks[w:])
+
+
+def top_kernels(trace_dir, n=12, warmup=None):
+    """Kernel time by name over every trace file of the traced run (ms summed), largest first.
+    With `warmup`, only over the steady-state iterations where the traces mark them (the first
+    `warmup` left out, as the trace analysis did). Returns (files, top)."""
     by_name, files = defaultdict(lambda: [0.0, 0]), 0
     for path in sorted(glob.glob(os.path.join(trace_dir, "*trace.json*"))):
         opener = gzip.open if path.endswith(".gz") else open
@@ -77,9 +92,12 @@ def top_kernels(trace_dir, n=12):
             continue
         files += 1
         events = doc["traceEvents"] if isinstance(doc, dict) else doc
+        window = None if warmup is None else _steady_window(events, warmup)
         for e in events:
             if e.get("ph") == "X" and str(e.get("cat", "")).lower() in (
                     "kernel", "gpu_memset", "gpu_memcpy"):
+                if window and not window[0] <= float(e.get("ts", 0)) < window[1]:
+                    continue
                 k = by_name[e.get("name", "?")]
                 k[0] += float(e.get("dur", 0)) / 1e3
                 k[1] += 1
@@ -155,11 +173,18 @@ def summarize(out):
     summary["shapes"], summary["batch_search"] = shapes, batches
 
     # 3. Where the time goes (traced run) and the tracer overhead.
-    md += ["## Where the time goes (1.3B, batch 4, traced, 8 iterations incl. 3 of warm-up)", ""]
     a = load(os.path.join(out, "trace", "analysis.json"))
     traced = load(os.path.join(out, "gpt4d_1.3B_traced.json"))
     untraced = load(os.path.join(out, "gpt4d_1.3B_untraced.json"))
     iters = traced["config"]["iters"] if traced else 8
+    # Per iteration over what the analysis kept: the steady state where the trace marks
+    # iterations (docs/metrics.md, warm-up rule), else the whole run.
+    ss = ((a or {}).get("summary") or {}).get("steady_state") or {}
+    per = ss.get("iterations_analyzed") or iters
+    scope = (f"steady state: {per} of {ss.get('iterations_marked')} iterations, the first "
+             f"{ss.get('warmup_excluded')} left out as warm-up" if ss.get("iterations_analyzed")
+             else f"{iters} iterations, warm-up included (the trace marks no iterations)")
+    md += [f"## Where the time goes (1.3B, batch 4, traced; {scope})", ""]
     if a:
         kb = a["summary"]["kernel_breakdown"]
         cats = [c for c in ("gemm", "attention", "elementwise", "optimizer", "communication",
@@ -167,20 +192,24 @@ def summarize(out):
         md += ["| category | ms per iteration | % of kernel time | % of span |",
                "|---|---|---|---|"]
         for c in sorted(cats, key=lambda c: -kb[c]["total_us"]):
-            md.append(f"| {c} | {kb[c]['total_us'] / 1e3 / iters:.2f} | {kb[c]['pct']:.1f} | "
+            md.append(f"| {c} | {kb[c]['total_us'] / 1e3 / per:.2f} | {kb[c]['pct']:.1f} | "
                       f"{kb[c]['span_pct']:.1f} |")
-        md.append(f"| idle | {kb['idle_us'] / 1e3 / iters:.2f} | | {kb['idle_pct']:.1f} |")
+        md.append(f"| idle | {kb['idle_us'] / 1e3 / per:.2f} | | {kb['idle_pct']:.1f} |")
         summary["kernel_breakdown"] = kb
     else:
         md.append("(no trace analysis)")
-    files, top = top_kernels(os.path.join(out, "trace"))
+    # The same iterations as the analysis: its warm-up where it found marks, else all of them.
+    files, top = top_kernels(os.path.join(out, "trace"),
+                             warmup=ss.get("warmup_excluded") if ss.get("iterations_analyzed")
+                             else None)
+    kept = per
     if top:
         md += ["", f"Top kernels ({files} trace file(s); ms per iteration, calls per iteration):",
                "", "| kernel | ms/iter | calls/iter |", "|---|---|---|"]
         for name, (ms, count) in top:
-            md.append(f"| `{name[:90]}` | {ms / iters:.2f} | {count / iters:.1f} |")
-        summary["top_kernels"] = [{"name": n, "ms_per_iter": ms / iters,
-                                   "calls_per_iter": c / iters} for n, (ms, c) in top]
+            md.append(f"| `{name[:90]}` | {ms / kept:.2f} | {count / kept:.1f} |")
+        summary["top_kernels"] = [{"name": n, "ms_per_iter": ms / kept,
+                                   "calls_per_iter": c / kept} for n, (ms, c) in top]
     if traced and untraced:
         t, u = traced["summary"]["median_time_ms"], untraced["summary"]["median_time_ms"]
         ts, us = traced["summary"], untraced["summary"]
@@ -190,8 +219,11 @@ def summarize(out):
                   "difference smaller than them is not resolved") if spread else ""
         md += ["", f"Tracer overhead: traced {t:.1f} ms vs untraced {u:.1f} ms per iteration "
                f"(medians of {ts.get('measured_iters')} and {us.get('measured_iters')} timed "
-               f"iterations): {100 * (t - u) / u:+.2f} % (target < 3 %){within}."]
+               f"iterations): {100 * (t - u) / u:+.2f} % (target < 3 %){within}. One pair of runs "
+               "is indicative only: the overhead figure comes from interleaved pairs (preset "
+               "profiling-gpu, or `ovb-analysis ab`; docs/metrics.md, \"Overheads\")."]
         summary["tracer_overhead_pct"] = 100 * (t - u) / u
+        summary["tracer_overhead_pairs"] = 1
     md.append("")
 
     # 4. GEMMs.

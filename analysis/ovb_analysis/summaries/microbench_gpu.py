@@ -56,14 +56,27 @@ def gemm_section(folder, lines):
         for b in rs:
             if "/bf16/8192x8192x8192/" not in b["name"] or "autotune_best_us" not in b:
                 continue
-            best_tflops = b["flop"] / (b["reference_us"] * 1e-6) / 1e12
+            best_us = b.get("best_sustained_us", b.get("reference_us"))  # older files: reference_us
+            best_tflops = b["flop"] / (best_us * 1e-6) / 1e12
             ok = b["over_best"] <= 1.05
             lines.append(
-                f"- Target `{b['name']}`: **{b['tflops']:.1f} TFLOP/s**, best cuBLASLt algorithm "
-                f"back to back in the same run {best_tflops:.1f} TFLOP/s (time ratio over_best "
+                f"- Target `{b['name']}`: **{b['tflops']:.1f} TFLOP/s**, best of the cuBLASLt "
+                f"candidates back to back in the same run {best_tflops:.1f} TFLOP/s (time ratio over_best "
                 f"{b['over_best']:.3f}): **{'PASS' if ok else 'FAIL'}** (limit 1.05); algorithm "
                 f"{int(b['algo'])} of {int(b['autotune_candidates'])}, heuristic default / best "
-                f"= {b['default_over_best']:.3f}.")
+                f"= {b['default_over_best']:.3f}; {int(b.get('iterations_timed', 0))} timed "
+                f"samples, p10/p50/p90 {fmt(b.get('p10_ms'), 4)}/{fmt(b.get('p50_ms'), 4)}/"
+                f"{fmt(b.get('p90_ms'), 4)} ms.")
+        lines.append("")
+    torch = load(os.path.join(folder, "gemm-torch.json"))
+    if torch and torch.get("skipped"):
+        lines += [f"- torch.matmul reference: skipped ({torch['skipped']}).", ""]
+    elif torch:
+        for r in torch.get("results", []):
+            lines.append(f"- torch.matmul {torch.get('dtype')} {r['m']}x{r['n']}x{r['k']} "
+                         f"(torch {torch.get('torch')}), same run: **{r['tflops']:.1f} TFLOP/s** "
+                         f"at the median of {r['iterations_timed']} samples (p10/p50/p90 "
+                         f"{r['p10_ms']:.4f}/{r['p50_ms']:.4f}/{r['p90_ms']:.4f} ms).")
         lines.append("")
     lines.append("| file | benchmark | TFLOP/s | % peak | time (us) | algo | over_best |")
     lines.append("|---|---|---|---|---|---|---|")

@@ -1,12 +1,13 @@
-"""Summary of an `ovb-suite run --preset profiling-gpu` folder: the tracer's overhead (the median
-over repetitions of each run's median iteration time, traced against untraced, per program; the
-target is < 3 %) into overhead.json, and the text of the two trace analyses. Standard library only.
+"""Summary of an `ovb-suite run --preset profiling-gpu` folder: the tracer's overhead from the
+interleaved untraced/traced pairs (each run's median iteration time; per pair the ratio traced /
+untraced; its median, p10 and p90 over the pairs, docs/metrics.md "Overheads"; the target is < 3 %)
+into overhead.json, and the text of the two trace analyses. Standard library only.
 """
-import glob
 import json
 import os
-import statistics
+import re
 
+from .. import stats
 from .common import Summary, log_body
 
 TITLE = "Profiling on the GPU"
@@ -14,31 +15,47 @@ JSON_NAME = "overhead.json"
 PROGRAMS = ("gpt4d", "demo")
 
 
-def _medians(over, prog, mode):
-    vals = []
-    for path in sorted(glob.glob(os.path.join(over, f"{prog}-{mode}-*.json"))):
-        with open(path, encoding="utf-8") as f:
-            vals.append(float(json.load(f)["summary"]["median_time_ms"]))
-    return vals
+def _median_of(path):
+    with open(path, encoding="utf-8") as f:
+        s = json.load(f)["summary"]
+    return float(s.get("p50_ms", s.get("median_time_ms")))
+
+
+def _pairs(over, prog):
+    """{pair number: (untraced ms, traced ms)} for the pairs with both runs."""
+    runs = {}
+    for name in sorted(os.listdir(over)) if os.path.isdir(over) else []:
+        m = re.fullmatch(rf"{prog}-(untraced|traced)-(\d+)\.json", name)
+        if m:
+            runs.setdefault(int(m.group(2)), {})[m.group(1)] = _median_of(os.path.join(over, name))
+    return {k: (v["untraced"], v["traced"]) for k, v in sorted(runs.items()) if len(v) == 2}
 
 
 def summarize(out):
     over = os.path.join(out, "overhead")
     doc = {"programs": {}}
-    md = ["## Tracer overhead (same run traced and untraced; target < 3 %)", "",
-          "| program | untraced median ms | traced median ms | overhead % | runs |",
-          "|---|---|---|---|---|"]
+    md = ["## Tracer overhead (untraced and traced runs interleaved; target < 3 %)", "",
+          "| program | untraced median ms | traced median ms | traced/untraced per pair: "
+          "median (p10, p90) | overhead % | pairs |",
+          "|---|---|---|---|---|---|"]
     for prog in PROGRAMS:
-        un, tr = _medians(over, prog, "untraced"), _medians(over, prog, "traced")
-        if not un or not tr:
+        pairs = _pairs(over, prog)
+        if not pairs:
             continue
-        u, t = statistics.median(un), statistics.median(tr)
-        pct = 100.0 * (t - u) / u
-        doc["programs"][prog] = {"untraced_ms": un, "traced_ms": tr, "untraced_median_ms": u,
-                                 "traced_median_ms": t, "overhead_pct": pct}
-        md.append(f"| {prog} | {u:.3f} | {t:.3f} | {pct:+.2f} | {len(tr)} |")
+        un = [u for u, _ in pairs.values()]
+        tr = [t for _, t in pairs.values()]
+        ratios = [t / u for u, t in pairs.values()]
+        r50, r10, r90 = stats.spread(ratios)
+        pct = 100.0 * (r50 - 1.0)
+        doc["programs"][prog] = {"untraced_ms": un, "traced_ms": tr, "ratios": ratios,
+                                 "untraced_median_ms": stats.median(un),
+                                 "traced_median_ms": stats.median(tr), "ratio_p50": r50,
+                                 "ratio_p10": r10, "ratio_p90": r90, "overhead_pct": pct,
+                                 "pairs": len(ratios)}
+        md.append(f"| {prog} | {stats.median(un):.3f} | {stats.median(tr):.3f} | {r50:.4f} "
+                  f"({r10:.4f}, {r90:.4f}) | {pct:+.2f} | {len(ratios)} |")
     if not doc["programs"]:
-        md.append("| (no traced/untraced pair) | | | | |")
+        md.append("| (no traced/untraced pair) | | | | | |")
     for name, step in (("inject", "inject-analyze"), ("demo", "demo-analyze")):
         text = log_body(out, step)
         if text:

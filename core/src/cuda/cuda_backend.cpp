@@ -123,6 +123,28 @@ CudaBackend::CudaBackend(const BackendOptions& opts, const LaunchContext& ctx) :
   if (!plan_.warning.empty() && ctx.rank == 0) std::cerr << "warning: " << plan_.warning << std::endl;
   OVB_CHECK_CUDA(cudaSetDevice(plan_.device));
   OVB_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least_priority_, &greatest_priority_));
+  OVB_CHECK_CUDA(cudaFree(nullptr));  // creates the context, so the baseline includes it
+  std::size_t free = 0, total = 0;
+  OVB_CHECK_CUDA(cudaMemGetInfo(&free, &total));
+  used_at_start_ = peak_used_ = static_cast<double>(total - free);
+  char pci[32] = {};
+  OVB_CHECK_CUDA(cudaDeviceGetPCIBusId(pci, sizeof pci, plan_.device));
+  sampler_ = std::make_unique<telemetry::Sampler>(pci);
+}
+
+void CudaBackend::note_memory_in_use() const {
+  std::size_t free = 0, total = 0;
+  OVB_CHECK_CUDA(cudaMemGetInfo(&free, &total));
+  peak_used_ = std::max(peak_used_, static_cast<double>(total - free));
+}
+
+std::optional<double> CudaBackend::device_memory_peak_bytes() const {
+  note_memory_in_use();
+  return peak_used_ - used_at_start_;
+}
+
+nlohmann::json CudaBackend::telemetry() const {
+  return sampler_->summary();
 }
 
 DeviceInfo CudaBackend::device_info() const {
@@ -154,6 +176,7 @@ DeviceInfo CudaBackend::device_info() const {
 Buffer CudaBackend::allocate(std::size_t bytes) {
   void* p = nullptr;
   OVB_CHECK_CUDA(cudaMalloc(&p, std::max<std::size_t>(bytes, 1)));
+  note_memory_in_use();
   return Buffer(p, bytes, [](void* q) { OVB_WARN_CUDA(cudaFree(q)); });
 }
 

@@ -9,11 +9,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "ovb/backend.hpp"
 #include "ovb/device_plan.hpp"
+#include "ovb/telemetry.hpp"
 #include "ovb/watchdog.hpp"
 
 namespace ovb::cuda {
@@ -106,12 +108,20 @@ class CudaBackend final : public Backend {
   void wait_event(Stream& s, Event& e) override;
   void synchronize() override;
   std::unique_ptr<Communicator> create_communicator(MPI_Comm group, const CommConfig& cfg) override;
+  // ovb/backend_measures.hpp.
+  nlohmann::json telemetry() const;
+  std::optional<double> device_memory_peak_bytes() const;
 
  private:
+  void note_memory_in_use() const;
+
   LaunchContext ctx_;
   DevicePlan plan_;
   int least_priority_ = 0, greatest_priority_ = 0;
   std::shared_ptr<CudaWatch> watch_ = std::make_shared<CudaWatch>();
+  std::unique_ptr<telemetry::Sampler> sampler_;
+  double used_at_start_ = 0;      // bytes in use on the device once the context exists
+  mutable double peak_used_ = 0;  // the most seen in use since
 };
 
 }  // namespace ovb::cuda

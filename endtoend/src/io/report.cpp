@@ -7,23 +7,15 @@
 #include <iostream>
 
 #include "kernels/kernels.hpp"
+#include "ovb/backend_measures.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
 #include "ovb/metrics.hpp"
+#include "ovb/timing_stats.hpp"
 
 namespace ovb::gpt {
 
 namespace {
-// Percentile by linear interpolation between order statistics.
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const double pos = q * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(pos);
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (pos - static_cast<double>(lo)) * (v[hi] - v[lo]);
-}
-
 nlohmann::json or_null(double v) {
   return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr);
 }
@@ -116,7 +108,7 @@ nlohmann::json Reporter::finish() {
   const double F = model_flop();
   const double F_hw = metrics::gpt_hardware_flop(F, cfg_.plan.recompute);
   nlohmann::json iters = nlohmann::json::array();
-  std::vector<double> measured;
+  std::vector<double> all_ms;  // every iteration, the warm-up rule picks the timed ones
   // Collective statistics: kind x group, summed over measured iterations, then over ranks.
   constexpr int kKinds = 3, kGroups = 5;
   std::array<double, kKinds * kGroups * 4> coll{};
@@ -131,8 +123,8 @@ nlohmann::json Reporter::finish() {
                      {"tflops_per_gpu", tf},
                      {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, st.time_s, n_devices_)},
                      {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr}});
+    all_ms.push_back(st.time_s * 1e3);
     if (st.iter < cfg_.warmup) continue;
-    measured.push_back(st.time_s);
     for (const CollStat& c : st.collectives) {
       double* e = &coll[static_cast<std::size_t>(
           (static_cast<int>(c.kind) * kGroups + static_cast<int>(c.group)) * 4)];
@@ -146,7 +138,8 @@ nlohmann::json Reporter::finish() {
   MPI_Comm_size(world_, &world);
   OVB_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, coll.data(), static_cast<int>(coll.size()), MPI_DOUBLE,
                               MPI_SUM, world_));
-  const double n_it = static_cast<double>(std::max<std::size_t>(1, measured.size()));
+  const stats::TimingSummary timing = stats::summarize_ms(all_ms, cfg_.warmup);
+  const double n_it = static_cast<double>(std::max(1, timing.iterations_timed));
   nlohmann::json colls = nlohmann::json::array();
   double comm_ms = 0, exposed_ms = 0;
   for (int k = 0; k < kKinds; ++k)
@@ -164,7 +157,7 @@ nlohmann::json Reporter::finish() {
       exposed_ms += e[3] / per;
     }
 
-  const double median = percentile(measured, 0.5);
+  const double median = timing.p50_ms / 1e3;
   const double tf = metrics::tflops_per_gpu(F, median, n_devices_);
   double peak_mem = trainer_.memory().total();
   OVB_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &peak_mem, 1, MPI_DOUBLE, MPI_MAX, world_));
@@ -183,26 +176,37 @@ nlohmann::json Reporter::finish() {
   if (backend_.name() == "cuda")
     device_used = static_cast<double>(backend_.device_info().memory_bytes) -
                   free_device_memory(backend_, ctx_);
-  nlohmann::json summary{{"warmup_iters", cfg_.warmup},
-                         {"measured_iters", measured.size()},
-                         {"median_time_ms", median * 1e3},
-                         {"p10_time_ms", percentile(measured, 0.1) * 1e3},
-                         {"p90_time_ms", percentile(measured, 0.9) * 1e3},
-                         {"tokens_per_s", tokens_per_s(median)},
-                         {"tflops_per_gpu", tf},
-                         {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, median, n_devices_)},
-                         {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr},
-                         {"peak_tflops", or_null(peak_)},
-                         {"model_flop_per_iter", F},
-                         {"first_loss", iters_.empty() ? 0.0 : iters_.front().loss},
-                         {"final_loss", iters_.empty() ? 0.0 : iters_.back().loss},
-                         {"peak_memory_bytes", peak_mem},
-                         {"memory_estimate_bytes", est.total()},
-                         {"device_memory_used_bytes", or_null(device_used)},
-                         {"memory", mem},
-                         {"comm_time_ms", comm_ms},
-                         {"exposed_comm_ms", exposed_ms},
-                         {"collectives", colls}};
+  // The driver's view, not the tracked buffers (which are allocated from the estimate itself and
+  // so cannot disagree with it): the largest rank's peak.
+  double device_peak = device_memory_peak_bytes(backend_).value_or(-1);
+  OVB_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, &device_peak, 1, MPI_DOUBLE, MPI_MAX, world_));
+  // The timing fields of docs/metrics.md ("Timed figures"); median/p10/p90_time_ms and
+  // measured_iters repeat them under the names older readers use.
+  nlohmann::json summary = stats::to_json(timing);
+  summary.update(
+      nlohmann::json{{"warmup_iters", cfg_.warmup},
+                     {"measured_iters", timing.iterations_timed},
+                     {"median_time_ms", timing.p50_ms},
+                     {"p10_time_ms", timing.p10_ms},
+                     {"p90_time_ms", timing.p90_ms},
+                     {"tokens_per_s", tokens_per_s(median)},
+                     {"tflops_per_gpu", tf},
+                     {"hw_tflops_per_gpu", metrics::tflops_per_gpu(F_hw, median, n_devices_)},
+                     {"mfu", peak_ > 0 ? nlohmann::json(metrics::mfu(tf, peak_)) : nullptr},
+                     {"peak_tflops", or_null(peak_)},
+                     {"model_flop_per_iter", F},
+                     {"first_loss", iters_.empty() ? 0.0 : iters_.front().loss},
+                     {"final_loss", iters_.empty() ? 0.0 : iters_.back().loss},
+                     {"peak_memory_bytes", peak_mem},
+                     {"memory_estimate_bytes", est.total()},
+                     {"device_memory_used_bytes", or_null(device_used)},
+                     {"device_memory_peak_bytes", or_null(device_peak)},
+                     {"device_memory_peak_over_estimate",
+                      device_peak >= 0 ? nlohmann::json(device_peak / est.total()) : nullptr},
+                     {"memory", mem},
+                     {"comm_time_ms", comm_ms},
+                     {"exposed_comm_ms", exposed_ms},
+                     {"collectives", colls}});
   return {{"context", run_context(&backend_, ctx_)},
           {"config", config_json()},
           {"iterations", iters},

@@ -143,6 +143,8 @@ void Trainer::forward_backward(int iter) {
 }
 
 IterStats Trainer::run_iteration(int iter) {
+  // Marks the iteration in traces, so that their analysis can leave the warm-up out.
+  ScopedRange range("iteration", "iteration");
   const double t0 = MPI_Wtime();
   forward_backward(iter);
   optimizer_->step(iter);

@@ -127,7 +127,7 @@ RankReport analyze_rank(const RankTrace& t) {
 }
 
 std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
-                                       std::ostream* progress) {
+                                       std::ostream* progress, int warmup) {
   std::vector<RankReport> reports;
   std::map<int, std::string> seen;
   for (std::size_t i = 0; i < paths.size(); ++i) {
@@ -141,7 +141,9 @@ std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
     if (const auto [it, added] = seen.try_emplace(t.rank, paths[i]); !added)
       throw UsageError("traces '" + it->second + "' and '" + paths[i] + "' are both of rank " +
                        std::to_string(t.rank));
-    reports.push_back(analyze_rank(t));
+    const SteadyState steady = find_steady_state(t, warmup);
+    reports.push_back(analyze_rank(restrict_to(std::move(t), steady)));
+    reports.back().steady = steady;
   }
   std::sort(reports.begin(), reports.end(),
             [](const RankReport& a, const RankReport& b) { return a.rank < b.rank; });

@@ -13,6 +13,7 @@
 
 #include "intervals.hpp"
 #include "rank_trace.hpp"
+#include "steady_state.hpp"
 
 namespace ovb::trace {
 
@@ -49,15 +50,17 @@ struct RankReport {
   std::vector<RangeStats> ranges;            // sorted by total_us, descending
   KernelBreakdown kernels{};                 // activity time per category; idle: overlap.idle
   SkipCounts skipped;
+  SteadyState steady;  // the iterations analysed (all of the trace when none are marked)
 };
 
 RankReport analyze_rank(const RankTrace& t);
 
 // Ranks from distributedInfo; traces without one take their position among the inputs. Two
 // traces of one rank: UsageError naming both files. With `progress`, files over 100 MB are named
-// there as they are read (long runs print progress).
+// there as they are read (long runs print progress). Traces with marked iterations are analysed
+// over their steady state only (steady_state.hpp; warmup < 0: the warm-up rule).
 std::vector<RankReport> analyze_traces(const std::vector<std::string>& paths,
-                                       std::ostream* progress = nullptr);
+                                       std::ostream* progress = nullptr, int warmup = -1);
 
 // Summaries across ranks, shared by the JSON and the text forms (analysis_report.hpp).
 // Means over ranks of every overlap field and of each kernel category's count and time; the

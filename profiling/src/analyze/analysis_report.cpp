@@ -58,13 +58,21 @@ nlohmann::json breakdown_json(const KernelBreakdown& k, const TraceOverlap& m) {
   return j;
 }
 
+nlohmann::json steady_json(const SteadyState& s) {
+  return {{"iterations_marked", s.iterations},
+          {"warmup_excluded", s.warmup},
+          {"iterations_analyzed",
+           s.iterations == 0 ? nlohmann::json(nullptr) : nlohmann::json(s.analyzed())}};
+}
+
 }  // namespace
 
 nlohmann::json report_json(const std::vector<RankReport>& reports,
                            const std::vector<std::string>& inputs) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankReport& r : reports) {
-    nlohmann::json j = {{"rank", r.rank}, {"path", r.path}};
+    nlohmann::json j = {
+        {"rank", r.rank}, {"path", r.path}, {"steady_state", steady_json(r.steady)}};
     j.update(overlap_json(r.overlap));
     j["collectives"] = nlohmann::json::array();
     for (const CollectiveStats& c : r.collectives) j["collectives"].push_back(collective_json(c));
@@ -85,6 +93,7 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
   }
   const SkipCounts skipped = total_skipped(reports);
   nlohmann::json summary = {{"ranks", reports.size()}};
+  if (!reports.empty()) summary["steady_state"] = steady_json(reports.front().steady);
   summary.update(overlap_json(mean_overlap(reports)));
   summary["kernel_breakdown"] = breakdown_json(mean_breakdown(reports), mean_overlap(reports));
   summary["collectives"] = nlohmann::json::array();
@@ -110,6 +119,14 @@ void print_report(std::ostream& os, const std::vector<RankReport>& reports, int 
   std::snprintf(line, sizeof line, "%6s %12s %12s %12s %12s %12s %12s %12s %8s\n", "rank",
                 "span_us", "busy_us", "idle_us", "compute_us", "comm_us", "overlap_us",
                 "exposed_us", "overlap%");
+  if (!reports.empty()) {
+    const SteadyState& s = reports.front().steady;
+    if (s.iterations > 0)
+      os << "steady state: " << s.analyzed() << " of " << s.iterations
+         << " marked iterations (the first " << s.warmup << " left out as warm-up)\n\n";
+    else
+      os << "no iteration marks: the whole trace, warm-up included\n\n";
+  }
   os << line;
   for (const RankReport& r : reports) row(std::to_string(r.rank).c_str(), r.overlap);
   if (reports.size() > 1) row("mean", mean_overlap(reports));

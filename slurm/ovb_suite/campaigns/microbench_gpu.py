@@ -1,5 +1,6 @@
 """Preset `microbench-gpu`: the microbenchmarks on one GPU (about 3-4 minutes on an H100):
-  1 rank:  ovb-gemm (bf16 8192^3 autotuned: the "within 5% of the best algorithm" target; all
+  1 rank:  ovb-gemm (bf16 8192^3 autotuned: the "within 5% of the best algorithm" target, with
+           torch.matmul on the same shapes right after it as an outside reference; all
            precisions; GPT-13B layer GEMMs on a 2x2x2 grid; a cold-L2 variant), ovb-collective,
            ovb-overlap (sweep incl. CUDA_DEVICE_MAX_CONNECTIONS 1 and default, one process per
            value: microbench/overlap-cdmc-sweep.sh);
@@ -8,6 +9,8 @@
 then ovb-analysis summarize microbench-gpu (summary.md). Writes NAME.json (Google Benchmark JSON
 with the run context) per step.
 """
+
+from ..plan import report_python
 
 NAME = "microbench-gpu"
 DESCRIPTION = "GEMM, collectives and overlap on one GPU (1, 2 and 4 ranks under MPS)"
@@ -39,6 +42,11 @@ def plan(b):
                           "--dtypes", "bf16", "--autotune", "16", "--repetitions", "3",
                           "--min-time", "0.3", "--benchmark_out={tmp}/gemm-target.json"],
           group=g, outputs=["gemm-target.json"], timeout=120)
+    # Skips by itself (exit 0, {"skipped": why}) where this Python has no torch.
+    b.add("gemm-torch", [report_python(b.t.repo), b.script("microbench/torch_matmul.py"),
+                         "--shapes", "8192x8192x8192", "--dtype", "bf16", "--min-time", "0.3",
+                         "--out", "{tmp}/gemm-torch.json"],
+          group=g, outputs=["gemm-torch.json"], timeout=120)
     b.add("gemm-types", [gemm, "--backend", "cuda", "--shapes",
                          "4096x4096x4096:nt,8192x8192x8192:nt",
                          "--dtypes", "fp32,tf32,fp16,bf16,fp8", "--autotune", "4", "--min-time",

@@ -1,0 +1,42 @@
+// Cutting a trace to its steady-state iterations (see steady_state.hpp).
+#include "steady_state.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "ovb/error.hpp"
+#include "ovb/timing_stats.hpp"
+
+namespace ovb::trace {
+
+SteadyState find_steady_state(const RankTrace& t, int warmup) {
+  const auto& ranges = t.gpu_ranges.empty() ? t.cpu_ranges : t.gpu_ranges;
+  std::vector<const RangeEvent*> iters;
+  for (const RangeEvent& e : ranges)
+    if (t.range_categories[e.name] == kIterationCategory) iters.push_back(&e);
+  std::sort(iters.begin(), iters.end(),
+            [](const RangeEvent* a, const RangeEvent* b) { return a->begin_ns < b->begin_ns; });
+  SteadyState s;
+  s.iterations = static_cast<int>(iters.size());
+  if (iters.empty()) return s;
+  s.warmup = warmup < 0 ? stats::default_warmup(s.iterations) : warmup;
+  if (s.warmup >= s.iterations)
+    throw UsageError(t.path + ": --warmup " + std::to_string(s.warmup) + " leaves none of its " +
+                     std::to_string(s.iterations) + " iterations to analyse");
+  s.begin_ns = iters[static_cast<std::size_t>(s.warmup)]->begin_ns;
+  for (std::size_t i = static_cast<std::size_t>(s.warmup); i < iters.size(); ++i)
+    s.end_ns = std::max(s.end_ns, iters[i]->end_ns);
+  return s;
+}
+
+RankTrace restrict_to(RankTrace t, const SteadyState& s) {
+  if (s.iterations == 0) return t;
+  auto inside = [&](std::int64_t b) { return b >= s.begin_ns && b < s.end_ns; };
+  std::erase_if(t.activity, [&](const ActivityEvent& a) { return !inside(a.begin_ns); });
+  std::erase_if(t.cpu_ranges, [&](const RangeEvent& e) { return !inside(e.begin_ns); });
+  std::erase_if(t.gpu_ranges, [&](const RangeEvent& e) { return !inside(e.begin_ns); });
+  return t;
+}
+
+}  // namespace ovb::trace
