@@ -25,6 +25,26 @@ def gpt_model_flop(batch, seq, layers, hidden, vocab):
     return 72.0 * b * s * n_l * h * h * (1.0 + s / (12.0 * h) + v / (12.0 * n_l * h))
 
 
+def transformer_model_flop(batch, seq, layers, hidden, vocab, block_linear_params):
+    """Model FLOP of one training iteration of any decoder of this form (GPT, Llama): 2 FLOP per
+    weight per token forward, 4 backward, on the block linears and the LM head, plus the attention
+    core over all query heads (causal half counted; grouped K/V heads change no FLOP there):
+
+        F = 6 * B * s * (L * P + h * V) + 6 * B * s^2 * L * h
+
+    P = weight elements of one block's linear layers (GPT: 12 h^2, which gives gpt_model_flop).
+    """
+    b, s, n_l, h, v, p = (float(x) for x in (batch, seq, layers, hidden, vocab,
+                                             block_linear_params))
+    return 6.0 * b * s * (n_l * p + h * v) + 6.0 * b * s * s * n_l * h
+
+
+def llama_block_linear_params(hidden, heads, kv_heads, ffn_hidden):
+    """Weights of one Llama block's linears: QKV h x (heads + 2 kv) d, output h x h, SwiGLU 3 h f."""
+    d = hidden // heads
+    return hidden * (heads + 2 * kv_heads) * d + hidden * hidden + 3 * hidden * ffn_hidden
+
+
 def gpt_hardware_flop(model_flop, full_recompute):
     """Hardware FLOP: full activation recomputation runs one more forward, F * 4/3."""
     return model_flop * 4.0 / 3.0 if full_recompute else model_flop

@@ -19,7 +19,8 @@ GPT4D = "gpt4d"
 class Run:
     system: str
     source: str
-    model: dict            # layers, hidden, heads, seq, vocab (None where unknown), preset
+    model: dict            # layers, hidden, heads, seq, vocab (None where unknown), preset; arch
+                           # and kv_heads where the run says (absent or None: gpt, as many as heads)
     batch: int
     gpus: int
     layout: str            # "1x2x1x4" (Gx x Gy x Gz x Gdata) or "TP2 PP1 DP4"
@@ -108,7 +109,8 @@ def from_megatron(rf, fallback=None):
                                     ("overlap_grad_reduce", "ogr"), ("overlap_param_gather", "opg"),
                                     ("tp_comm_overlap", "tpco"), ("sequence_parallel", "sp"))
              if cfg.get(key)]
-    model = {k: cfg.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab")}
+    model = {k: cfg.get(k) for k in ("arch", "layers", "hidden", "heads", "kv_heads", "seq",
+                                      "vocab")}
     model["preset"] = cfg.get("preset")
     return Run(MEGATRON, rf.rel, model, int(batch), int(cfg["gpus"]), f"TP{tp} PP{pp} DP{dp}",
                ",".join(flags) or "none", [r["iteration"] for r in recs],
@@ -122,6 +124,15 @@ def model_flop(run):
     missing = [k for k in ("layers", "hidden", "seq", "vocab") if m.get(k) is None]
     if missing:
         raise AnalysisError(f"{run.source}: model {', '.join(missing)} unknown; cannot count FLOP")
+    if (m.get("arch") or "gpt") == "llama":
+        missing = [k for k in ("heads", "kv_heads", "ffn_hidden") if not m.get(k)]
+        if missing:
+            raise AnalysisError(f"{run.source}: Llama model {', '.join(missing)} unknown; cannot "
+                                "count FLOP")
+        p = metrics.llama_block_linear_params(m["hidden"], m["heads"], m["kv_heads"],
+                                              m["ffn_hidden"])
+        return metrics.transformer_model_flop(run.batch, m["seq"], m["layers"], m["hidden"],
+                                              m["vocab"], p)
     return metrics.gpt_model_flop(run.batch, m["seq"], m["layers"], m["hidden"], m["vocab"])
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from . import runs, stats
 from .errors import AnalysisError
 from .plots import collective, gemm, overlap
-from .plots.scaling import collect, size_label
+from .plots.scaling import arch, collect, size_label
 
 
 COLLAPSE_ABOVE = 3  # files not read for the same reason listed one by one up to this many
@@ -124,6 +124,7 @@ def training_table(rs, options):
                                    "iters", "median ms", "p10 ms", "p90 ms", "TFLOP/s/GPU",
                                    "own figure", "% peak"], rows,
                  "TFLOP/s/GPU recomputed for both systems with F = 72Bs Lh^2 (1 + s/12h + V/12Lh) "
+                 "(Llama: 6Bs (LP + hV) + 6Bs^2 Lh, P the weights of one block) "
                  "from the median time after warm-up (the first max(3, 10%) iterations unless "
                  "--warmup is given); p10/p90 of the iteration time; 'own figure' is the "
                  "system's own number.")
@@ -151,7 +152,11 @@ def megatron_table(rs, options):
 
 
 def runs_key(run):
-    return tuple(run.model.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab"))
+    """What makes two runs the same model: the architecture and shape (K/V heads: 0 or absent is
+    as many as the query heads)."""
+    m = run.model
+    return (arch(m), m.get("kv_heads") or m.get("heads")) + tuple(
+        m.get(k) for k in ("layers", "hidden", "heads", "seq", "vocab"))
 
 
 def trace_table(rs, options=None):

@@ -77,6 +77,9 @@ int main() {
     if (fn == "gpt_model_flop") {
       std::cin >> a >> b >> c >> d >> e; r = gpt_model_flop(a, b, c, d, e);
     }
+    else if (fn == "transformer_model_flop") {
+      double p; std::cin >> a >> b >> c >> d >> e >> p; r = transformer_model_flop(a, b, c, d, e, p);
+    }
     else if (fn == "gpt_hardware_flop") { std::cin >> a >> f; r = gpt_hardware_flop(a, f != 0); }
     else if (fn == "gpt_selective_recompute_flop") {
       std::cin >> a >> b >> c >> d; r = gpt_selective_recompute_flop(a, b, c, d);
@@ -103,6 +106,12 @@ def _calls():
                                                 (2048, 12288), (50257, 50304)):
         out.append((f"gpt_model_flop {b} {s} {layers} {h} {v}",
                     metrics.gpt_model_flop(b, s, layers, h, v)))
+    # Llama 3 8B's block (QKV 4096 x 6144, out 4096^2, SwiGLU 3 x 4096 x 14336) and a GPT's 12h^2.
+    for b, s, (layers, h, p), v in itertools.product((1, 512), (2048, 8192),
+                                                     ((32, 4096, 218103808), (24, 2048, 50331648)),
+                                                     (50304, 128256)):
+        out.append((f"transformer_model_flop {b} {s} {layers} {h} {v} {p}",
+                    metrics.transformer_model_flop(b, s, layers, h, v, p)))
     for b, s, layers, h in itertools.product((1, 512), (2048, 8192), (24, 96), (2048, 12288)):
         out.append((f"gpt_selective_recompute_flop {b} {s} {layers} {h}",
                     metrics.gpt_selective_recompute_flop(b, s, layers, h)))

@@ -22,7 +22,7 @@ from .campaigns import CAMPAIGNS, build as build_campaign, default_budget, parse
 from .launch import (BUILD_CANDIDATES, choose_launcher, default_ranks, find_binary, pick_build,
                      resolve_backend)
 from .plan import GROUPS, Target, build_plan
-from .presets import PRESETS
+from .presets import ARCHS, PRESETS
 from .runner import SignalWatch
 from .state import DONE, ResultsFolder
 from .step import Step, check_steps, load_steps_file
@@ -32,7 +32,7 @@ from .util import COMM_VAR, OneLineParser, SuiteError, iso, now, parse_comm_time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 # Options recorded in .suite/suite.json: a rerun into the same folder must not change them.
-RECORDED = ("preset", "backend", "ranks", "ranks_per_gpu", "steps_file")
+RECORDED = ("preset", "arch", "backend", "ranks", "ranks_per_gpu", "steps_file")
 
 
 def _positive(v):
@@ -73,6 +73,8 @@ def _target_options(p):
     p.add_argument("--preset", choices=names, metavar="NAME", help="the suite's size (quick, "
                    "the default, or full) or a campaign preset: " + "; ".join(
                        f"{k}: {m.DESCRIPTION}" for k, m in CAMPAIGNS.items()))
+    p.add_argument("--arch", choices=ARCHS, help="the model the quick and full presets train: "
+                   "gpt (default) or llama (the preset's Llama model; host backend)")
     p.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
                    help="a campaign preset's parameter (repeatable; slurm/README.md lists them); "
                    "recorded in the folder like the preset")
@@ -180,9 +182,19 @@ def _settle_options(args, folder):
             if getattr(args, k) is None or k == "backend":
                 setattr(args, k, doc.get(k))
     args.preset = args.preset or "quick"
+    _check_arch(args)
     args.ranks_per_gpu = args.ranks_per_gpu or 1
     args.params = _params(args, (doc or {}).get("params"))
     return doc
+
+
+def _check_arch(args):
+    """--arch chooses the model of the quick and full presets; campaigns name their own models."""
+    if args.arch is not None and (args.preset in CAMPAIGNS or args.steps_file):
+        raise SuiteError(f"--arch: {'a steps file' if args.steps_file else 'preset ' + args.preset}"
+                         " names its own models (--arch applies to the presets "
+                         f"{', '.join(PRESETS)})")
+    args.arch = args.arch or ("gpt" if args.preset in PRESETS and not args.steps_file else None)
 
 
 def _params(args, recorded=None):
@@ -203,7 +215,7 @@ def _plan_binaries(args):
         return build_campaign(CAMPAIGNS[args.preset], Target(REPO, "", "host", 1, args.preset),
                               args.params, check_backend=False).binaries
     steps = build_plan(Target(REPO, "", "host", args.ranks or default_ranks("host", 1),
-                              args.preset))
+                              args.preset, arch=args.arch or "gpt"))
     try:
         steps = _select(steps, getattr(args, "only", None))
     except SuiteError:
@@ -236,7 +248,7 @@ def _resolve_target(args):
     else:
         backend = resolve_backend(args.backend or "auto", build)
     ranks = args.ranks or default_ranks(backend, args.ranks_per_gpu)
-    return Target(REPO, build, backend, ranks, args.preset)
+    return Target(REPO, build, backend, ranks, args.preset, arch=args.arch or "gpt")
 
 
 def _steps(args, target):
@@ -275,7 +287,8 @@ def _campaign_line(args, budget):
 
 
 def _print_plan(steps, target, launcher, note=None):
-    print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}, build "
+    print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}"
+          f"{' (' + target.arch + ')' if target.arch != 'gpt' else ''}, build "
           f"{target.build or '-'}, launcher {launcher.describe()}")
     if note:
         print(note)
@@ -338,7 +351,8 @@ def cmd_run(args):
         return 0
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
-    doc.update(preset=args.preset if not args.steps_file else "custom", backend=target.backend,
+    doc.update(preset=args.preset if not args.steps_file else "custom", arch=args.arch,
+               backend=target.backend,
                ranks=target.ranks, ranks_per_gpu=args.ranks_per_gpu, build=target.build,
                steps_file=os.path.abspath(args.steps_file) if args.steps_file else None,
                params=args.params or None)
@@ -424,6 +438,7 @@ def cmd_status(args):
 
 def cmd_list(args):
     args.preset = args.preset or "quick"
+    _check_arch(args)
     args.ranks_per_gpu = args.ranks_per_gpu or 1
     args.params = _params(args)
     args.plan_only = True

@@ -8,6 +8,7 @@ after `--` are `ovb-model search` arguments, and emit-sbatch runs that search wi
 `--json OUT_DIR/search.json` first (the slurm layer calls the model; the model knows nothing of
 Slurm). The model and batch come from its `inputs`
 object - `inputs.model.{layers,hidden,heads,seq,vocab}` (or the same keys directly in `inputs`),
+for a Llama search also `inputs.model.{arch,kv_heads,ffn_hidden,rope_theta}`,
 `inputs.batch`, `inputs.gpus`, optionally `inputs.overlap` (list or comma string) and
 `inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
 Configurations that do not fit in memory are left out. `--gpt4d-args` adds words to every gpt4d
@@ -26,6 +27,8 @@ from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
+# A Llama search's further shape: the jobs must train the model that was searched.
+LLAMA_KEYS = ("kv_heads", "ffn_hidden", "rope_theta")
 
 
 def _get(doc, path, where):
@@ -47,6 +50,12 @@ def read_search(path):
     inputs = _get(doc, "inputs", path)
     model = inputs.get("model") if isinstance(inputs.get("model"), dict) else inputs
     shape = {k: int(_get(model, k, f"{path}: inputs.model")) for k in MODEL_KEYS}
+    arch = model.get("arch", "gpt")
+    if arch not in ("gpt", "llama"):
+        raise SuiteError(f"{path}: inputs.model.arch '{arch}' is neither gpt nor llama")
+    if arch == "llama":
+        shape["arch"] = arch
+        shape.update({k: _get(model, k, f"{path}: inputs.model") for k in LLAMA_KEYS})
     batch, gpus = int(_get(inputs, "batch", path)), int(_get(inputs, "gpus", path))
     if inputs.get("recompute"):
         shape["recompute"] = True
@@ -81,6 +90,9 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
         words += ["--grid-order", c["order"]]
     for k in MODEL_KEYS:
         words += [f"--{k}", str(shape[k])]
+    if shape.get("arch"):
+        words += ["--arch", shape["arch"]] + [w for k in LLAMA_KEYS
+                                              for w in (f"--{k.replace('_', '-')}", f"{shape[k]:g}")]
     if shape.get("recompute"):
         words.append("--recompute")
     return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra

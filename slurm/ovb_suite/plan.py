@@ -3,7 +3,8 @@ run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
   microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep
-  gpt4d       gpt4d on every grid of the preset x every overlap flag set
+  gpt4d       gpt4d on every grid of the preset x every overlap flag set (the preset's GPT model, or
+              its Llama model with --arch llama; the GPT quick host preset adds one llama-tiny step)
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
   model       ovb-model calibrate (from this folder's microbench JSON), search, compare
   report      analysis/ovb-analysis report
@@ -31,6 +32,7 @@ class Target:
     ranks: int
     preset: str
     python: str = ""
+    arch: str = "gpt"
 
 
 def report_python(repo):
@@ -45,7 +47,7 @@ def report_python(repo):
 class _Builder:
     def __init__(self, t):
         self.t = t
-        self.p = presets.preset(t.preset, t.backend)
+        self.p = presets.preset(t.preset, t.backend, t.arch)
         self.steps = []
 
     def binary(self, name):
@@ -118,11 +120,10 @@ def _microbench(b):
                               f"{' ' + ' '.join(extra) if extra else ''}, {ranks} rank(s)")
 
 
-def _gpt4d_args(b, grid, overlap, result, trace=None):
-    m, t = b.p.model, b.t
-    args = ["--backend", t.backend, *_grid_args(grid), "--layers", str(m.layers),
-            "--hidden", str(m.hidden), "--heads", str(m.heads), "--seq", str(m.seq),
-            "--vocab", str(m.vocab), "--batch", str(presets.global_batch(m, t.ranks)),
+def _gpt4d_args(b, grid, overlap, result, trace=None, model=None):
+    m, t = model or b.p.model, b.t
+    args = ["--backend", t.backend, *_grid_args(grid),
+            *presets.model_args(m, presets.global_batch(m, t.ranks)),
             "--iters", str(m.iters), "--seed", "1234", "--lr", "1e-3", "--data", "synthetic",
             "--overlap", overlap, "--out", "{tmp}/" + result]
     return args + (["--trace", "{tmp}/" + trace] if trace else [])
@@ -133,7 +134,26 @@ def _gpt4d(b):
         for ov in b.p.overlaps:
             out = f"gpt4d/{_tag(g, ov)}.json"
             b.add(f"gpt4d-{_tag(g, ov)}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out), b.t.ranks,
-                  [out], description=f"gpt4d on grid {g}, overlap {ov}")
+                  [out], description=f"gpt4d ({b.p.model.arch}) on grid {g}, overlap {ov}")
+    _arch_check(b)
+
+
+def _arch_check(b):
+    """One short run of the other architecture on the first grid it fits, every overlap on."""
+    m = b.p.arch_check
+    if m is None:
+        return
+    batch = presets.global_batch(m, b.t.ranks)
+    for pat in b.p.grid_patterns:
+        g = presets.grid_for(pat, b.t.ranks)
+        if presets.fits(m, g, batch):
+            ov = b.p.overlaps[-1]
+            tag = f"{m.arch}-{_tag(g, ov)}"
+            out = f"gpt4d/{tag}.json"
+            b.add(f"gpt4d-{tag}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out, model=m),
+                  b.t.ranks, [out], description=f"gpt4d ({m.arch}, {m.iters} iterations) on grid "
+                                                f"{g}, overlap {ov}")
+            return
 
 
 def _trace(b):
@@ -172,9 +192,7 @@ def _model(b):
                  "--overlap", "{out}/microbench/overlap.json", "--out", "{tmp}/model/machine.json"],
                 0, ["model/machine.json"], needs=b.names("microbench"), stall=0,
                 description="machine description fitted to this folder's microbenchmarks")
-    shape = ["--layers", str(m.layers), "--hidden", str(m.hidden), "--heads", str(m.heads),
-             "--seq", str(m.seq), "--vocab", str(m.vocab),
-             "--batch", str(presets.global_batch(m, t.ranks))]
+    shape = presets.model_args(m, presets.global_batch(m, t.ranks))
     b.add("model-search", "model", "ovb-model",
           ["search", "--machine", machine, *shape, "--overlap", "oar,ors,oag",
            "--gpus", str(t.ranks), "--top", "0", "--json", "{tmp}/model/search.json"], 0,

@@ -3,19 +3,25 @@
 quick: small enough for CI on 2 cores in a few minutes (host) or a first look at a node (cuda).
 full:  a node's worth of work: more grids, every single overlap flag, a 1.3B-class GPT on GPUs.
 
+Each preset runs GPT (the default) or Llama (`ovb-suite --arch llama`: the preset's Llama model, the
+same grids and overlap flags). The GPT quick host preset
+also runs one short llama-tiny step on its first grid, so the suite exercises Llama end to end.
+
 Grids are derived from the rank count N by patterns: the prime factors of N are dealt out, largest
 first, over the dimensions a pattern names (x, y, z, d = data) in turn, e.g. N=8 with "xy" gives
 (4,2,1,1) and with "xyzd" (2,2,2,1). Grids the model cannot be split over (gpt4d's rules: heads or
 vocabulary not divisible by Gy, hidden by Gx*Gy, batch by Gdata*Gz, a layer's weight block by Gz)
-are left out; duplicates are dropped. fits() restates gpt4d's validation so that planning needs no
+are left out, and for Llama also kv-heads or the SwiGLU width not divisible by Gy, heads not divisible
+by kv-heads or an odd head dimension; duplicates are dropped. fits() restates gpt4d's validation so that planning needs no
 build; slurm/tests/config_parity.py pins it to `gpt4d --check-config --json`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .util import SuiteError
 
 PRESETS = ("quick", "full")
+ARCHS = ("gpt", "llama")
 
 
 @dataclass(frozen=True)
@@ -27,6 +33,15 @@ class Model:
     vocab: int
     batch: int   # global batch in sequences (rounded up to a multiple of the rank count)
     iters: int
+    arch: str = "gpt"
+    kv_heads: int = 0      # llama: K/V heads of grouped-query attention (0: as many as heads)
+    ffn_hidden: int = 0    # llama: the SwiGLU width (0: gpt's 4*hidden)
+
+    def kv(self):
+        return self.kv_heads or self.heads
+
+    def ffn(self):
+        return self.ffn_hidden or 4 * self.hidden
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,7 @@ class Preset:
     timeout_s: float         # watchdog wall-clock limit of one step
     stall_s: float           # watchdog limit without output for launched (MPI) steps
     top_k: int = 3
+    arch_check: object = None  # a Model of the other architecture run once (one short step)
 
 
 _TABLE = {
@@ -56,10 +72,43 @@ _TABLE = {
 }
 
 
-def preset(name, backend):
+# The Llama model of each host preset: the GPT preset's layers, hidden, heads, sequence, vocabulary,
+# batch and iterations with half as many K/V heads and a SwiGLU width near 8h/3 rounded to a
+# multiple of 16 (the Llama rule of thumb: the three SwiGLU matrices cost about the GPT MLP's two).
+_LLAMA = {
+    ("quick", "host"): Model(2, 64, 4, 32, 256, 8, 6, "llama", 2, 176),
+    ("full", "host"): Model(4, 128, 8, 64, 512, 16, 10, "llama", 4, 352),
+    # On GPUs the SwiGLU width is 8h/3 rounded up to a multiple of 256, as Llama's own rule does.
+    ("quick", "cuda"): Model(4, 1024, 16, 1024, 50304, 8, 10, "llama", 8, 2816),
+    ("full", "cuda"): Model(24, 2048, 16, 2048, 50304, 16, 30, "llama", 8, 5632),
+}
+# gpt4d's llama-tiny preset (2 layers, hidden 64, 4 heads, 2 K/V heads, SwiGLU 176) for one short
+# step beside the GPT quick host runs.
+_LLAMA_CHECK = Model(2, 64, 4, 32, 256, 8, 2, "llama", 2, 176)
+_TABLE[("quick", "host")] = replace(_TABLE[("quick", "host")], arch_check=_LLAMA_CHECK)
+
+
+def preset(name, backend, arch="gpt"):
     if name not in PRESETS:
         raise SuiteError(f"unknown preset '{name}' (known: {', '.join(PRESETS)})")
-    return _TABLE[(name, backend)]
+    if arch not in ARCHS:
+        raise SuiteError(f"unknown architecture '{arch}' (known: {', '.join(ARCHS)})")
+    p = _TABLE[(name, backend)]
+    if arch == "gpt":
+        return p
+    if (name, backend) not in _LLAMA:
+        raise SuiteError(f"preset {name} has no {arch} model for backend {backend}")
+    return replace(p, model=_LLAMA[(name, backend)], arch_check=None)
+
+
+def model_args(model, batch):
+    """The shape options of gpt4d and ovb-model for `model` at global batch `batch`."""
+    args = ["--layers", str(model.layers), "--hidden", str(model.hidden), "--heads",
+            str(model.heads), "--seq", str(model.seq), "--vocab", str(model.vocab)]
+    if model.arch != "gpt":
+        args += ["--arch", model.arch, "--kv-heads", str(model.kv()), "--ffn-hidden",
+                 str(model.ffn())]
+    return args + ["--batch", str(batch)]
 
 
 def _prime_factors(n):
@@ -90,11 +139,21 @@ def fits(model, grid, batch):
     if not (h % model.heads == 0 and h % (gx * gy) == 0 and model.heads % gy == 0
             and model.vocab % gy == 0 and batch % (gz * gd) == 0):
         return False
+    if model.arch == "llama":
+        # Whole K/V groups and the SwiGLU width are split over Y; rotary embeddings rotate pairs.
+        kv, ffn, hd = model.kv(), model.ffn(), h // model.heads
+        if not (model.heads % kv == 0 and hd % 2 == 0 and kv % gy == 0 and ffn % gy == 0):
+            return False
+        qkv, up, down = (model.heads + 2 * kv) * hd, 2 * ffn, ffn
+    elif model.kv() != model.heads or model.ffn() != 4 * h:
+        return False  # GQA and other MLP widths are Llama's
+    else:
+        qkv, up, down = 3 * h, 4 * h, 4 * h
     # The Z-gathered weight block of every layer (out/G(out) x in/G(in)) is sharded over Z:
-    # qkv h->3h, attention-out h->h (transposed), MLP-up h->4h, MLP-down 4h->h (transposed), LM
-    # head h->vocab.
-    blocks = (3 * h // gy * (h // gx), h // gx * (h // gy), 4 * h // gy * (h // gx),
-              h // gx * (4 * h // gy), model.vocab // gy * (h // gx))
+    # qkv h->qkv, attention-out h->h (transposed), MLP-up h->up, MLP-down down->h (transposed),
+    # LM head h->vocab.
+    blocks = (qkv // gy * (h // gx), h // gx * (h // gy), up // gy * (h // gx),
+              h // gx * (down // gy), model.vocab // gy * (h // gx))
     return all(b % gz == 0 for b in blocks)
 
 

@@ -13,6 +13,8 @@ Reference checks (strict mode), each able to fail on a wrong number:
   - gpt4d runs with the same model, batch, seed, data and optimiser settings - the suite's runs
     differ only in grid and overlap flags - have the same loss at every iteration up to fp32
     reduction order (relative LOSS_RTOL), and at least two runs are compared;
+  - a Llama run's first loss is within INIT_LOSS_RTOL of ln(vocab), the loss of a uniform guess over
+    the vocabulary, which a freshly initialised model makes on synthetic tokens;
   - model/machine.json (ovb-model calibrate) parses, names its microbenchmark sources and has the
     keys of a machine file;
   - the report's list of steps that did not finish is empty.
@@ -162,6 +164,27 @@ def check_gpt4d_losses(root, problems):
         problems.append("no two gpt4d runs of the same training: the losses were not compared")
 
 
+INIT_LOSS_RTOL = 0.05
+
+
+def check_llama_first_loss(root, problems):
+    """A Llama run starts near ln(vocab): wrong RoPE, GQA or SwiGLU wiring shows up here."""
+    for f in sorted(glob.glob(os.path.join(root, "gpt4d", "*.json"))):
+        if f.endswith(".trace-analysis.json"):
+            continue
+        doc = load(f, problems)
+        model = ((doc or {}).get("config") or {}).get("model") or {} if isinstance(doc, dict) \
+            else {}
+        if model.get("arch") != "llama":
+            continue
+        losses = _losses(doc)
+        want = math.log(model["vocab"])
+        if not losses or not isinstance(losses[0], (int, float)) or \
+                not abs(losses[0] - want) <= INIT_LOSS_RTOL * want:
+            problems.append(f"{f}: first loss {losses[0] if losses else None!r} of a Llama run is "
+                            f"not within {INIT_LOSS_RTOL:.0%} of ln(vocab) = {want:.4f}")
+
+
 def check_machine(root, problems):
     path = os.path.join(root, "model", "machine.json")
     if not os.path.isfile(path):
@@ -220,6 +243,7 @@ def main(argv):
         check_strict(root, steps, problems)
         check_microbench_wrong(root, problems)
         check_gpt4d_losses(root, problems)
+        check_llama_first_loss(root, problems)
         check_machine(root, problems)
     check_report_lists(root, steps, problems)
     for p in problems:

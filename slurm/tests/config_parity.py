@@ -4,8 +4,9 @@
 The suite plans without a build, so presets.fits() restates gpt4d's rules; this test asks
 `gpt4d --check-config --json` (one process, no ranks) about every preset model on the grids the
 suite derives, and about small shapes chosen so that each rule - hidden % heads, hidden % Gx*Gy,
-heads % Gy, vocab % Gy, batch % Gdata*Gz, every weight block % Gz - decides some case, and fails
-on the first disagreement.
+heads % Gy, vocab % Gy, batch % Gdata*Gz, every weight block % Gz, and Llama's heads % kv-heads,
+even head dimension, kv-heads % Gy, SwiGLU width % Gy, GQA or other MLP widths only for Llama -
+decides some case; every mismatch is listed and fails the test.
 
   python3 slurm/tests/config_parity.py build/host/endtoend/gpt4d
 """
@@ -23,10 +24,11 @@ from ovb_suite import presets  # noqa: E402
 def gpt4d_verdict(gpt4d, model, grid, batch):
     """(valid, error) as gpt4d --check-config --json says."""
     cmd = [gpt4d, "--check-config", "--json", "--backend", "host",
-           "--layers", str(model.layers), "--hidden", str(model.hidden),
-           "--heads", str(model.heads), "--seq", str(model.seq), "--vocab", str(model.vocab),
-           "--batch", str(batch), "--gx", str(grid[0]), "--gy", str(grid[1]),
+           *presets.model_args(model, batch), "--gx", str(grid[0]), "--gy", str(grid[1]),
            "--gz", str(grid[2]), "--gdata", str(grid[3])]
+    if model.arch == "gpt" and (model.kv_heads or model.ffn_hidden):
+        # A GPT shape with GQA or another MLP width: gpt4d must refuse it as well.
+        cmd += ["--kv-heads", str(model.kv()), "--ffn-hidden", str(model.ffn())]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
     lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
     if not lines:
@@ -42,14 +44,18 @@ def gpt4d_verdict(gpt4d, model, grid, batch):
 def cases():
     """(model, grid, batch): the presets on their grids, then shapes that each rule decides."""
     seen = set()
-    for (name, backend), p in sorted(presets._TABLE.items()):
-        for ranks in (4, 8):
-            batch = presets.global_batch(p.model, ranks)
+    archs = [(name, backend, arch) for (name, backend) in sorted(presets._TABLE)
+             for arch in presets.ARCHS if arch == "gpt" or (name, backend) in presets._LLAMA]
+    for name, backend, arch in archs:
+        p = presets.preset(name, backend, arch)
+        models = [p.model] + ([p.arch_check] if p.arch_check else [])
+        for model, ranks in itertools.product(models, (4, 8)):
+            batch = presets.global_batch(model, ranks)
             for pat in p.grid_patterns:
                 g = presets.grid_for(pat, ranks)
-                if (p.model, g, batch) not in seen:
-                    seen.add((p.model, g, batch))
-                    yield p.model, g, batch
+                if (model, g, batch) not in seen:
+                    seen.add((model, g, batch))
+                    yield model, g, batch
     # Gz = 3 splits some weight blocks and not others; Gy = 2 the heads and vocabulary or not.
     grids = ((1, 1, 3, 1), (1, 2, 1, 2), (2, 1, 3, 1))
     for hidden, heads, vocab, grid in itertools.product((48, 64), (3, 4), (255, 256), grids):
@@ -57,6 +63,17 @@ def cases():
         yield presets.Model(1, hidden, heads, 8, vocab, batch, 1), grid, batch
     # batch not divisible by Gdata*Gz.
     yield presets.Model(1, 64, 4, 8, 256, 3, 1), (1, 1, 1, 2), 3
+    # Llama, each rule alone deciding some case: heads 4 with kv-heads 3 (heads % kv-heads); hidden
+    # 72 with 8 heads (head dimension 9: rotary embeddings need it even); kv-heads 1 on Gy = 2
+    # (kv-heads % Gy); SwiGLU width 171 on Gy = 2 (ffn % Gy); Gz = 3 splits the GQA-shaped QKV
+    # block of hidden 48 and not of hidden 64.
+    grids = ((1, 1, 1, 1), (1, 2, 1, 2), (1, 4, 1, 1), (1, 1, 3, 1))
+    for (hidden, heads), kv, ffn, grid in itertools.product(
+            ((64, 4), (48, 6), (72, 8)), (1, 2, 3), (171, 176), grids):
+        yield presets.Model(1, hidden, heads, 8, 264, 12, 1, "llama", kv, ffn), grid, 12
+    # GQA or a SwiGLU-like width on a GPT: refused by both.
+    for kv, ffn in ((2, 0), (0, 176)):
+        yield presets.Model(1, 64, 4, 8, 256, 4, 1, "gpt", kv, ffn), (1, 1, 1, 1), 4
 
 
 def main():

@@ -25,9 +25,9 @@ def write(path, doc):
         f.write(doc if isinstance(doc, str) else json.dumps(doc))
 
 
-def gpt4d(grid, losses, seed=1234):
+def gpt4d(grid, losses, seed=1234, **model):
     cfg = {"model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 32, "vocab": 256,
-                     "preset": ""}, "batch": 8, "seed": seed, "data": "synthetic", "dtype": "fp32",
+                     "preset": "", **model}, "batch": 8, "seed": seed, "data": "synthetic", "dtype": "fp32",
            "iters": len(losses), "lr": 1e-3, "grid": grid, "overlap": []}
     return {"context": {}, "config": cfg, "summary": {},
             "iterations": [{"iter": i, "loss": x} for i, x in enumerate(losses)]}
@@ -91,6 +91,22 @@ class CheckResults(unittest.TestCase):
     def test_runs_of_different_trainings_are_not_compared(self):
         write(self.path("gpt4d/b.json"), gpt4d({"gdata": 2}, [x + 1 for x in LOSSES], seed=7))
         self.assert_fails("no two gpt4d runs of the same training")
+
+    def test_llama_first_loss_must_be_near_ln_vocab(self):
+        llama = {"arch": "llama", "kv_heads": 2, "ffn_hidden": 176}
+        write(self.path("gpt4d/a.json"), gpt4d({"gx": 2}, LOSSES, **llama))
+        write(self.path("gpt4d/b.json"), gpt4d({"gdata": 2}, LOSSES, **llama))
+        r = self.check()
+        self.assertEqual(r.returncode, 0, r.stdout)  # 5.539 against ln 256 = 5.545
+        # 5.83 is 5.1% above ln 256; both runs agree, so only the start is off.
+        off = [5.83] + LOSSES[1:]
+        write(self.path("gpt4d/a.json"), gpt4d({"gx": 2}, off, **llama))
+        write(self.path("gpt4d/b.json"), gpt4d({"gdata": 2}, off, **llama))
+        self.assert_fails("first loss 5.83 of a Llama run is not within 5% of ln(vocab) = 5.5452")
+        # The same numbers from GPT runs are not held to it.
+        write(self.path("gpt4d/a.json"), gpt4d({"gx": 2}, off))
+        write(self.path("gpt4d/b.json"), gpt4d({"gdata": 2}, off))
+        self.assertEqual(self.check().returncode, 0)
 
     def test_machine_file_missing_or_malformed_fails(self):
         write(self.path("model/machine.json"), "{")

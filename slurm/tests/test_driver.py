@@ -12,6 +12,7 @@ import sys
 import tempfile
 import time
 import unittest
+from dataclasses import replace
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 SLURM = os.path.dirname(HERE)
@@ -20,7 +21,7 @@ sys.path.insert(0, SLURM)
 
 from ovb_suite import presets  # noqa: E402
 from ovb_suite.plan import Target, build_plan  # noqa: E402
-from ovb_suite.util import failure_line  # noqa: E402
+from ovb_suite.util import SuiteError, failure_line  # noqa: E402
 
 
 def read(path):
@@ -344,6 +345,27 @@ class Options(DriverCase):
         r = self.run_driver(f, "--ranks", "3")
         self.assertIn("--ranks 3 (folder: 2)", r.stderr)
 
+    def test_arch_is_recorded_and_campaigns_refuse_it(self):
+        f = self.steps_file([sh("true", name="a")])
+        r = self.run_driver(f, "--arch", "llama")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--arch: a steps file names its own models", r.stderr)
+        r = subprocess.run([sys.executable, DRIVER, "list", "--preset", "multirank", "--arch",
+                            "llama"], capture_output=True, text=True, env=self.env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--arch: preset multirank names its own models", r.stderr)
+        r = subprocess.run([sys.executable, DRIVER, "list", "--arch", "llama", "--backend",
+                            "cuda", "--build", self.dir], capture_output=True, text=True,
+                           env=self.env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--arch llama needs the host backend", r.stderr)
+        r = subprocess.run([sys.executable, DRIVER, "list", "--arch", "llama", "--backend",
+                            "host", "--build", self.dir], capture_output=True, text=True,
+                           env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("preset quick (llama)", r.stdout)
+        self.assertIn("--arch llama --kv-heads 2 --ffn-hidden 176", r.stdout)
+
     def test_bad_steps_files_give_one_line(self):
         cases = {
             "[1, 2]": "expected {\"steps\": [ ... ]}",
@@ -504,13 +526,59 @@ class Plan(unittest.TestCase):
                                      "microbench-overlap"])
         self.assertEqual(names[-1], "report")
         gpt = [s for s in steps if s.group == "gpt4d"]
-        self.assertEqual(len(gpt), 6)
+        # 3 grids x 2 overlap sets of GPT, then the one short llama-tiny step.
+        self.assertEqual(len(gpt), 7)
+        self.assertNotIn("--arch", gpt[0].command)
+        llama = gpt[-1].command
+        self.assertEqual(gpt[-1].name, "gpt4d-llama-g1x1x1x4-oar-ors-oag")
+        self.assertEqual(llama[llama.index("--arch"):llama.index("--arch") + 6],
+                         ["--arch", "llama", "--kv-heads", "2", "--ffn-hidden", "176"])
+        self.assertEqual(llama[llama.index("--iters") + 1], "2")
         self.assertEqual(gpt[0].missing.split(" (")[0], "gpt4d not built")
         cal = next(s for s in steps if s.name == "model-calibrate")
         self.assertEqual(cal.needs, names[:3])
         self.assertEqual(set(steps[-1].after), set(names[:-1]))
         for s in steps:  # every command writes only into its work folder
             self.assertTrue(all("{tmp}/" + o in " ".join(s.command) for o in s.outputs), s.name)
+
+    def test_llama_plan_trains_the_presets_llama_model_everywhere(self):
+        with tempfile.TemporaryDirectory() as build:
+            steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick",
+                                      arch="llama"))
+        shaped = [s for s in steps if "--hidden" in s.command]
+        # 6 gpt4d runs, 1 traced run, model-search; no extra arch-check step.
+        self.assertEqual(len(shaped), 8)
+        for s in shaped:
+            c = s.command
+            self.assertEqual(c[c.index("--arch"):c.index("--arch") + 6],
+                             ["--arch", "llama", "--kv-heads", "2", "--ffn-hidden", "176"], s.name)
+        self.assertFalse(any("llama-" in s.name for s in steps))
+        # The cuda presets' Llama models: half the K/V heads, SwiGLU 8h/3 rounded up to 256.
+        for name, hidden, ffn in (("quick", 1024, 2816), ("full", 2048, 5632)):
+            m = presets.preset(name, "cuda", "llama").model
+            self.assertEqual((m.arch, m.kv_heads, m.ffn_hidden), ("llama", 8, ffn))
+            self.assertEqual(ffn, -(-8 * hidden // 3 // 256) * 256)
+        with self.assertRaisesRegex(SuiteError, "unknown architecture 'bert'"):
+            presets.preset("quick", "host", "bert")
+
+    def test_fits_knows_the_llama_rules(self):
+        # Hand-checked against the Llama rules: quick host Llama is hidden 64, heads 4, kv-heads
+        # 2, SwiGLU 176, vocab 256.
+        m = presets.preset("quick", "host", "llama").model
+        self.assertTrue(presets.fits(m, (2, 2, 1, 1), 8))    # kv 2 % Gy 2, 176 % 2
+        self.assertFalse(presets.fits(m, (1, 4, 1, 1), 8))   # heads 4 % 4 but kv-heads 2 % 4
+        self.assertTrue(presets.fits(m, (1, 1, 2, 2), 8))    # every block even
+        self.assertFalse(presets.fits(replace(m, kv_heads=3), (1, 1, 1, 1), 8))  # 4 % 3
+        self.assertFalse(presets.fits(replace(m, ffn_hidden=171), (1, 2, 1, 1), 8))  # 171 % 2
+        self.assertFalse(presets.fits(replace(m, hidden=72, heads=8), (1, 1, 1, 1), 8))  # hd 9
+        # QKV of hidden 64, 4 heads, kv 2: (4 + 2*2) * 16 = 128 outputs x 64 inputs, not % 3.
+        self.assertFalse(presets.fits(m, (1, 1, 3, 1), 9))
+        # GQA and other MLP widths are Llama's.
+        self.assertFalse(presets.fits(replace(m, arch="gpt"), (1, 1, 1, 1), 8))
+        self.assertTrue(presets.fits(replace(m, arch="gpt", kv_heads=0, ffn_hidden=0),
+                                     (1, 1, 1, 1), 8))
+        self.assertEqual(presets.grids(presets.preset("quick", "host", "llama"), 4),
+                         [(1, 1, 1, 4), (2, 2, 1, 1), (1, 1, 2, 2)])
 
     def test_overlap_runs_once_per_cdmc_value_where_the_preset_lists_several(self):
         repo = os.path.dirname(SLURM)

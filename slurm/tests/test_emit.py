@@ -56,6 +56,26 @@ class EmitSbatch(unittest.TestCase):
         submit = read(os.path.join(self.out, "submit-all.sh"))
         self.assertEqual(submit.count("slurm/submit"), 3)
 
+    def test_a_llama_search_emits_llama_jobs(self):
+        with open(FIXTURE, encoding="utf-8") as f:
+            doc = json.load(f)
+        model = doc["inputs"].setdefault("model", {})
+        model.update(arch="llama", kv_heads=2, ffn_hidden=176, rope_theta=500000.0)
+        path = os.path.join(self.out + "-in", "llama.json")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        r = self.emit("--top-k", "1", search=path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--vocab 256 --arch llama --kv-heads 2 --ffn-hidden 176 --rope-theta 500000 "
+                      "--batch 8", read(os.path.join(self.out, "top1-g2x2x1x1.sbatch")))
+        model["arch"] = "bert"
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        r = self.emit("--top-k", "1", search=path)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("inputs.model.arch 'bert' is neither gpt nor llama", r.stderr)
+
     def test_array(self):
         r = self.emit("--array", "--top-k", "2", "--backend", "host", "--results",
                       os.path.join(self.tmp.name, "res"))

@@ -25,14 +25,28 @@ def params(model):
     return 12 * model["layers"] * model["hidden"] ** 2 + (model.get("vocab") or 0) * model["hidden"]
 
 
+def arch(model):
+    """The model's architecture: gpt (results written before --arch existed) or llama."""
+    return model.get("arch") or "gpt"
+
+
 def size_label(model):
+    """The preset's name, else the size; a Llama model says so unless its preset name does."""
     if model.get("preset"):
-        return str(model["preset"])
-    p = params(model)
-    if p >= 1e9:
-        return f"{p / 1e9:.1f}B"
-    # Test and host models have well under a million parameters: "0.42M", never "0M".
-    return f"{p / 1e6:.0f}M" if p >= 1e7 else f"{p / 1e6:.2g}M"
+        label = str(model["preset"])
+    else:
+        # A Llama's SwiGLU, GQA and untied head make 12 L h^2 + V h wrong: gpt4d writes the
+        # exact count.
+        p = model.get("parameters") if arch(model) == "llama" else None
+        p = p or params(model)
+        if p >= 1e9:
+            label = f"{p / 1e9:.1f}B"
+        else:
+            # Test and host models have well under a million parameters: "0.42M", never "0M".
+            label = f"{p / 1e6:.0f}M" if p >= 1e7 else f"{p / 1e6:.2g}M"
+    if arch(model) != "gpt" and arch(model) not in label.lower():
+        label = f"{arch(model).capitalize()} {label}"
+    return label
 
 
 def collect(rs, options):
