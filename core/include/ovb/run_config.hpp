@@ -49,7 +49,7 @@ struct RunConfig {
 enum RunOptionGroup : unsigned {
   kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
-  kBatchGroup = 4,      // --batch
+  kBatchGroup = 4,      // --batch --micro-batch
   kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
@@ -87,8 +87,8 @@ void validate(const RunConfig& cfg);
 
 // ---- JSON form ----
 // {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset"}, "grid": {"gx", "gy", "gz",
-//  "gdata", "order"}, "batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window",
-//  "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
+//  "gdata", "order"}, "batch", "micro_batch", "overlap": ["oar", ...], "recompute",
+//  "cache_weights", "ors_window", "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
 
 nlohmann::json to_json(const RunConfig& cfg);
 // Strict: every required key present with the right type, others keep `defaults`' values.

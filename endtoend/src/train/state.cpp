@@ -1,6 +1,8 @@
 // Allocation of every buffer of a rank (see state.hpp; sizes mirror gpt_memory()).
 #include "train/state.hpp"
 
+#include <algorithm>
+
 namespace ovb::gpt {
 
 void* ModelState::act(std::int64_t elems, MemKind kind) {
@@ -60,9 +62,11 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   gbig2 = act(T * 4 * hy, MemKind::workspace);
   ln_scratch = f32(2 * T, MemKind::workspace);
   att_scratch = f32(T * hl, MemKind::workspace);
-  tokens_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
-  targets_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
+  const std::size_t iter_tokens = static_cast<std::size_t>(local_batch(o) * m.seq);
+  tokens_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
+  targets_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
   scalars_buf = mem.allocate(2 * sizeof(float), MemKind::workspace);
+  if (micro_steps(o) > 1) bias_acc = f32(std::max(4 * hy, hx), MemKind::workspace);
   tokens = tokens_buf.as<std::int32_t>();
   targets = targets_buf.as<std::int32_t>();
   scalars = scalars_buf.as<float>();
