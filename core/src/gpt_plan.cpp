@@ -149,10 +149,10 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
     fail("the micro-batch must be >= 1 sequence (0: the whole local batch), got " +
          std::to_string(o.micro_batch));
   if (o.micro_batch > 0 && o.batch % (o.micro_batch * dz) != 0)
-    fail("batch " + std::to_string(o.batch) + " is not divisible by micro-batch x Gdata x Gz = " +
-         std::to_string(o.micro_batch) + " x " + std::to_string(dz) +
-         " (every data-and-Z shard runs whole micro-steps of " + std::to_string(o.micro_batch) +
-         " sequences)");
+    fail("batch " + std::to_string(o.batch) +
+         " is not divisible by micro-batch x Gdata x Gz = " + std::to_string(o.micro_batch) +
+         " x " + std::to_string(dz) + " (every data-and-Z shard runs whole micro-steps of " +
+         std::to_string(o.micro_batch) + " sequences)");
   if (o.ors_window < 1)
     fail("the ORS window must be >= 1 dW block, got " + std::to_string(o.ors_window));
   std::vector<LinearSpec> all = block_linears(m);
@@ -388,9 +388,9 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   // the bias gradient of one layer before it is added (the largest: MLP-up's 4h/Gy or a
   // transposed layer's h/Gx); the GEMM workspace.
   const double iter_tokens = static_cast<double>(local_batch(o) * m.seq);
+  const double bias_scratch = micro_steps(o) > 1 ? std::max(4 * hy, hx) * 4 : 0;
   mem.workspace = T * (3 * hx + vy + 8 * hy) * a + T * (8 + 3.0 * g.gy + hl) * 4 +
-                  2 * iter_tokens * 4 + 2 * 4 + (micro_steps(o) > 1 ? std::max(4 * hy, hx) * 4 : 0) +
-                  o.gemm_workspace_bytes;
+                  2 * iter_tokens * 4 + 2 * 4 + bias_scratch + o.gemm_workspace_bytes;
   return mem;
 }
 

@@ -257,12 +257,11 @@ TEST(GptPlan, MemoryTermsByHand) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 5 * 4 * 64 * 64) * 2);
 }
 
-
 // Micro-batches: the geometry, the validation rule, the collective list (every micro-step's
 // forward and backward, the reductions once) and the memory (activations and workspace of one
 // micro-step, the iteration's tokens, the accumulation buffers), worked out by hand.
 TEST(GptPlan, MicroBatches) {
-  const GptShape m = tiny();  // L=2, h=64, heads 4, seq 32, V 256
+  const GptShape m = tiny();               // L=2, h=64, heads 4, seq 32, V 256
   GptPlanOptions o = opts("1x1x2x2", 16);  // 4 sequences per data-and-Z shard
   EXPECT_EQ(local_batch(o), 4);
   EXPECT_EQ(micro_batch(o), 4);  // 0: the whole local batch
@@ -304,9 +303,9 @@ TEST(GptPlan, MicroBatches) {
   // The same counts as one micro-step: T is per micro-step.
   EXPECT_EQ(find(b, Phase::forward, 0, "qkv", CollRole::output_reduce).count,
             find(a, Phase::forward, 0, "qkv", CollRole::output_reduce).count);
-  const std::size_t per_step = a.size() - static_cast<std::size_t>(na[CollRole::param_grad_reduce] +
-                                                                   na[CollRole::data_grad_reduce] +
-                                                                   na[CollRole::scalars]);
+  const std::size_t per_step =
+      a.size() - static_cast<std::size_t>(na[CollRole::param_grad_reduce] +
+                                          na[CollRole::data_grad_reduce] + na[CollRole::scalars]);
   EXPECT_EQ(std::count_if(b.begin(), b.end(), [](const CollOp& c) { return c.micro_step == 2; }),
             static_cast<std::ptrdiff_t>(per_step));
   EXPECT_EQ(describe(b.front()).rfind("forward", 0), 0u);

@@ -69,8 +69,7 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
   for (const std::string& grid : grids)
     for (std::int64_t mb : {1, 2}) {
       if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
-      const Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
-                   mb};
+      const Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4, mb};
       ++n;
       const Config cfg = test_config(c, 1);
       ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();

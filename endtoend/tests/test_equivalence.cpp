@@ -101,8 +101,7 @@ TEST(Equivalence, MicroBatchesKeepTheLossOfOneRank) {
   double worst = 0;
   for (const Case& c : cases) {
     const bool serial = c.grid == "1x1x1x1";
-    const std::vector<double> got =
-        losses(test_config(c), serial ? MPI_COMM_SELF : MPI_COMM_WORLD);
+    const std::vector<double> got = losses(test_config(c), serial ? MPI_COMM_SELF : MPI_COMM_WORLD);
     ASSERT_EQ(got.size(), ref.size());
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);

@@ -128,8 +128,8 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
 double ComputeTerms::total_us(std::int64_t layers, bool recompute) const {
   const double L = static_cast<double>(layers);
   const double steps = static_cast<double>(micro_steps);
-  return steps * (L * (block.fwd_us * (recompute ? 2 : 1) + block.bwd_us) + head.fwd_us +
-                  head.bwd_us) +
+  return steps *
+             (L * (block.fwd_us * (recompute ? 2 : 1) + block.bwd_us) + head.fwd_us + head.bwd_us) +
          (steps - 1) * (L * block.accumulate_us + head.accumulate_us) + optimizer.time_us;
 }
 

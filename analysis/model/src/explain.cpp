@@ -71,13 +71,13 @@ std::string explain_text(const Prediction& p) {
      << ", vocab " << m.vocab << "), batch " << o.batch << ", grid " << o.grid.str() << ", overlap "
      << overlap_string(o) << ", recompute " << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
-     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", " << name_of(o.act_dtype)
-     << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
+     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", "
+     << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
      << "\ntokens per rank T = " << ct.tokens
-     << (ct.micro_steps > 1 ? " per micro-step (" + std::to_string(ct.micro_steps) +
-                                  " micro-steps of " + std::to_string(micro_batch(o)) +
-                                  " sequences)"
-                            : std::string())
+     << (ct.micro_steps > 1
+             ? " per micro-step (" + std::to_string(ct.micro_steps) + " micro-steps of " +
+                   std::to_string(micro_batch(o)) + " sequences)"
+             : std::string())
      << "\n\n";
 
   os << "Compute per rank: GEMMs (one block; x" << m.layers << ", then the LM head"
@@ -110,8 +110,7 @@ std::string explain_text(const Prediction& p) {
                                   fmt(m.layers * b.accumulate_us + ct.head.accumulate_us, 1) +
                                   " us per micro-step after the first"
                             : std::string())
-     << "; compute total "
-     << fmt(ct.total_us(m.layers, o.recompute) / 1e3, 3) << " ms\n\n";
+     << "; compute total " << fmt(ct.total_us(m.layers, o.recompute) / 1e3, 3) << " ms\n\n";
 
   os << "Collectives (alone; 'x' = times per iteration)\n";
   TextTable ct2({"phase", "op", "role", "kind", "group", "p", "ip", "place", "share", "MB", "GB/s",
@@ -169,8 +168,8 @@ json explain_json(const Prediction& p) {
   json compute = {
       {"tokens_per_rank", ct.tokens},
       {"micro_steps", ct.micro_steps},
-      {"accumulate_us", static_cast<double>(p.shape.layers) * b.accumulate_us +
-                            ct.head.accumulate_us},
+      {"accumulate_us",
+       static_cast<double>(p.shape.layers) * b.accumulate_us + ct.head.accumulate_us},
       {"linears", lin},
       {"attention", {{"flop", b.attn_flop}, {"fwd_us", b.attn_fwd_us}, {"bwd_us", b.attn_bwd_us}}},
       {"memory_bound",

@@ -61,8 +61,8 @@ void Model::backward() {
   const std::vector<CollHandle> head_deps = bucket_deps_;  // the LM head's reduce-scatter
   for (int l = static_cast<int>(m_.layers) - 1; l >= 0; --l) block_backward(l);
   const HeadParams& hp = layout_.head;
-  k_.embedding_backward(comm_.compute(), tokens(), st_.dres, gptr(hp.wte), gptr(hp.wpe), T_,
-                        m_.seq, hx_);
+  k_.embedding_backward(comm_.compute(), tokens(), st_.dres, gptr(hp.wte), gptr(hp.wpe), T_, m_.seq,
+                        hx_);
   bucket_deps_ = head_deps;
   bucket_reduce(static_cast<int>(layout_.buckets.size()) - 1, -1, "head");
 }

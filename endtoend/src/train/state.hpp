@@ -60,7 +60,7 @@ class ModelState {
   // A layer's bias gradient before it is added to the accumulated one (micro-steps after the
   // first; null with one micro-step): max(4h/Gy, h/Gx) floats.
   float* bias_acc = nullptr;
-  std::int32_t *tokens, *targets;  // [micro-steps * T]: micro-step k's at k * T
+  std::int32_t *tokens, *targets;               // [micro-steps * T]: micro-step k's at k * T
   Buffer tokens_buf, targets_buf, scalars_buf;  // filled from the host every iteration / read back
 
  private:

@@ -30,17 +30,17 @@ void check_memory(const Config& cfg, Backend& backend) {
   const GptMemory need = gpt_memory(cfg.model, cfg.plan);
   const double free = free_device_memory(backend, query_launch_context());
   if (need.total() <= free) return;
-  throw UsageError("GPT " + std::to_string(cfg.model.layers) + "x" +
-                   std::to_string(cfg.model.hidden) + " with batch " +
-                   std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() + " needs " +
-                   gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
-                   gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
-                   gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
-                   gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
-                   gib(free) + " is free for it on " + std::string(backend.name()) +
-                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
-                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
-                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
+  throw UsageError(
+      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
+      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
+      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
+      " is free for it on " + std::string(backend.name()) +
+      "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
+      (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+      (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 

@@ -1,5 +1,6 @@
 // CUDA kernels: memory, initialisation by global index, casts, residual add, fp32 accumulation,
-// GELU, bias gradient (see kernels.hpp for the contracts; the host versions are in kernels/host/elementwise.cpp).
+// GELU, bias gradient (see kernels.hpp for the contracts; the host versions are in
+// kernels/host/elementwise.cpp).
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/math.hpp"
