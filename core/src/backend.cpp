@@ -2,6 +2,7 @@
 #include "ovb/backend.hpp"
 #include "ovb/backend_kind.hpp"
 
+#include "copy_range.hpp"
 #include "cuda_entry.hpp"
 #include "host_backend.hpp"
 #include "ovb/error.hpp"
@@ -37,6 +38,12 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     o.bytes_ = 0;
   }
   return *this;
+}
+
+void check_copy_range(const Buffer& b, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > b.bytes())
+    throw Error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " overruns a buffer of " + std::to_string(b.bytes()) + " bytes");
 }
 
 void Buffer::reset() {

@@ -69,7 +69,8 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
   for (const std::string& grid : grids)
     for (std::int64_t mb : {1, 2}) {
       if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
-      const Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4, mb};
+      const Case c{grid,  n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
+                   false, mb};
       ++n;
       const Config cfg = test_config(c, 1);
       ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
@@ -89,6 +90,32 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
       EXPECT_EQ(mem.workspace, est.workspace) << c.str();
     }
   EXPECT_GT(n, 0);
+}
+
+// The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
+// flag (recompute and weight caching alternating), the same list and the same memory.
+TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  int n = 0;
+  for (const std::string& grid : grids_for(ovb::testing::launch().world)) {
+    if (llama_test_model().kv() % GridShape::parse(grid).gy != 0) continue;
+    for (const char* ov : {"none", "oar,ors,oag"}) {
+      const Case c{grid, ov, n % 2 == 1, n % 3 != 1, (n % 4 == 3) ? 1 : kDefaultOrsWindow, true};
+      ++n;
+      const Config cfg = test_config(c, 1);
+      TrainerRun run(cfg, MPI_COMM_WORLD);
+      run.trainer.run_iteration(0);
+      ASSERT_EQ(described(run.trainer.collective_log()),
+                described(gpt_collectives(cfg.model, cfg.plan)))
+          << c.str();
+      const GptMemory est = gpt_memory(cfg.model, cfg.plan);
+      const GptMemory mem = run.trainer.memory().as_gpt_memory();
+      for (std::size_t i = 0; i < est.terms().size(); ++i)
+        EXPECT_EQ(mem.terms()[i].second, est.terms()[i].second)
+            << c.str() << " " << est.terms()[i].first;
+    }
+  }
+  EXPECT_GE(n, 2);
 }
 
 // The log is not trivially equal: a grid with every group > 1 issues every role.

@@ -26,6 +26,7 @@
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
+#include "ovb/run_config.hpp"
 #include "ovb/run_main.hpp"
 
 namespace {
@@ -196,24 +197,18 @@ int main(int argc, char** argv) {
     CLI::App app{"Checks on traces and analyses for the profiling tests", "ovb-trace-check"};
     app.require_subcommand(1);
     std::string analysis, dir, trace_file, kernel, ranges, iters = "1";
-    GptShape m = gpt_preset("tiny");
-    m.seq = 32;
-    m.vocab = 256;
-    GptPlanOptions o;
+    // The run configuration's options (ovb/run_config.hpp), defaults as ovb-trace-demo's.
+    RunConfig run;
+    run.model.preset = "tiny";
+    run.model.seq = 32;
+    run.model.vocab = 256;
     bool check_bytes = false, check_gemms = false;
     int max_iters = 1000, min_overlap = 1;
     auto* c = app.add_subcommand("collectives", "collective counts equal gpt_collectives()");
     c->add_option("--analysis", analysis, "ovb-trace analyze --json output")->required();
-    add_grid_options(*c, o.grid);
-    c->add_option("--layers", m.layers);
-    c->add_option("--hidden", m.hidden);
-    c->add_option("--heads", m.heads);
-    c->add_option("--seq", m.seq);
-    c->add_option("--vocab", m.vocab);
-    c->add_option("--batch", o.batch, "global batch (default Gdata*Gz)");
-    c->add_flag("--recompute", o.recompute);
-    c->add_flag("--cache-weights,!--no-cache-weights", o.cache_weights,
-                "the run kept gathered weights from forward to backward (default: gathered again)");
+    add_run_options(*c, run, kAllRunGroups);
+    c->get_option("--preset")->default_str("tiny");
+    c->get_option("--batch")->description("Global batch in sequences (default Gdata*Gz)");
     c->add_option("--iters", iters, "traced iterations, or auto");
     c->add_option("--max-iters", max_iters, "with --iters auto: the most there can be");
     c->add_flag("--check-bytes", check_bytes, "also compare bytes (fp32 collectives)");
@@ -227,8 +222,13 @@ int main(int argc, char** argv) {
     i->add_option("--ranges", ranges, "NAME=COUNT")->required();
     parse_cli(app, argc, argv, ctx);
     if (c->parsed()) {
-      if (o.batch == 0) o.batch = static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz;
-      return check_collectives(analysis, m, o, iters, max_iters, check_bytes, check_gemms);
+      finish_run_config(*c, run);
+      GridShape& g = run.plan.grid;
+      if (run.plan.batch == 0) run.plan.batch = static_cast<std::int64_t>(g.gdata) * g.gz;
+      resolve_dtype(run, DType::f32);  // auto: the host backend's, which --check-bytes runs use
+      validate(run);
+      return check_collectives(analysis, run.model, run.plan, iters, max_iters, check_bytes,
+                               check_gemms);
     }
     if (s->parsed()) return check_streams(dir, min_overlap);
     return check_injected(trace_file, kernel, ranges);

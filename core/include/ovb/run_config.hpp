@@ -47,7 +47,8 @@ struct RunConfig {
 
 // Which binaries register an option: each binary passes the groups it uses.
 enum RunOptionGroup : unsigned {
-  kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab
+  kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab --arch --kv-heads
+                        // --ffn-hidden --rope-theta
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch --micro-batch
   kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window
@@ -86,9 +87,10 @@ void resolve_dtype(RunConfig& cfg, DType auto_dtype);
 void validate(const RunConfig& cfg);
 
 // ---- JSON form ----
-// {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset"}, "grid": {"gx", "gy", "gz",
-//  "gdata", "order"}, "batch", "micro_batch", "overlap": ["oar", ...], "recompute",
-//  "cache_weights", "ors_window", "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
+// {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset", "arch", "kv_heads",
+//  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz", "gdata", "order"}, "batch",
+//  "micro_batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window", "dtype",
+//  "grad_dtype"}: results/SCHEMA.md's gpt4d config.
 
 nlohmann::json to_json(const RunConfig& cfg);
 // Strict: every required key present with the right type, others keep `defaults`' values.

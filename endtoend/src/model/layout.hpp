@@ -5,6 +5,8 @@
 //   block l: [qkv shard | attn_out shard | mlp_up shard | mlp_down shard | ln1.g ln1.b ln2.g ln2.b
 //             qkv.b attn_out.b mlp_up.b mlp_down.b]      (the tail is block_small_params())
 //   head:    [lm_head shard | ln_f.g ln_f.b | wte [V, h/Gx] | wpe [seq, h/Gx]]
+// Llama has no biases and no wpe (their indices are -1): block tail [ln1.g ln2.g], head
+// [lm_head shard | ln_f.g | wte].
 // Every tensor knows which piece of the global tensor it holds, so weights are initialised by
 // global index (the same model on every grid) and shards can be gathered for comparisons.
 #pragma once
