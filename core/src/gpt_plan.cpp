@@ -152,8 +152,21 @@ LinearGeom linear_geom(const LinearSpec& spec, const GridShape& g) {
 
 // ---- Validation ----
 
+std::int64_t local_batch(const GptPlanOptions& o) {
+  return o.batch / (static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz);
+}
+
+std::int64_t micro_batch(const GptPlanOptions& o) {
+  return o.micro_batch > 0 ? o.micro_batch : local_batch(o);
+}
+
+std::int64_t micro_steps(const GptPlanOptions& o) {
+  const std::int64_t mb = micro_batch(o);
+  return mb > 0 ? local_batch(o) / mb : 1;
+}
+
 std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o) {
-  return o.batch / (static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz) * m.seq;
+  return micro_batch(o) * m.seq;
 }
 
 namespace {
@@ -234,6 +247,14 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
   if (o.batch % dz != 0)
     fail("batch " + std::to_string(o.batch) + " is not divisible by Gdata*Gz = " +
          std::to_string(dz) + " (whole sequences are split over data and Z)");
+  if (o.micro_batch < 0)
+    fail("the micro-batch must be >= 1 sequence (0: the whole local batch), got " +
+         std::to_string(o.micro_batch));
+  if (o.micro_batch > 0 && o.batch % (o.micro_batch * dz) != 0)
+    fail("batch " + std::to_string(o.batch) +
+         " is not divisible by micro-batch x Gdata x Gz = " + std::to_string(o.micro_batch) +
+         " x " + std::to_string(dz) + " (every data-and-Z shard runs whole micro-steps of " +
+         std::to_string(o.micro_batch) + " sequences)");
   if (o.ors_window < 1)
     fail("the ORS window must be >= 1 dW block, got " + std::to_string(o.ors_window));
   std::vector<LinearSpec> all = block_linears(m);
@@ -322,10 +343,13 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
   auto size_of_group = [&](Group gr) {
     return gr == Group::world ? g.world() : g.size(static_cast<Dim>(gr));
   };
+  int step = 0;  // the micro-step being listed
   auto add = [&](Phase ph, int layer, std::string_view op, CollRole role, CollKind k, Group gr,
                  std::int64_t count, DType dt, bool rc) {
     const int n = size_of_group(gr);
-    if (n > 1) out.push_back({ph, layer, std::string(op), role, k, gr, n, count, dt, rc});
+    if (n > 1)
+      out.push_back({ph, layer, std::string(op), role, k, gr, n, count, dt, rc,
+                     ph == Phase::step ? 0 : step});
   };
 
   const std::vector<LinearSpec> specs = block_linears(m);
@@ -362,39 +386,45 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
     linear_fwd(ph, l, geo[3], rc, do_gather);
   };
 
-  // Forward.
-  for (int l = 0; l < m.layers; ++l) block_fwd(Phase::forward, l, false, true);
-  ln(Phase::forward, -1, "ln_f", CollRole::ln_stats, false);
-  linear_fwd(Phase::forward, -1, head, false, true);
-  add(Phase::forward, -1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T,
-      DType::f32, false);
+  // Each micro-step: forward, backward; the Z small-parameter and data reductions only in the last.
+  const int steps = static_cast<int>(micro_steps(o));
+  for (step = 0; step < steps; ++step) {
+    const bool last = step == steps - 1;
+    for (int l = 0; l < m.layers; ++l) block_fwd(Phase::forward, l, false, true);
+    ln(Phase::forward, -1, "ln_f", CollRole::ln_stats, false);
+    linear_fwd(Phase::forward, -1, head, false, true);
+    add(Phase::forward, -1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T,
+        DType::f32, false);
 
-  // Backward. Without cached weights the blocks are gathered again: by the recomputed forward
-  // when there is one, else right before the layer's backward.
-  const bool bwd_gather = !o.cache_weights && !o.recompute;
-  linear_bwd(-1, head, !o.cache_weights);
-  ln(Phase::backward, -1, "ln_f", CollRole::ln_grad_stats, false);
-  for (int l = static_cast<int>(m.layers) - 1; l >= 0; --l) {
-    if (o.recompute) block_fwd(Phase::backward, l, true, !o.cache_weights);
-    linear_bwd(l, geo[3], bwd_gather);
-    linear_bwd(l, geo[2], bwd_gather);
-    ln(Phase::backward, l, "ln2", CollRole::ln_grad_stats, false);
-    linear_bwd(l, geo[1], bwd_gather);
-    linear_bwd(l, geo[0], bwd_gather);
-    ln(Phase::backward, l, "ln1", CollRole::ln_grad_stats, false);
-    const std::int64_t small = block_small_params(m, g);
-    add(Phase::backward, l, "block", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
-        small, o.grad_dtype, false);
-    std::int64_t bucket = small;
-    for (const LinearGeom& L : geo) bucket += L.shard;
-    add(Phase::backward, l, "block", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
-        bucket, o.grad_dtype, false);
+    // Backward. Without cached weights the blocks are gathered again: by the recomputed forward
+    // when there is one, else right before the layer's backward.
+    const bool bwd_gather = !o.cache_weights && !o.recompute;
+    linear_bwd(-1, head, !o.cache_weights);
+    ln(Phase::backward, -1, "ln_f", CollRole::ln_grad_stats, false);
+    for (int l = static_cast<int>(m.layers) - 1; l >= 0; --l) {
+      if (o.recompute) block_fwd(Phase::backward, l, true, !o.cache_weights);
+      linear_bwd(l, geo[3], bwd_gather);
+      linear_bwd(l, geo[2], bwd_gather);
+      ln(Phase::backward, l, "ln2", CollRole::ln_grad_stats, false);
+      linear_bwd(l, geo[1], bwd_gather);
+      linear_bwd(l, geo[0], bwd_gather);
+      ln(Phase::backward, l, "ln1", CollRole::ln_grad_stats, false);
+      if (!last) continue;
+      const std::int64_t small = block_small_params(m, g);
+      add(Phase::backward, l, "block", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+          small, o.grad_dtype, false);
+      std::int64_t bucket = small;
+      for (const LinearGeom& L : geo) bucket += L.shard;
+      add(Phase::backward, l, "block", CollRole::data_grad_reduce, CollKind::all_reduce,
+          Group::data, bucket, o.grad_dtype, false);
+    }
+    if (!last) continue;
+    const std::int64_t head_small = head_small_params(m, g);
+    add(Phase::backward, -1, "head", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+        head_small, o.grad_dtype, false);
+    add(Phase::backward, -1, "head", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
+        head_small + head.shard, o.grad_dtype, false);
   }
-  const std::int64_t head_small = head_small_params(m, g);
-  add(Phase::backward, -1, "head", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
-      head_small, o.grad_dtype, false);
-  add(Phase::backward, -1, "head", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
-      head_small + head.shard, o.grad_dtype, false);
 
   // Step: loss sum and gradient-norm sum of squares in one world all-reduce.
   add(Phase::step, -1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2,
@@ -416,8 +446,14 @@ std::string_view GptMemory::largest_term() const {
       ->first;
 }
 
+std::int64_t max_bias_local(const GptShape& m, const GridShape& g) {
+  std::int64_t n = 0;
+  for (const LinearSpec& s : block_linears(m)) n = std::max(n, linear_geom(s, g).bias_local);
+  return n;
+}
+
 int dw_slots(const GptShape& m, const GptPlanOptions& o) {
-  if (o.grid.gz == 1) return 0;
+  if (o.grid.gz == 1) return micro_steps(o) > 1 ? 1 : 0;
   if (!o.ors) return 1;
   const std::int64_t linears = 4 * m.layers + 1;
   return static_cast<int>(std::min<std::int64_t>(o.ors_window, linears));
@@ -458,8 +494,8 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   if (g.gz > 1) {
     const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
     mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;
-    mem.grad_blocks = dw_slots(m, o) * max_block * 4;
   }
+  mem.grad_blocks = dw_slots(m, o) * max_block * 4;
   // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy] (Llama: after RoPE);
   // attention out [T, h/Gy]; MLP-up out and GELU (SwiGLU) out; two norm statistics slots (mean,
   // rstd; RMSNorm leaves the mean 0) and the attention log-sum-exp per local head, fp32. Block
@@ -469,16 +505,22 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   // Final LN out, logits [T, V/Gy] (their gradient in place), dres and dtmp [T, h/Gx], two wide
   // gradient buffers (the first holds d(MLP-up out) and dQKV, the second d(activation) and
   // d(attention out): [T, 4h/Gy] each for GPT); fp32: LN_f (mean, rstd) 2T, CE local 3T,
-  // gathered 3T*Gy and log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy, tokens and
-  // targets 2T (int32); the two global scalars; the GEMM workspace.
+  // gathered 3T*Gy and log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy; the tokens
+  // and targets of every micro-step (int32, uploaded once per iteration); the two global
+  // scalars; with micro-steps the bias gradient of one layer before it is added (the largest
+  // local bias: GPT's MLP-up 4h/Gy or a transposed layer's h/Gx; Llama has none); the GEMM
+  // workspace.
   const double wide = std::max(up_w, qkv_w) + std::max(act_w, hy);
-  mem.workspace = T * (3 * hx + vy + wide) * a + T * (10 + 3.0 * g.gy + hl) * 4 + 2 * 4 +
-                  o.gemm_workspace_bytes;
+  const double iter_tokens = static_cast<double>(local_batch(o) * m.seq);
+  const double bias_scratch = micro_steps(o) > 1 ? max_bias_local(m, g) * 4.0 : 0;
+  mem.workspace = T * (3 * hx + vy + wide) * a + T * (8 + 3.0 * g.gy + hl) * 4 +
+                  2 * iter_tokens * 4 + 2 * 4 + bias_scratch + o.gemm_workspace_bytes;
   return mem;
 }
 
 std::string describe(const CollOp& c) {
   std::ostringstream os;
+  if (c.micro_step > 0) os << 'm' << c.micro_step << ' ';
   os << name_of(c.phase) << (c.recompute ? "(recompute)" : "") << ' ';
   if (c.layer >= 0) os << 'L' << c.layer << ' ';
   os << c.op << ' ' << name_of(c.role) << ' ' << name_of(c.kind) << ' ' << name_of(c.group) << '('

@@ -260,6 +260,13 @@ std::vector<RunOption> make_table() {
       "--batch", "batch",
       "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)", kBatchGroup,
       true, [](RunConfig & c) -> auto& { return c.plan.batch; }, pos, false));
+  t.push_back(number<std::int64_t>(
+      "--micro-batch", "micro_batch",
+      "Sequences per data-and-Z shard per micro-step (gradient accumulation over batch / "
+      "(micro-batch x Gdata x Gz) micro-steps; batch must be divisible by micro-batch x Gdata x "
+      "Gz); 0, the default: the whole local batch in one micro-step",
+      kBatchGroup, false, [](RunConfig & c) -> auto& { return c.plan.micro_batch; },
+      &ovb::non_negative(), true));
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
   for (const OverlapFlag& f : overlap_flags())

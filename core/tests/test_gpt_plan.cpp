@@ -259,6 +259,76 @@ TEST(GptPlan, MemoryTermsByHand) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, z).gathered, (64.0 * 256 + 5 * 4 * 64 * 64) * 2);
 }
 
+// Micro-batches: the geometry, the validation rule, the collective list (every micro-step's
+// forward and backward, the reductions once) and the memory (activations and workspace of one
+// micro-step, the iteration's tokens, the accumulation buffers), worked out by hand.
+TEST(GptPlan, MicroBatches) {
+  const GptShape m = tiny();               // L=2, h=64, heads 4, seq 32, V 256
+  GptPlanOptions o = opts("1x1x2x2", 16);  // 4 sequences per data-and-Z shard
+  EXPECT_EQ(local_batch(o), 4);
+  EXPECT_EQ(micro_batch(o), 4);  // 0: the whole local batch
+  EXPECT_EQ(micro_steps(o), 1);
+  o.micro_batch = 1;
+  EXPECT_EQ(micro_steps(o), 4);
+  EXPECT_EQ(tokens_per_rank(m, o), 32);
+  o.micro_batch = 3;
+  EXPECT_NE(message_of(m, o).find("batch 16 is not divisible by micro-batch x Gdata x Gz = 3 x 4"),
+            std::string::npos)
+      << message_of(m, o);
+  o.micro_batch = -1;
+  EXPECT_NE(message_of(m, o).find("micro-batch must be >= 1"), std::string::npos);
+
+  // The list: S copies of one micro-step's ops, then the reductions of the last and the step.
+  GptPlanOptions one = opts("2x1x2x2", 4);  // one sequence per shard, one micro-step
+  GptPlanOptions four = opts("2x1x2x2", 16);
+  four.micro_batch = 1;
+  four.ors = true;
+  one.ors = true;
+  const auto a = gpt_collectives(m, one), b = gpt_collectives(m, four);
+  std::map<CollRole, int> na, nb;
+  for (const CollOp& c : a) ++na[c.role];
+  for (const CollOp& c : b) ++nb[c.role];
+  for (const auto& [role, n] : na) {
+    const bool once = role == CollRole::param_grad_reduce || role == CollRole::data_grad_reduce ||
+                      role == CollRole::scalars;
+    EXPECT_EQ(nb[role], once ? n : 4 * n) << name_of(role);
+  }
+  EXPECT_EQ(nb.size(), na.size());
+  for (const CollOp& c : b) {
+    if (c.role == CollRole::data_grad_reduce || c.role == CollRole::param_grad_reduce) {
+      EXPECT_EQ(c.micro_step, 3) << describe(c);  // in the last micro-step
+    }
+    if (c.phase == Phase::step) {
+      EXPECT_EQ(c.micro_step, 0);
+    }
+  }
+  // The same counts as one micro-step: T is per micro-step.
+  EXPECT_EQ(find(b, Phase::forward, 0, "qkv", CollRole::output_reduce).count,
+            find(a, Phase::forward, 0, "qkv", CollRole::output_reduce).count);
+  const std::size_t per_step =
+      a.size() - static_cast<std::size_t>(na[CollRole::param_grad_reduce] +
+                                          na[CollRole::data_grad_reduce] + na[CollRole::scalars]);
+  EXPECT_EQ(std::count_if(b.begin(), b.end(), [](const CollOp& c) { return c.micro_step == 2; }),
+            static_cast<std::ptrdiff_t>(per_step));
+  EXPECT_EQ(describe(b.front()).rfind("forward", 0), 0u);
+  EXPECT_EQ(describe(b[per_step]).rfind("m1 forward", 0), 0u) << describe(b[per_step]);
+
+  // Memory: activations as for one sequence per shard; workspace too, but for the iteration's
+  // tokens and targets (4 x 32 int32 each instead of 32) and the bias scratch (4h floats).
+  one.gemm_workspace_bytes = four.gemm_workspace_bytes = 0;
+  const GptMemory ma = gpt_memory(m, one), mb = gpt_memory(m, four);
+  EXPECT_DOUBLE_EQ(mb.activations, ma.activations);
+  EXPECT_DOUBLE_EQ(mb.workspace, ma.workspace + 2 * (4 - 1) * 32 * 4.0 + 4 * 64 * 4.0);
+  EXPECT_DOUBLE_EQ(mb.grad_blocks, ma.grad_blocks);  // Gz > 1: the ring as before
+  EXPECT_DOUBLE_EQ(mb.params + mb.grads + mb.optimizer, ma.params + ma.grads + ma.optimizer);
+  // Gz = 1: one slot of the largest block (the LM head's 64 x 256 here) for the dW to be added.
+  GptPlanOptions flat = opts("1x1x1x2", 8);
+  EXPECT_EQ(dw_slots(m, flat), 0);
+  flat.micro_batch = 2;
+  EXPECT_EQ(dw_slots(m, flat), 1);
+  EXPECT_DOUBLE_EQ(gpt_memory(m, flat).grad_blocks, 64.0 * 256 * 4);
+}
+
 // ---- Llama ----
 
 namespace {

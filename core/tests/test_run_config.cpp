@@ -55,6 +55,7 @@ RunConfig sample() {
   c.model.vocab = 256;
   c.plan.grid = GridShape::parse("2x1x2x1:y,x,z");
   c.plan.batch = 4;
+  c.plan.micro_batch = 1;
   c.plan.oar = c.plan.oag = true;
   c.plan.recompute = true;
   c.plan.cache_weights = false;
@@ -102,6 +103,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
         {"rope_theta", kDefaultRopeTheta}}},
       {"grid", {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"gdata", 1}, {"order", "y,x,z"}}},
       {"batch", 4},
+      {"micro_batch", 1},
       {"overlap", json::array({"oar", "oag"})},
       {"recompute", true},
       {"cache_weights", false},
@@ -129,6 +131,7 @@ TEST(RunConfig, JsonRoundTrips) {
   EXPECT_EQ(back.model.preset, c.model.preset);
   EXPECT_EQ(back.plan.grid.str(), "2x1x2x1:y,x,z");
   EXPECT_EQ(back.plan.batch, 4);
+  EXPECT_EQ(back.plan.micro_batch, 1);
   EXPECT_TRUE(back.plan.oar && !back.plan.ors && back.plan.oag);
   EXPECT_TRUE(back.plan.recompute);
   EXPECT_FALSE(back.plan.cache_weights);
@@ -185,7 +188,8 @@ TEST(RunConfig, CliFillsTheSameFields) {
                    "32",       "--vocab",   "256",          "--gx",        "2",
                    "--gz",     "2",         "--grid-order", "y,x,z",       "--batch",
                    "4",        "--overlap", "oag,oar",      "--recompute", "--no-cache-weights",
-                   "--dtype",  "bf16",      "--grad-dtype", "bf16"},
+                   "--dtype",  "bf16",      "--grad-dtype", "bf16",        "--micro-batch",
+                   "1"},
                   &c),
             "");
   resolve_dtype(c, DType::f32);
@@ -210,6 +214,10 @@ TEST(RunConfig, CliFillsTheSameFields) {
   EXPECT_EQ(run_config_from_json(to_json(c), "r: '").plan.ors_window, 2);
   EXPECT_NE(parse({"--preset", "tiny", "--ors-window", "0"}, &c).find("--ors-window"),
             std::string::npos);
+  // Micro-batches: 0 (the default) is the whole local batch; negative is refused at parsing.
+  ASSERT_EQ(parse({"--preset", "tiny"}, &c), "");
+  EXPECT_EQ(c.plan.micro_batch, 0);
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--micro-batch", "-1"}, &c), "--micro-batch"));
 }
 
 TEST(RunConfig, BadOptionsNameTheProblem) {
@@ -228,6 +236,11 @@ TEST(RunConfig, BadOptionsNameTheProblem) {
 
 TEST(RunConfig, ValidationIsThePlans) {
   RunConfig c = sample();
+  EXPECT_EQ(error_of([&] { validate(c); }), "");
+  c.plan.micro_batch = 3;  // 2 sequences per data-and-Z shard
+  EXPECT_TRUE(has(error_of([&] { validate(c); }),
+                  "batch 4 is not divisible by micro-batch x Gdata x Gz = 3 x 2"));
+  c.plan.micro_batch = 2;
   EXPECT_EQ(error_of([&] { validate(c); }), "");
   c.plan.grid.gy = 0;
   EXPECT_TRUE(has(error_of([&] { validate(c); }), "Gy must be >= 1, got 0"));

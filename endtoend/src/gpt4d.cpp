@@ -61,12 +61,16 @@ int main(int argc, char** argv) {
                 << cfg.model.layers << " layers, hidden " << cfg.model.hidden
                 << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
                 << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
-                << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << ", overlap "
-                << overlap_string(cfg.plan) << (cfg.plan.recompute ? ", recompute" : "")
+                << cfg.plan.batch
+                << (micro_steps(cfg.plan) > 1
+                        ? " (" + std::to_string(micro_steps(cfg.plan)) + " micro-steps of " +
+                              std::to_string(micro_batch(cfg.plan)) + ")"
+                        : std::string())
+                << ", grid " << cfg.plan.grid.str() << ", overlap " << overlap_string(cfg.plan)
+                << (cfg.plan.recompute ? ", recompute" : "")
                 << (cfg.plan.cache_weights ? ", weights cached" : "")
                 << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
-                << ", "
-                << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
+                << ", " << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()
                 << "\n  kernels: " << trainer.kernels_description()
                 << (cfg.predict.empty() ? "" : "\n" + prediction.headline()) << std::endl;

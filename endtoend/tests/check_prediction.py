@@ -33,6 +33,10 @@ CONFIGS = [
     ("recompute", "1x2x1x2", "y,x,z", ["--gy", "2", "--gdata", "2", "--grid-order", "y,x,z",
                                        "--recompute"],
      ["--overlap", "none", "--recompute"]),
+    # Micro-batches: every micro-step's collectives, the reductions once (two micro-steps).
+    ("micro_batch", "2x1x2x1", "x,y,z", ["--gx", "2", "--gz", "2", "--overlap", "all",
+                                         "--micro-batch", "1"],
+     ["--overlap", "all", "--micro-batch", "1"]),
 ]
 failures = []
 

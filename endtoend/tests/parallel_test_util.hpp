@@ -20,10 +20,12 @@ struct Case {
   bool cache = true;
   int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
   bool llama = false;              // the Llama test model instead of GPT "tiny"
+  std::int64_t micro_batch = 0;    // sequences per micro-step (0: one micro-step)
   std::string str() const {
     return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
            (recompute ? " recompute" : "") + (cache ? "" : " no-cache") +
-           (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "");
+           (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
+           (micro_batch > 0 ? " micro-batch=" + std::to_string(micro_batch) : "");
   }
 };
 
@@ -52,6 +54,7 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.plan.recompute = c.recompute;
   cfg.plan.cache_weights = c.cache;
   cfg.plan.ors_window = c.window;
+  cfg.plan.micro_batch = c.micro_batch;
   // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
   // either, so that the equivalence tolerances hold.
   cfg.backend.name = ovb::testing::options().backend;
@@ -97,6 +100,12 @@ inline std::vector<std::string> grids_for(int world) {
   if (world == 4) return {"2x2x1x1", "1x2x2x1", "2x1x1x2", "1x1x4x1", "1x1x2x2"};
   if (world == 2) return {"2x1x1x1", "1x2x1x1", "1x1x2x1", "1x1x1x2"};
   return {"1x1x1x1"};
+}
+
+// Sequences per data-and-Z shard of the test batch on `grid` (micro-batches must divide it).
+inline std::int64_t local_sequences(const std::string& grid) {
+  const GridShape g = GridShape::parse(grid);
+  return 8 / (static_cast<std::int64_t>(g.gdata) * g.gz);
 }
 
 inline const std::vector<std::string>& overlap_subsets() {

@@ -60,6 +60,38 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
         }
 }
 
+// With micro-batches: every micro-step's collectives (the reductions once) and the memory of one
+// micro-step plus the accumulation buffers, on every grid whose rank batch allows two or more
+// micro-steps, with and without the overlap flags.
+TEST(CollectiveLog, MicroBatchesEqualThePlan) {
+  const auto grids = grids_for(ovb::testing::launch().world);
+  int n = 0;
+  for (const std::string& grid : grids)
+    for (std::int64_t mb : {1, 2}) {
+      if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
+      const Case c{grid,  n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
+                   false, mb};
+      ++n;
+      const Config cfg = test_config(c, 1);
+      ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
+      TrainerRun run(cfg, MPI_COMM_WORLD);
+      run.trainer.run_iteration(0);
+      ASSERT_EQ(described(run.trainer.collective_log()),
+                described(gpt_collectives(cfg.model, cfg.plan)))
+          << c.str();
+      const GptMemory est = gpt_memory(cfg.model, cfg.plan);
+      const GptMemory mem = run.trainer.memory().as_gpt_memory();
+      EXPECT_EQ(mem.params, est.params) << c.str();
+      EXPECT_EQ(mem.grads, est.grads) << c.str();
+      EXPECT_EQ(mem.optimizer, est.optimizer) << c.str();
+      EXPECT_EQ(mem.gathered, est.gathered) << c.str();
+      EXPECT_EQ(mem.grad_blocks, est.grad_blocks) << c.str();
+      EXPECT_EQ(mem.activations, est.activations) << c.str();
+      EXPECT_EQ(mem.workspace, est.workspace) << c.str();
+    }
+  EXPECT_GT(n, 0);
+}
+
 // The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
 // flag (recompute and weight caching alternating), the same list and the same memory.
 TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {

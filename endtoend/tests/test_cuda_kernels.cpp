@@ -181,6 +181,22 @@ TEST_P(CudaVsHost, ElementwiseGeluAddBiasGrad) {
   expect_close(f32_out(DB, C), db, 1e-4f, "bias grad");
 }
 
+// fp32 whatever the activation dtype: gradient accumulation over micro-steps. The odd length
+// covers a grid-stride tail; accumulating twice checks that y is read, not overwritten.
+TEST_P(CudaVsHost, AccumulateFp32) {
+  const std::size_t n = 100003;
+  const std::int64_t len = static_cast<std::int64_t>(n);
+  const std::vector<float> x = random_vec(n, 5, 3.0f), y0 = random_vec(n, 6, 2.0f);
+  std::vector<float> y = y0;
+  hk_->accumulate(*hs_, x.data(), y.data(), len);
+  hk_->accumulate(*hs_, x.data(), y.data(), len);
+  for (std::size_t i = 0; i < n; i += 9973) ASSERT_EQ(y[i], (y0[i] + x[i]) + x[i]);
+  Buffer X = f32_buf(x), Y = f32_buf(y0);
+  ck_->accumulate(*cs_, X.as<float>(), Y.as<float>(), len);
+  ck_->accumulate(*cs_, X.as<float>(), Y.as<float>(), len);
+  EXPECT_EQ(f32_out(Y, n), y);  // one fp32 add per element: bitwise equal
+}
+
 TEST_P(CudaVsHost, Embedding) {
   const std::int64_t V = 50, S = 7, T = 21, C = 40;
   const std::vector<float> wte = quantized(random_vec(V * C, 4)),

@@ -1,10 +1,10 @@
 // Multi-rank equivalence on the host backend: the per-iteration loss of every grid (same global
 // batch) equals the 1-rank run's up to fp32 reordering, for every overlap-flag subset with
-// recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks; the
-// gradients of one step equal the serial
-// ones tensor by tensor; the serial gradients equal finite differences of the loss. The same for
-// a small Llama (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole
-// K/V groups, with every overlap-flag subset.
+// recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks, and
+// with micro-batches of 1 and 2 sequences (gradient accumulation); the gradients of one step
+// equal the serial ones tensor by tensor (with and without micro-batches); the serial gradients
+// equal finite differences of the loss. The same for a small Llama (RMSNorm, RoPE, grouped-query
+// attention, SwiGLU) on every grid that keeps whole K/V groups, with every overlap-flag subset.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -77,6 +77,47 @@ TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
     std::printf("largest relative loss deviation from 1 rank: %.2e\n", worst);
 }
 
+// Micro-batches (gradient accumulation over micro-steps) on every grid against the 1-rank run
+// without them: micro-batches of 1 and 2 sequences (where they divide the rank's batch; the
+// whole batch is the test above), each over the overlap-flag subsets in turn, with recompute,
+// weight caching and the ORS window varied. The serial run with micro-batches as well.
+TEST(Equivalence, MicroBatchesKeepTheLossOfOneRank) {
+  const std::vector<double> ref = losses(test_config({}), MPI_COMM_SELF);
+  std::vector<Case> cases;
+  for (std::int64_t mb : {1, 2}) cases.push_back({"1x1x1x1", "none", mb == 2, true, 4, false, mb});
+  const auto grids = grids_for(world_size());
+  const auto& subsets = overlap_subsets();
+  std::size_t turn = 0;
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    if (on_gpu() && g >= 2) break;
+    for (std::int64_t mb : {1, 2}) {
+      if (local_sequences(grids[g]) % mb != 0 || local_sequences(grids[g]) == mb) continue;
+      // Two flag subsets per grid and micro-batch (every subset over the grids), always one
+      // with ORS, whose deferred reduce-scatters the accumulation has to wait for.
+      for (int k = 0; k < 2; ++k, ++turn) {
+        const std::string& ov = k == 0 ? subsets[turn % subsets.size()] : "oar,ors,oag";
+        cases.push_back(
+            {grids[g], ov, turn % 2 == 0, turn % 3 == 0, turn % 4 == 1 ? 1 : 4, false, mb});
+      }
+    }
+  }
+  double worst = 0;
+  for (const Case& c : cases) {
+    const bool serial = c.grid == "1x1x1x1";
+    const std::vector<double> got = losses(test_config(c), serial ? MPI_COMM_SELF : MPI_COMM_WORLD);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
+      worst = std::max(worst, dev);
+      EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5)
+          << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
+    }
+  }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("micro-batches: %zu cases, largest relative loss deviation from 1 rank: %.2e\n",
+                cases.size(), worst);
+}
+
 // Weights equal exactly at initialisation (global-index initialiser); gradients after 3 steps (so
 // that biases and LN parameters are no longer at their initial values) up to reordering.
 TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
@@ -104,6 +145,32 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
       ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
       // Relative to the tensor's largest element: some elements are ~0 by symmetry (the key
       // bias cannot change a softmax) and carry only rounding noise.
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
+            << c.str() << " " << t.name << "[" << i << "]";
+    }
+  }
+}
+
+// The accumulated gradients themselves (every linear weight and bias, layer norms, embeddings)
+// after one step, against the serial run without micro-batches: one micro-step per sequence.
+TEST(Equivalence, MicroBatchGradientsMatchSerialTensorByTensor) {
+  TrainerRun serial(test_config({}), MPI_COMM_SELF);
+  serial.trainer.run_iteration(0);
+  const double serial_loss = serial.trainer.compute_gradients(1);
+  const auto grids = grids_for(world_size());
+  for (std::size_t g = 0; g < std::min<std::size_t>(grids.size(), on_gpu() ? 1 : 3); ++g) {
+    const Case c{grids[g], g % 2 ? "none" : "oar,ors,oag", g == 1, g != 2, 4, false, 1};
+    if (local_sequences(c.grid) < 2) continue;
+    TrainerRun run(test_config(c), MPI_COMM_WORLD);
+    run.trainer.run_iteration(0);
+    EXPECT_NEAR(run.trainer.compute_gradients(1), serial_loss, 2e-5 * serial_loss) << c.str();
+    for (const TensorDesc& t : serial.trainer.layout().tensors) {
+      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
+      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
+      ASSERT_EQ(got.size(), want.size()) << t.name;
+      float scale = 0;
+      for (float v : want) scale = std::max(scale, std::abs(v));
       for (std::size_t i = 0; i < want.size(); ++i)
         ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
             << c.str() << " " << t.name << "[" << i << "]";

@@ -183,6 +183,15 @@ TEST_F(HostKernels, BiasGradAccumulatesColumnSums) {
   }
 }
 
+// Gradient accumulation over micro-steps: y += x in fp32, twice, against the sums by hand.
+TEST_F(HostKernels, AccumulateAddsInFp32) {
+  const std::vector<float> x = {1.5f, -2.0f, 0.25f, 1e-8f}, y0 = {1.0f, 1.0f, -0.25f, 1.0f};
+  std::vector<float> y = y0;
+  k().accumulate(s(), x.data(), y.data(), 4);
+  k().accumulate(s(), x.data(), y.data(), 3);  // the last element only once
+  EXPECT_EQ(y, (std::vector<float>{4.0f, -3.0f, 0.25f, 1.0f + 1e-8f}));
+}
+
 TEST_F(HostKernels, AttentionMatchesMaskedSoftmaxAndFiniteDifferences) {
   const std::int64_t B = 2, S = 5, H = 2, D = 4, row = 3 * H * D;
   std::vector<float> qkv = random_vec(B * S * row, 12);

@@ -35,6 +35,7 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.recompute = cfg["recompute"];
   o.cache_weights = cfg["cache_weights"];
   o.ors_window = cfg["ors_window"];
+  o.micro_batch = cfg["micro_batch"];
   return {m, o};
 }
 }  // namespace
@@ -102,12 +103,17 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
     std::ifstream in(log);
     std::string line;
     std::size_t n = 0;
+    std::map<int, std::size_t> per_step, planned;  // collectives per micro-step
     while (std::getline(in, line)) {
       const auto j = nlohmann::json::parse(line);
       EXPECT_TRUE(j.contains("role") && j.contains("count") && j.contains("phase"));
+      ++per_step[j["micro_step"].get<int>()];
       ++n;
     }
     EXPECT_EQ(n, gpt_collectives(m, o).size());
+    for (const CollOp& c : gpt_collectives(m, o)) ++planned[c.micro_step];
+    EXPECT_EQ(per_step, planned);
+    EXPECT_EQ(static_cast<std::int64_t>(planned.size()), micro_steps(o));
   }
 }
 
@@ -126,6 +132,7 @@ TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {
   EXPECT_EQ(c.model.vocab, m.vocab);
   EXPECT_EQ(c.plan.grid.str(), o.grid.str());
   EXPECT_EQ(c.plan.batch, o.batch);
+  EXPECT_EQ(c.plan.micro_batch, o.micro_batch);
   EXPECT_EQ(c.plan.recompute, o.recompute);
   EXPECT_EQ(c.plan.cache_weights, o.cache_weights);
   const nlohmann::json back = to_json(c);

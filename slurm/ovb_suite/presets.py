@@ -132,12 +132,15 @@ def grid_for(pattern, ranks):
     return tuple(g)
 
 
-def fits(model, grid, batch):
-    """Whether gpt4d accepts the model on the grid (ovb/gpt_plan.hpp validate_gpt_plan)."""
+def fits(model, grid, batch, micro_batch=0):
+    """Whether gpt4d accepts the model on the grid (ovb/gpt_plan.hpp validate_gpt_plan);
+    micro_batch 0 is gpt4d's default, the whole local batch in one micro-step."""
     gx, gy, gz, gd = grid
     h = model.hidden
     if not (h % model.heads == 0 and h % (gx * gy) == 0 and model.heads % gy == 0
             and model.vocab % gy == 0 and batch % (gz * gd) == 0):
+        return False
+    if micro_batch < 0 or (micro_batch > 0 and batch % (micro_batch * gz * gd) != 0):
         return False
     if model.arch == "llama":
         # Whole K/V groups and the SwiGLU width are split over Y; rotary embeddings rotate pairs.

@@ -33,14 +33,21 @@ MemTerm mem_term(const Machine& mc, double fwd_bytes) {
 
 namespace {
 
-LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, std::int64_t T,
-                             std::string_view dt, double epilogue_bytes) {
+LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, const GptPlanOptions& o,
+                             std::int64_t T, std::string_view dt, double epilogue_bytes) {
   LinearCompute c;
   c.id = L.spec.id;
   c.fwd = gemm_term(mc, T, L.out_local, L.in_local, dt);
   c.dx = gemm_term(mc, T, L.in_local, L.out_local, dt);
   c.dw = gemm_term(mc, L.out_local, L.in_local, T, dt);
   c.epilogue = epilogue_bytes > 0 ? mem_term(mc, epilogue_bytes) : MemTerm{};
+  if (micro_steps(o) > 1) {
+    // gpt4d adds the shard into the dW block before the Z reduce-scatter (Gz > 1), else the dW
+    // block into the gradient; the bias gradient likewise (fp32: read two, write one).
+    const double dw = static_cast<double>(o.grid.gz > 1 ? L.shard : L.block);
+    c.accumulate = mem_term(mc, 12 * dw);
+    if (L.bias_local > 0) c.accumulate.time_us += mem_term(mc, 12.0 * L.bias_local).time_us;
+  }
   return c;
 }
 
@@ -51,6 +58,7 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   const GridShape& g = o.grid;
   const std::int64_t T = tokens_per_rank(m, o);
   ct.tokens = T;
+  ct.micro_steps = micro_steps(o);
   const std::string_view dt = name_of(o.act_dtype);
   const double a = static_cast<double>(size_of(o.act_dtype));
   const double Td = static_cast<double>(T);
@@ -75,11 +83,11 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
       if (L.spec.id == LinearId::mlp_up) epi = 1.5 * out;                  // SwiGLU
     }
     if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
-    b.lin[i] = linear_compute(mc, L, T, dt, epi);
+    b.lin[i] = linear_compute(mc, L, o, T, dt, epi);
   }
   b.ln1 = mem_term(mc, 2 * Td * hx * a);
   b.ln2 = b.ln1;
-  const double nseq = static_cast<double>(o.batch) / (static_cast<double>(g.gdata) * g.gz);
+  const double nseq = static_cast<double>(micro_batch(o));  // sequences per micro-step
   const double heads_local = static_cast<double>(m.heads) / g.gy;
   double io = 2 * Td * hy * a + 2 * Td * kv_local * a;  // read q, k, v (GQA: fewer K/V); write o
   if (!mc.flash_attention) io += 4 * nseq * heads_local * double(m.seq) * m.seq * a;  // scores
@@ -101,13 +109,15 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   for (const LinearCompute& c : b.lin) {
     b.fwd_us += c.fwd.time_us + c.epilogue.time_us;
     b.bwd_us += c.dx.time_us + c.dw.time_us + c.epilogue.bwd_us;
+    b.accumulate_us += c.accumulate.time_us;
   }
 
   // Head: token and position embedding (two reads, one write; Llama's token embedding alone one
   // read, one write), final LN, LM head (no bias), and
   // the cross-entropy's local statistics (one read of the logits; backward writes dlogits).
   HeadCompute& h = ct.head;
-  h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), T, dt, 0);
+  h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), o, T, dt, 0);
+  h.accumulate_us = h.lm_head.accumulate.time_us;
   h.embed = mem_term(mc, (m.llama() ? 2 : 3) * Td * hx * a);  // Llama: no position embedding
   h.ln_f = mem_term(mc, 2 * Td * hx * a);
   h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a);
@@ -126,8 +136,10 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
 
 double ComputeTerms::total_us(std::int64_t layers, bool recompute) const {
   const double L = static_cast<double>(layers);
-  return L * (block.fwd_us * (recompute ? 2 : 1) + block.bwd_us) + head.fwd_us + head.bwd_us +
-         optimizer.time_us;
+  const double steps = static_cast<double>(micro_steps);
+  return steps *
+             (L * (block.fwd_us * (recompute ? 2 : 1) + block.bwd_us) + head.fwd_us + head.bwd_us) +
+         (steps - 1) * (L * block.accumulate_us + head.accumulate_us) + optimizer.time_us;
 }
 
 }  // namespace ovb::model

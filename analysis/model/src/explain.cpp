@@ -73,9 +73,15 @@ std::string explain_text(const Prediction& p) {
      << (o.cache_weights ? "cached" : "gathered again")
      << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", "
      << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
-     << "\ntokens per rank T = " << ct.tokens << "\n\n";
+     << "\ntokens per rank T = " << ct.tokens
+     << (ct.micro_steps > 1
+             ? " per micro-step (" + std::to_string(ct.micro_steps) + " micro-steps of " +
+                   std::to_string(micro_batch(o)) + " sequences)"
+             : std::string())
+     << "\n\n";
 
-  os << "Compute per rank: GEMMs (one block; x" << m.layers << ", then the LM head)\n";
+  os << "Compute per rank: GEMMs (one block; x" << m.layers << ", then the LM head"
+     << (ct.micro_steps > 1 ? "; per micro-step" : "") << ")\n";
   TextTable g({"layer", "pass", "m x n x k", "GFLOP", "TFLOP/s", "source", "us"});
   for (const LinearCompute& c : ct.block.lin) gemm_rows(g, c);
   gemm_rows(g, ct.head.lm_head);
@@ -99,8 +105,12 @@ std::string explain_text(const Prediction& p) {
   os << "  optimizer: " << fmt(ct.optimizer.params, 0) << " parameters, "
      << fmt(ct.optimizer.bytes / 1e6, 1) << " MB, " << fmt(ct.optimizer.time_us, 1) << " us\n"
      << "  block " << fmt(b.fwd_us, 1) << " us fwd, " << fmt(b.bwd_us, 1) << " us bwd; head "
-     << fmt(ct.head.fwd_us, 1) << " / " << fmt(ct.head.bwd_us, 1) << " us; compute total "
-     << fmt(ct.total_us(m.layers, o.recompute) / 1e3, 3) << " ms\n\n";
+     << fmt(ct.head.fwd_us, 1) << " / " << fmt(ct.head.bwd_us, 1) << " us"
+     << (ct.micro_steps > 1 ? "; gradient accumulation " +
+                                  fmt(m.layers * b.accumulate_us + ct.head.accumulate_us, 1) +
+                                  " us per micro-step after the first"
+                            : std::string())
+     << "; compute total " << fmt(ct.total_us(m.layers, o.recompute) / 1e3, 3) << " ms\n\n";
 
   os << "Collectives (alone; 'x' = times per iteration)\n";
   TextTable ct2({"phase", "op", "role", "kind", "group", "p", "ip", "place", "share", "MB", "GB/s",
@@ -157,6 +167,9 @@ json explain_json(const Prediction& p) {
   const BlockCompute& b = ct.block;
   json compute = {
       {"tokens_per_rank", ct.tokens},
+      {"micro_steps", ct.micro_steps},
+      {"accumulate_us",
+       static_cast<double>(p.shape.layers) * b.accumulate_us + ct.head.accumulate_us},
       {"linears", lin},
       {"attention", {{"flop", b.attn_flop}, {"fwd_us", b.attn_fwd_us}, {"bwd_us", b.attn_bwd_us}}},
       {"memory_bound",

@@ -66,6 +66,27 @@ void place(CommSlot* s, const CollOp& op) {
   s->op = op;
 }
 
+// One micro-step's ops and the once-per-iteration ones; throws when another micro-step issues
+// different ops from the first (the slots would not describe it).
+std::vector<CollOp> first_micro_step(const std::vector<CollOp>& ops, std::int64_t steps) {
+  std::vector<CollOp> first;
+  std::vector<std::vector<CollOp>> per(static_cast<std::size_t>(steps));
+  for (const CollOp& op : ops) {
+    if (once_per_iteration(op) || op.micro_step == 0) first.push_back(op);
+    if (!once_per_iteration(op) && op.micro_step >= 0 && op.micro_step < steps) {
+      CollOp plain = op;
+      plain.micro_step = 0;
+      per[static_cast<std::size_t>(op.micro_step)].push_back(plain);
+    }
+  }
+  for (std::size_t k = 1; k < per.size(); ++k)
+    if (per[k] != per[0])
+      throw Error("ovb-model: micro-step " + std::to_string(k) +
+                  " of the plan issues other collectives than the first (gpt_plan changed: "
+                  "update analysis/model/src/plan_comm.cpp)");
+  return first;
+}
+
 // Same ops in the same order, whatever their layer index.
 bool same_block(const std::vector<CollOp>& a, const std::vector<CollOp>& b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](CollOp x, CollOp y) {
@@ -101,17 +122,19 @@ void recost(PlanComm& pc, const Machine& mc, const GridShape& shape) {
 PlanComm plan_comm_uncosted(const GptShape& m, const GptPlanOptions& o) {
   PlanComm pc;
   pc.layers = m.layers;
+  pc.micro_steps = micro_steps(o);
   // The list of a model with two blocks tells whether the blocks issue identical collectives.
   GptShape unit = m;
   unit.layers = std::min<std::int64_t>(m.layers, 2);
-  const std::vector<CollOp> ops = gpt_collectives(unit, o);
+  const std::vector<CollOp> ops = first_micro_step(gpt_collectives(unit, o), pc.micro_steps);
   std::vector<CollOp> b0, b1;
   for (const CollOp& op : ops) (op.layer == 0 ? b0 : b1).push_back(op);
   b1.erase(std::remove_if(b1.begin(), b1.end(), [](const CollOp& op) { return op.layer < 0; }),
            b1.end());
   const bool homogeneous = unit.layers == 1 || same_block(b0, b1);
 
-  const std::vector<CollOp> all = homogeneous ? ops : gpt_collectives(m, o);
+  const std::vector<CollOp> all =
+      homogeneous ? ops : first_micro_step(gpt_collectives(m, o), pc.micro_steps);
   pc.blocks.resize(homogeneous ? 1 : static_cast<std::size_t>(m.layers));
   for (const CollOp& op : all) {
     if (op.layer < 0)
@@ -135,16 +158,17 @@ std::vector<CollOp> expand(const PlanComm& pc) {
   PlanComm one = pc;  // visit the head once and each block once, then replicate the blocks
   const bool agg = pc.blocks.size() == 1;
   one.layers = 1;
+  one.micro_steps = 1;
   for_each_slot(one, [&](const CommSlot& s, double) {
-    if (s.op.layer < 0 || !agg) {
-      out.push_back(s.op);
-      return;
-    }
-    for (std::int64_t l = 0; l < pc.layers; ++l) {
-      CollOp op = s.op;
-      op.layer = static_cast<int>(l);
-      out.push_back(op);
-    }
+    const std::int64_t steps = once_per_iteration(s.op) ? 1 : pc.micro_steps;
+    const std::int64_t layers = s.op.layer < 0 || !agg ? 1 : pc.layers;
+    for (std::int64_t k = 0; k < steps; ++k)
+      for (std::int64_t l = 0; l < layers; ++l) {
+        CollOp op = s.op;
+        if (layers > 1) op.layer = static_cast<int>(l);
+        if (steps > 1) op.micro_step = static_cast<int>(k);
+        out.push_back(op);
+      }
   });
   return out;
 }

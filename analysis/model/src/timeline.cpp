@@ -41,26 +41,35 @@ class Sim {
   void iteration(const PlanComm& pc) {
     // gpt4d's ring of dW blocks under ORS (dw_window.hpp): min(window, 4L+1) slots.
     dw_slots_ = static_cast<std::size_t>(std::min<std::int64_t>(o_.ors_window, 4 * pc.layers + 1));
+    previous_scatter_.assign(static_cast<std::size_t>(4 * pc.layers + 1), kNone);
     const HeadComm& h = pc.head;
     const HeadCompute& hk = ct_.head;
-    chain_ = -1;  // forward: the first all-gather cannot be prefetched
-    run(hk.embed.time_us);
-    for (std::int64_t l = 0; l < pc.layers; ++l) block_forward(pc.block(l), false);
-    blocking(h.ln_f);
-    run(hk.ln_f.time_us);
-    linear_forward(h.lm_head, hk.lm_head, false);
-    run(hk.ce.time_us);
-    blocking(h.ce);
+    const std::size_t head = static_cast<std::size_t>(4 * pc.layers);
+    for (std::int64_t k = 0; k < pc.micro_steps; ++k) {
+      accumulate_ = k > 0;
+      const bool last = k == pc.micro_steps - 1;
+      chain_ = -1;  // forward: the first all-gather cannot be prefetched
+      run(hk.embed.time_us);
+      for (std::int64_t l = 0; l < pc.layers; ++l) block_forward(pc.block(l), false);
+      blocking(h.ln_f);
+      run(hk.ln_f.time_us);
+      linear_forward(h.lm_head, hk.lm_head, false);
+      run(hk.ce.time_us);
+      blocking(h.ce);
 
-    chain_ = -1;  // backward (and its recomputed forwards): a new prefetch chain
-    run(hk.ce.bwd_us);
-    linear_backward(h.lm_head, hk.lm_head);
-    run(hk.ln_f.bwd_us);
-    blocking(h.ln_f_grad);
-    for (std::int64_t l = pc.layers - 1; l >= 0; --l) block_backward(pc.block(l));
-    run(hk.embed.bwd_us);
-    grad_op(h.param_reduce);
-    grad_op(h.data_reduce);
+      chain_ = -1;  // backward (and its recomputed forwards): a new prefetch chain
+      run(hk.ce.bwd_us);
+      linear_backward(h.lm_head, hk.lm_head, head);
+      run(hk.ln_f.bwd_us);
+      blocking(h.ln_f_grad);
+      for (std::int64_t l = pc.layers - 1; l >= 0; --l)
+        block_backward(pc.block(l), static_cast<std::size_t>(4 * l), last);
+      run(hk.embed.bwd_us);
+      if (last) {
+        grad_op(h.param_reduce);
+        grad_op(h.data_reduce);
+      }
+    }
     wait_gradients();
 
     blocking(h.scalars);
@@ -129,13 +138,9 @@ class Sim {
     if (!o_.ors || !wgrad.present || in_flight_.size() < dw_slots_) return;
     Pending& p = pending_[in_flight_.front()];
     in_flight_.erase(in_flight_.begin());
+    if (p.waited) return;  // already, by a micro-step's accumulation
     wait(p);
     p.waited = true;
-  }
-
-  void dw_reduce_scatter(const CommSlot& wgrad) {
-    grad_op(wgrad);
-    if (o_.ors && wgrad.present) in_flight_.push_back(pending_.size() - 1);
   }
 
   void wait_gradients() {
@@ -165,15 +170,35 @@ class Sim {
     run(k.epilogue.time_us);
   }
 
-  void linear_backward(const LinearComm& c, const LinearCompute& k) {
+  // The dW GEMM; in a micro-step after the first, the accumulation after it, which first waits
+  // for the layer's reduce-scatter of the micro-step before (it wrote the accumulated shard).
+  void weight_grad(const LinearComm& c, const LinearCompute& k, std::size_t linear) {
+    take_dw_slot(c.wgrad);
+    run(k.dw.time_us);
+    if (!accumulate_) return;
+    std::size_t& prev = previous_scatter_[linear];
+    if (prev != kNone && !pending_[prev].waited) {
+      wait(pending_[prev]);
+      pending_[prev].waited = true;
+    }
+    run(k.accumulate.time_us);
+  }
+
+  void dw_reduce_scatter(const CommSlot& wgrad, std::size_t linear) {
+    grad_op(wgrad);
+    if (o_.ors && wgrad.present) in_flight_.push_back(pending_.size() - 1);
+    // Without ORS it was waited for at once: nothing to wait for in the next micro-step.
+    previous_scatter_[linear] = o_.ors && wgrad.present ? pending_.size() - 1 : kNone;
+  }
+
+  void linear_backward(const LinearComm& c, const LinearCompute& k, std::size_t linear) {
     gather(c.gather_bwd);
     run(k.epilogue.bwd_us);
     // No dX all-reduce to hide (its group has size 1): with ORS, dW first so that its
     // reduce-scatter overlaps the dX GEMM (as gpt4d does).
     if (o_.ors && !c.in_grad.present) {
-      take_dw_slot(c.wgrad);
-      run(k.dw.time_us);
-      dw_reduce_scatter(c.wgrad);
+      weight_grad(c, k, linear);
+      dw_reduce_scatter(c.wgrad, linear);
       run(k.dx.time_us);
       blocking(c.in_grad);
       return;
@@ -181,15 +206,13 @@ class Sim {
     run(k.dx.time_us);
     if (o_.oar && c.in_grad.present) {
       const Pending p = issue(c.in_grad, t_, tp_free_);
-      take_dw_slot(c.wgrad);
-      run(k.dw.time_us);
+      weight_grad(c, k, linear);
       wait(p);
     } else {
       blocking(c.in_grad);
-      take_dw_slot(c.wgrad);
-      run(k.dw.time_us);
+      weight_grad(c, k, linear);
     }
-    dw_reduce_scatter(c.wgrad);
+    dw_reduce_scatter(c.wgrad, linear);
   }
 
   void block_forward(const BlockComm& b, bool rc) {
@@ -205,18 +228,20 @@ class Sim {
     linear_forward(b.lin[3], k.lin[3], rc);
   }
 
-  void block_backward(const BlockComm& b) {
+  // `first`: the index of the block's first linear layer; `last`: the last micro-step.
+  void block_backward(const BlockComm& b, std::size_t first, bool last) {
     const BlockCompute& k = ct_.block;
     if (o_.recompute) block_forward(b, true);
-    linear_backward(b.lin[3], k.lin[3]);
-    linear_backward(b.lin[2], k.lin[2]);
+    linear_backward(b.lin[3], k.lin[3], first + 3);
+    linear_backward(b.lin[2], k.lin[2], first + 2);
     run(k.ln2.bwd_us);
     blocking(b.ln2_grad);
-    linear_backward(b.lin[1], k.lin[1]);
+    linear_backward(b.lin[1], k.lin[1], first + 1);
     run(k.attn_bwd_us + k.attn_io.bwd_us);
-    linear_backward(b.lin[0], k.lin[0]);
+    linear_backward(b.lin[0], k.lin[0], first);
     run(k.ln1.bwd_us);
     blocking(b.ln1_grad);
+    if (!last) return;
     grad_op(b.param_reduce);
     grad_op(b.data_reduce);
   }
@@ -229,6 +254,10 @@ class Sim {
   std::vector<Pending> pending_;
   std::vector<std::size_t> in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
   std::size_t dw_slots_ = 1;
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  bool accumulate_ = false;  // a micro-step after the first
+  // Per linear layer (4 per block, then the LM head): its last reduce-scatter in pending_.
+  std::vector<std::size_t> previous_scatter_;
 };
 
 }  // namespace

@@ -65,6 +65,25 @@ TEST(PlanComm, CostedListIsGptCollectives) {
   }
 }
 
+// With micro-steps the tables hold one micro-step (checked against the others) and expand() gives
+// back every micro-step's ops: the multiset of gpt_collectives() again.
+TEST(PlanComm, MicroStepsExpandToGptCollectives) {
+  const Machine mc = test::synthetic_machine();
+  for (const Case& c : kCases) {
+    GptPlanOptions o = options_of(c);
+    o.batch *= 4;
+    for (std::int64_t mb : {1, 2}) {
+      o.micro_batch = mb;
+      const GptShape m = test::small_gpt(3);
+      const PlanComm pc = plan_comm(m, o, mc);
+      EXPECT_EQ(pc.micro_steps, micro_steps(o)) << c.grid;
+      EXPECT_GT(pc.micro_steps, 1) << c.grid;
+      EXPECT_EQ(sorted_descriptions(expand(pc)), sorted_descriptions(gpt_collectives(m, o)))
+          << c.grid << " micro-batch " << mb;
+    }
+  }
+}
+
 TEST(PlanComm, AggregatedCostsEqualOpByOpCosts) {
   const Machine mc = load_machine("perlmutter-a100");
   for (const Case& c : kCases) {

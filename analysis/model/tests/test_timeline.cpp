@@ -45,16 +45,54 @@ TEST(Timeline, WithoutFlagsEverythingIsExposed) {
   }
 }
 
+// Micro-steps: compute and every collective but the once-per-iteration reductions run once per
+// micro-step. Without flags nothing overlaps, so the iteration is S micro-steps of the one-step
+// run minus (S - 1) times its reductions and step, plus the accumulation: an independent sum of
+// the one-micro-step run's terms.
+TEST(Timeline, MicroStepsRepeatEverythingButTheReductions) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = test::small_gpt(3);
+  for (const char* grid : {"2x1x2x2", "1x2x1x2", "2x2x2x1"}) {
+    const GridShape g = GridShape::parse(grid);
+    const std::int64_t shards = static_cast<std::int64_t>(g.gdata) * g.gz;
+    GptPlanOptions one = flags(grid, shards, "none");  // one sequence per rank: one step
+    GptPlanOptions four = flags(grid, 4 * shards, "none");
+    four.micro_batch = 1;  // four micro-steps of the same size
+    const Prediction a = predict(m, one, mc), b = predict(m, four, mc);
+    ASSERT_EQ(micro_steps(four), 4);
+    EXPECT_EQ(b.compute.tokens, a.compute.tokens) << grid;
+    double once_us = 0;  // reductions and the step's all-reduce
+    for (const CostedOp& c : costed_collectives(m, one, mc))
+      if (once_per_iteration(c.op)) once_us += c.cost.time_us;
+    const double accumulate =
+        3 * (b.compute.block.accumulate_us * m.layers + b.compute.head.accumulate_us);
+    EXPECT_GT(accumulate, 0) << grid;
+    const double opt = a.compute.optimizer.time_us;
+    EXPECT_NEAR(b.timeline.compute_us, 4 * (a.timeline.compute_us - opt) + opt + accumulate,
+                1e-6 * b.timeline.compute_us)
+        << grid;
+    EXPECT_NEAR(b.timeline.iteration_us,
+                4 * (a.timeline.iteration_us - once_us - opt) + once_us + opt + accumulate,
+                1e-6 * b.timeline.iteration_us)
+        << grid;
+    EXPECT_NEAR(b.timeline.compute_us, b.compute.total_us(m.layers, false), 1e-6) << grid;
+    EXPECT_DOUBLE_EQ(b.memory.activations, a.memory.activations) << grid;
+  }
+}
+
 TEST(Timeline, IterationIsComputePlusInterferencePlusExposed) {
   const Machine mc = load_machine("perlmutter-a100");  // interference 0.19 / 0.1
   const GptShape m = test::small_gpt(4);
-  for (const char* ov : {"oar", "ors", "oag", "oar,ors", "all"}) {
-    const Prediction p = predict(m, flags("2x2x2x2", 8, ov), mc);
-    const Timeline& t = p.timeline;
-    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
-        << ov;
-    EXPECT_LE(t.exposed_total_us(), total_comm(t) * (1 + mc.comm_slowdown) + 1e-9) << ov;
-  }
+  for (const char* ov : {"oar", "ors", "oag", "oar,ors", "all"})
+    for (std::int64_t mb : {0, 1}) {  // one micro-step, two
+      GptPlanOptions o = flags("2x2x2x2", 8, ov);
+      o.micro_batch = mb;
+      const Prediction p = predict(m, o, mc);
+      const Timeline& t = p.timeline;
+      EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
+          << ov << " micro-batch " << mb;
+      EXPECT_LE(t.exposed_total_us(), total_comm(t) * (1 + mc.comm_slowdown) + 1e-9) << ov;
+    }
 }
 
 TEST(Timeline, OarHidesTheDxAllReduceBehindTheDwGemm) {

@@ -6,7 +6,8 @@
 // issues its collectives from it, analysis/ (ovb-model) costs it, and the tests check that gpt4d's
 // traced collectives equal this list. Change the algorithm here first.
 //
-// Layout (per rank, T = tokens per rank = (batch / (Gdata*Gz)) * seq, whole sequences):
+// Layout (per rank, T = tokens per rank and micro-step = micro_batch * seq, whole sequences; the
+// rank's batch / (Gdata*Gz) sequences run as micro-steps of micro_batch sequences each):
 //  - residual stream [T, h/Gx]: features split over X, replicated over Y;
 //  - block: LN1 -> QKV (normal, h->3h, heads over Y, q|k|v per head) -> attention (local heads)
 //    -> attention-out (transposed, h->h) -> +residual -> LN2 -> MLP-up (normal, h->4h) -> GELU
@@ -22,6 +23,10 @@
 //  - data-parallel gradient all-reduce: one bucket per block (its weight-gradient shards and
 //    small parameters), and one "head" bucket (LM-head shard, final LN, embeddings).
 //  - the loss sum and the gradient-norm sum of squares are all-reduced over the world (2 floats).
+//  - micro-steps (gradient accumulation): every micro-step runs the forward and backward with all
+//    their tensor-parallel collectives and Z reduce-scatters (each adds into the accumulated
+//    shard); the Z all-reduces of small parameters and the data-parallel buckets run once, in
+//    the last micro-step (they are linear: the accumulated sum is reduced once).
 // Collectives over a group of size 1 are not issued and not listed.
 //
 // Llama (Arch::llama) changes the block and head, not the schedule's structure:
@@ -137,6 +142,9 @@ inline constexpr int kDefaultOrsWindow = 4;
 struct GptPlanOptions {
   GridShape grid;
   std::int64_t batch = 0;         // global batch, sequences
+  // Sequences per data-and-Z shard per micro-step (Megatron's micro-batch size); the global batch
+  // is micro_batch x micro_steps x Gdata x Gz. 0: the whole local batch, one micro-step.
+  std::int64_t micro_batch = 0;
   bool recompute = false;         // full activation recomputation (one more forward per block)
   bool cache_weights = false;     // keep the Z-gathered weight blocks from forward to backward
   int ors_window = kDefaultOrsWindow;  // with ORS: dW blocks whose reduce-scatter may be in flight
@@ -149,13 +157,20 @@ struct GptPlanOptions {
 // The cuBLASLt workspace gpt4d allocates on the CUDA backend.
 inline constexpr std::size_t kCudaGemmWorkspace = 32u << 20;
 
-// Tokens per rank: (batch / (Gdata*Gz)) * seq.
+// Sequences per rank and iteration: batch / (Gdata*Gz).
+std::int64_t local_batch(const GptPlanOptions& o);
+// Sequences per rank and micro-step: micro_batch, or local_batch() when it is 0.
+std::int64_t micro_batch(const GptPlanOptions& o);
+// Micro-steps per iteration: local_batch() / micro_batch().
+std::int64_t micro_steps(const GptPlanOptions& o);
+// Tokens per rank and micro-step (what every activation buffer holds): micro_batch() * seq.
 std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
 
 // Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
-// hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz;
-// ors_window >= 1. GPT: kv_heads = heads and ffn = 4h. Llama: ffn_hidden given, ffn % Gy,
-// heads % kv_heads, kv_heads % Gy, even head_dim (RoPE rotates pairs), rope_theta > 0.
+// hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); micro_batch >= 0 and
+// batch % (micro_batch*Gdata*Gz); every weight block % Gz; ors_window >= 1. GPT: kv_heads =
+// heads and ffn = 4h. Llama: ffn_hidden given, ffn % Gy, heads % kv_heads, kv_heads % Gy, even
+// head_dim (RoPE rotates pairs), rope_theta > 0.
 void validate_gpt_shape(const GptShape& m);  // the grid-free part
 // "GPT 24x2048 (heads 16, seq 2048, vocab 50304)", "Llama 32x4096 (heads 32, kv-heads 8, ffn
 // 14336, seq 2048, vocab 128256)": how messages and reports name a model.
@@ -176,13 +191,15 @@ struct GptMemory {
                            // recompute) + 1 with OAG
   double grad_blocks = 0;  // fp32 dW blocks awaiting their Z reduce-scatter (Gz > 1): a ring
                            // of min(ors_window, 4L+1) slots of the largest block (LM head
-                           // included) with ORS, else one such slot
+                           // included) with ORS, else one such slot; with Gz = 1 and more than
+                           // one micro-step, one slot (the dW GEMM's output before it is added)
   double activations = 0;  // residual stream [T, h/Gx] x (L+1) + the saved tensors of every
-                           // block (of one block with recompute)
+                           // block (of one block with recompute); T per micro-step
   double workspace = 0;    // final LN, logits, CE statistics, 2 gradient buffers [T, h/Gx] and 2
                            // wide ones (GPT [T, 4h/Gy] each; Llama [T, max(2ffn, qkv)/Gy] and
-                           // [T, max(ffn, h)/Gy]), LN/attention scratch, tokens, targets, GEMM
-                           // workspace
+                           // [T, max(ffn, h)/Gy]), LN/attention scratch, the iteration's tokens
+                           // and targets, GEMM workspace; with micro-steps a bias-gradient
+                           // scratch (max_bias_local)
   double total() const {
     return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
   }
@@ -192,9 +209,12 @@ struct GptMemory {
   std::string_view largest_term() const;  // the name of the largest (why a rank does not fit)
 };
 GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o);
-// Slots of the dW ring (each of the largest weight block, fp32): 0 when Gz = 1, 1 without ORS,
-// min(ors_window, 4L+1) with it.
+// Slots of the dW ring (each of the largest weight block, fp32): 1 without ORS, min(ors_window,
+// 4L+1) with it; when Gz = 1, 1 with more than one micro-step (the dW to be added), else 0.
 int dw_slots(const GptShape& m, const GptPlanOptions& o);
+// The largest local bias of a block's linear layers (elements; 0 when they have none, Llama):
+// the scratch that a bias gradient goes to before it is added, with micro-steps.
+std::int64_t max_bias_local(const GptShape& m, const GridShape& g);
 
 // ---- The collectives of one iteration ----
 
@@ -232,14 +252,16 @@ struct CollOp {
   std::int64_t count;  // the call's count argument (see Communicator in backend.hpp)
   DType dtype;
   bool recompute = false;  // issued by the recomputed forward inside backward
+  int micro_step = 0;      // the micro-step that issues it (0 in the step phase)
 
   // S of docs/metrics.md: the full buffer in bytes.
   double bytes() const;
   bool operator==(const CollOp&) const = default;
 };
 
-// Every collective of one iteration, in the order of a run without overlap flags. With overlap
-// flags gpt4d issues the same set in another order (prefetches, deferred waits).
+// Every collective of one iteration, in the order of a run without overlap flags: each micro-step's
+// forward and backward (the Z small-parameter and data reductions in the last one only), then the
+// step. With overlap flags gpt4d issues the same set in another order (prefetches, deferred waits).
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o);
 
 // Count of the small (non tensor-parallel) parameters of a block on one rank: LN1, LN2 (gamma,
@@ -253,7 +275,8 @@ std::int64_t head_small_params(const GptShape& m, const GridShape& g);
 // LN, (sum of squares) for RMSNorm; backward likewise two or one row sums.
 std::int64_t norm_stats_per_token(const GptShape& m);
 
-// One line per op, e.g. "forward L3 qkv output_reduce all_reduce x(2) count=... fp32".
+// One line per op, e.g. "forward L3 qkv output_reduce all_reduce x(2) count=... fp32"; ops of a
+// micro-step after the first start with "m<k> ".
 std::string describe(const CollOp& c);
 
 }  // namespace ovb

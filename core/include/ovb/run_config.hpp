@@ -50,7 +50,7 @@ enum RunOptionGroup : unsigned {
   kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab --arch --kv-heads
                         // --ffn-hidden --rope-theta
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
-  kBatchGroup = 4,      // --batch
+  kBatchGroup = 4,      // --batch --micro-batch
   kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
@@ -88,9 +88,9 @@ void validate(const RunConfig& cfg);
 
 // ---- JSON form ----
 // {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset", "arch", "kv_heads",
-//  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz",
-//  "gdata", "order"}, "batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window",
-//  "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
+//  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz", "gdata", "order"}, "batch",
+//  "micro_batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window", "dtype",
+//  "grad_dtype"}: results/SCHEMA.md's gpt4d config.
 
 nlohmann::json to_json(const RunConfig& cfg);
 // Strict: every required key present with the right type, others keep `defaults`' values.

@@ -59,10 +59,10 @@ std::string Reporter::collectives_jsonl(const std::vector<CollOp>& log) {
   std::string out;
   for (const CollOp& c : log) {
     nlohmann::json j{
-        {"phase", name_of(c.phase)},  {"layer", c.layer},        {"op", c.op},
-        {"role", name_of(c.role)},    {"kind", name_of(c.kind)}, {"group", name_of(c.group)},
-        {"group_size", c.group_size}, {"count", c.count},        {"dtype", name_of(c.dtype)},
-        {"recompute", c.recompute}};
+        {"phase", name_of(c.phase)},  {"layer", c.layer},          {"op", c.op},
+        {"role", name_of(c.role)},    {"kind", name_of(c.kind)},   {"group", name_of(c.group)},
+        {"group_size", c.group_size}, {"count", c.count},          {"dtype", name_of(c.dtype)},
+        {"recompute", c.recompute},   {"micro_step", c.micro_step}};
     out += j.dump() + "\n";
   }
   return out;

@@ -114,6 +114,8 @@ class Kernels {
   // dx = gelu'(x) * dy; dx may alias dy.
   virtual void gelu_backward(Stream& s, const void* x, const void* dy, void* dx,
                              std::int64_t n) = 0;
+  // y[i] += x[i], fp32 (gradient accumulation over micro-steps; `add` is in act()).
+  virtual void accumulate(Stream& s, const float* x, float* y, std::int64_t n) = 0;
   // db[c] += sum_t dy[t,c].
   virtual void bias_grad(Stream& s, const void* dy, float* db, std::int64_t T, std::int64_t C) = 0;
 

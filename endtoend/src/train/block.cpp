@@ -5,6 +5,7 @@
 // on q and k after QKV, grouped-query attention over the local K/V groups, SwiGLU after MLP-up.
 // Buffer use is listed in state.hpp.
 #include "ovb/annotate.hpp"
+#include "ovb/error.hpp"
 #include "train/model.hpp"
 
 namespace ovb::gpt {
@@ -30,6 +31,21 @@ Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kerne
   ffn_local_ = m_.ffn() / g.gy;
   vy_ = m_.vocab / g.gy;
   a_ = size_of(o_.act_dtype);
+  steps_ = static_cast<int>(micro_steps(o_));
+  last_scatter_.assign(static_cast<std::size_t>(4 * m_.layers + 1), -1);
+}
+
+void Model::begin_micro_step(int k) {
+  micro_step_ = k;
+  gather_.begin_micro_step(k);
+}
+
+std::size_t Model::linear_slot(const LinearParams& lp) const {
+  if (lp.layer < 0) return static_cast<std::size_t>(4 * m_.layers);
+  for (int i = 0; i < 4; ++i)
+    if (&layout_.blocks[static_cast<std::size_t>(lp.layer)].linear(i) == &lp)
+      return static_cast<std::size_t>(4 * lp.layer + i);
+  throw Error("gpt4d internal error: linear layer not in its block");
 }
 
 const void* Model::wptr(int tensor) const {
@@ -43,7 +59,7 @@ float* Model::gptr(int tensor) const {
 
 CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
                  std::int64_t count, DType dt, bool rc) const {
-  return CollOp{ph, layer, std::move(name), role, kind, g, 0, count, dt, rc};
+  return CollOp{ph, layer, std::move(name), role, kind, g, 0, count, dt, rc, micro_step_};
 }
 
 void Model::layer_norm(int layer, const char* name, void* x, int g, int b, void* out, float* mr,

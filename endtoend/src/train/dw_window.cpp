@@ -19,7 +19,8 @@ DwWindow::DwWindow(const GptShape& m, const GptPlanOptions& o, const ParamLayout
 }
 
 float* DwWindow::take() {
-  if (slots_.empty()) throw Error("gpt4d internal error: dW block requested with Gz = 1");
+  if (slots_.empty())
+    throw Error("gpt4d internal error: dW block requested with Gz = 1 and one micro-step");
   Slot& s = slots_[next_ % slots_.size()];
   ++next_;
   comm_.wait(s.reader);  // a no-op for -1 and for a reader already waited for

@@ -1,4 +1,5 @@
-// The ring of fp32 dW blocks that the Z reduce-scatters read from (Gz > 1 only).
+// The ring of fp32 dW blocks that the Z reduce-scatters read from (Gz > 1; with Gz = 1, the
+// slot that micro-steps after the first accumulate through).
 //
 // A layer's dW GEMM writes a block of the largest weight size; its reduce-scatter sends it into
 // the layer's gradient shard. Without ORS the reduce-scatter is waited for at once and one slot
@@ -6,6 +7,9 @@
 // dw_slots() slots (ovb::GptPlanOptions::ors_window): taking a slot makes the compute stream wait
 // for the reduce-scatter still reading it, the one issued `window` layers earlier. So memory is
 // O(window) blocks, not O(layers), and the ring size is ovb::gpt_memory()'s grad_blocks term.
+// With Gz = 1 the ring has one slot when there are several micro-steps: after the first, a dW
+// GEMM writes there and the result is added to the gradient (model.hpp). The ring carries over
+// from one micro-step to the next; begin_iteration() once per iteration.
 #pragma once
 
 #include <vector>

@@ -99,7 +99,8 @@ void WeightGatherer::issue(std::size_t k) {
             0,
             lp.geom.shard,
             o_.act_dtype,
-            r.recompute};
+            r.recompute,
+            micro_step_};
   handle_[k] =
       comm_.issue(op, work_ + static_cast<std::size_t>(w.offset) * act_size_, slot.buffer.data());
   issued_[k] = true;
@@ -146,7 +147,8 @@ void WeightGatherer::release(const LinearParams& lp, bool recompute) {
     }
 }
 
-void WeightGatherer::begin_iteration() {
+void WeightGatherer::begin_micro_step(int k) {
+  micro_step_ = k;
   cursor_ = 0;
   std::fill(issued_.begin(), issued_.end(), false);
   std::fill(handle_.begin(), handle_.end(), -1);

@@ -30,7 +30,9 @@ class WeightGatherer {
   // The compute stream's work enqueued so far is the block's last use (frees its ring slot).
   // A recomputed forward's release keeps the block: that block's backward uses it next.
   void release(const LinearParams& lp, bool recompute);
-  void begin_iteration();
+  // Every micro-step gathers again, by the same schedule (the weights do not change within an
+  // iteration, but only cached blocks would survive from one micro-step to the next).
+  void begin_micro_step(int k);
 
  private:
   struct Request {
@@ -59,6 +61,7 @@ class WeightGatherer {
   std::vector<CollHandle> handle_;
   std::vector<bool> issued_;
   std::size_t cursor_ = 0;
+  int micro_step_ = 0;
   std::vector<Slot> slots_;
 };
 

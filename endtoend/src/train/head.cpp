@@ -13,7 +13,7 @@ namespace ovb::gpt {
 void Model::forward() {
   ScopedRange range("forward", "phase");
   const HeadParams& hp = layout_.head;
-  k_.embedding_forward(comm_.compute(), st_.tokens, wptr(hp.wte),
+  k_.embedding_forward(comm_.compute(), tokens(), wptr(hp.wte),
                        hp.wpe >= 0 ? wptr(hp.wpe) : nullptr, st_.res(0), T_, m_.seq, hx_);
   for (int l = 0; l < m_.layers; ++l) block_forward(l, Phase::forward, false);
   head_forward();
@@ -29,7 +29,7 @@ void Model::head_forward() {
              false, Sum{st_.set(L - 1).xmid, st_.dtmp});
   linear_forward(hp.lm_head, st_.lnf_out, st_.logits, nullptr, Phase::forward, false);
   const std::int64_t v0 = comm_.coord(Dim::y) * vy_;
-  k_.ce_partial(s, st_.logits, st_.targets, st_.ce_local, T_, vy_, v0);
+  k_.ce_partial(s, st_.logits, targets(), st_.ce_local, T_, vy_, v0);
   const float* parts = st_.ce_local;
   if (o_.grid.gy > 1) {
     comm_.wait(comm_.issue(op(Phase::forward, -1, "loss", CollRole::ce_stats, CollKind::all_gather,
@@ -47,7 +47,7 @@ void Model::head_backward() {
   Stream& s = comm_.compute();
   const HeadParams& hp = layout_.head;
   const float scale = 1.0f / static_cast<float>(o_.batch * m_.seq);
-  k_.ce_backward(s, st_.logits, st_.targets, st_.ce_lse, scale, T_, vy_, comm_.coord(Dim::y) * vy_);
+  k_.ce_backward(s, st_.logits, targets(), st_.ce_lse, scale, T_, vy_, comm_.coord(Dim::y) * vy_);
   linear_backward(hp.lm_head, st_.logits, st_.lnf_out, st_.dtmp);
   k_.zero(s, st_.dres, static_cast<std::size_t>(T_ * hx_) * a_);
   layer_norm_backward(-1, "ln_f", st_.dtmp, st_.res(static_cast<int>(m_.layers)), st_.lnf_mr,
@@ -61,13 +61,19 @@ void Model::backward() {
   const std::vector<CollHandle> head_deps = bucket_deps_;  // the LM head's reduce-scatter
   for (int l = static_cast<int>(m_.layers) - 1; l >= 0; --l) block_backward(l);
   const HeadParams& hp = layout_.head;
-  k_.embedding_backward(comm_.compute(), st_.tokens, st_.dres, gptr(hp.wte),
+  k_.embedding_backward(comm_.compute(), tokens(), st_.dres, gptr(hp.wte),
                         hp.wpe >= 0 ? gptr(hp.wpe) : nullptr, T_, m_.seq, hx_);
   bucket_deps_ = head_deps;
   bucket_reduce(static_cast<int>(layout_.buckets.size()) - 1, -1, "head");
 }
 
+// Only in the last micro-step: the reductions are linear, so the accumulated gradients are
+// reduced once per iteration (the data all-reduces behind the last micro-step's backward).
 void Model::bucket_reduce(int bucket_index, int layer, const char* name) {
+  if (!last_micro_step()) {
+    bucket_deps_.clear();
+    return;
+  }
   const Bucket& b = layout_.buckets[static_cast<std::size_t>(bucket_index)];
   float* small = st_.grads() + b.small_offset;
   const CollHandle z = comm_.issue(op(Phase::backward, layer, name, CollRole::param_grad_reduce,

@@ -13,6 +13,10 @@
 //   ORS:  the reduce-scatter is waited for only when its dW block's slot is taken again
 //         (dw_window.hpp: `ors_window` layers later) or before the optimizer; when dX needs no
 //         all-reduce (its group has size 1), dW first, so the reduce-scatter starts earlier.
+// Micro-steps after the first accumulate (model.hpp): the bias gradient goes to a scratch and is
+// added; with Gz > 1 the accumulated shard (written by the previous micro-step's reduce-scatter,
+// waited for here) is added into the rank's own chunk of the new dW block, so the reduce-scatter
+// writes the running sum; with Gz = 1 the dW goes to a slot of the window and is added.
 #include "ovb/annotate.hpp"
 #include "train/model.hpp"
 
@@ -48,19 +52,31 @@ void Model::linear_backward(const LinearParams& lp, const void* dy, const void* 
   ScopedRange range(name + " backward", "compute");
   const void* w = gather_.acquire(lp, Phase::backward, false);
   const bool z_sharded = o_.grid.gz > 1;
-  float* dw = z_sharded ? nullptr : gptr(lp.weight);  // a slot of the dW window when Z-sharded
-  float* dbias = lp.bias >= 0 ? gptr(lp.bias) : nullptr;  // in the dW GEMM's epilogue
+  const bool accumulate = micro_step_ > 0;
+  // A slot of the dW window when Z-sharded or accumulating, else the gradient itself.
+  float* dw = z_sharded || accumulate ? nullptr : gptr(lp.weight);
+  // Written by the dW GEMM's epilogue.
+  float* dbias = lp.bias < 0 ? nullptr : accumulate ? st_.bias_acc : gptr(lp.bias);
+  CollHandle& previous_scatter = last_scatter_[linear_slot(lp)];
   // The GELU backward can join the dX GEMM only where dX needs no all-reduce.
   const bool fuse_gelu = gelu_in && o_.grid.size(g.out_dim) == 1;
   CollHandle ar = -1, rs = -1;
   auto weight_grad = [&] {
-    if (z_sharded) dw = dw_.take();
+    if (!dw) dw = dw_.take();
     k_.linear_backward_weight(s, dy, x, dw, T_, g.out_local, g.in_local, dbias);
+    if (accumulate && dbias) k_.accumulate(s, dbias, gptr(lp.bias), g.bias_local);
+    if (accumulate && z_sharded) {
+      comm_.wait(previous_scatter);
+      k_.accumulate(s, gptr(lp.weight), dw + comm_.coord(Dim::z) * g.shard, g.shard);
+    } else if (accumulate) {
+      k_.accumulate(s, dw, gptr(lp.weight), g.block);
+    }
     if (z_sharded) {
       rs = comm_.issue(op(Phase::backward, lp.layer, name, CollRole::weight_grad_scatter,
                           CollKind::reduce_scatter, Group::z, g.shard, o_.grad_dtype),
                        dw, gptr(lp.weight));
       dw_.hold(rs);
+      previous_scatter = rs;
     }
   };
   auto input_grad = [&] {

@@ -4,6 +4,14 @@
 // flags reorder issue and wait, never the set). Files: linear.cpp (a 4D linear layer with OAR and
 // ORS), block.cpp (layer norms, attention, blocks), head.cpp (embedding, final LN, LM head,
 // vocab-parallel cross-entropy, data-parallel buckets).
+//
+// Micro-steps (--micro-batch): forward() and backward() run once per micro-step on that
+// micro-step's tokens. Gradients accumulate in fp32: layer norms and embeddings with +=; the
+// linear layers' dW and bias GEMMs overwrite, so after the first micro-step their result is
+// added to the accumulated gradient - with Gz > 1 the rank's accumulated shard is added into its
+// own chunk of the dW block before the Z reduce-scatter (which then writes the running sum), with
+// Gz = 1 the dW goes to a slot of the dW window and is added. The Z small-parameter and data
+// reductions run in the last micro-step only.
 #pragma once
 
 #include <vector>
@@ -29,11 +37,15 @@ class Model {
   Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k, CommEngine& comm,
         WeightGatherer& gather, DwWindow& dw);
 
-  // Forward of this rank's tokens (st.tokens, st.targets on the device); adds the rank's share
-  // of the loss sum to st.scalars[0] (only ranks with x = y = 0 count, each token once).
+  // Selects micro-step k (0-based) of the iteration: its tokens and its collectives' micro_step.
+  void begin_micro_step(int k);
+  // Forward of this rank's tokens of the micro-step (st.tokens, st.targets on the device); adds
+  // the rank's share of the loss sum to st.scalars[0] (only ranks with x = y = 0 count, each
+  // token once).
   void forward();
-  // Backward into st.grads (zeroed by the caller). Collectives deferred by ORS stay in flight:
-  // CommEngine::wait_all() before using the gradients.
+  // Backward, accumulated into st.grads (zeroed by the caller before the first micro-step).
+  // Collectives deferred by ORS stay in flight: CommEngine::wait_all() before using the
+  // gradients.
   void backward();
 
  private:
@@ -57,10 +69,15 @@ class Model {
   // head.cpp
   void head_forward();
   void head_backward();
-  void bucket_reduce(int bucket_index, int layer, const char* name);
+  void bucket_reduce(int bucket_index, int layer, const char* name);  // last micro-step only
 
   const void* wptr(int tensor) const;  // working copy of a (small) tensor
   float* gptr(int tensor) const;       // its gradient
+  const std::int32_t* tokens() const { return st_.tokens + micro_step_ * T_; }
+  const std::int32_t* targets() const { return st_.targets + micro_step_ * T_; }
+  bool last_micro_step() const { return micro_step_ == steps_ - 1; }
+  // Index of a linear layer among all of them (4 per block, then the LM head).
+  std::size_t linear_slot(const LinearParams& lp) const;
   CollOp op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
             std::int64_t count, DType dt, bool rc = false) const;
 
@@ -77,6 +94,10 @@ class Model {
   std::int64_t kv_local_, ffn_local_;  // K/V heads and MLP width (GELU 4h, SwiGLU ffn) over Y
   std::size_t a_;
   std::vector<CollHandle> bucket_deps_;  // collectives the current data bucket waits for
+  int micro_step_ = 0, steps_ = 1;
+  // Per linear layer: the Z reduce-scatter of the previous micro-step, which wrote the shard the
+  // next one adds into its dW block.
+  std::vector<CollHandle> last_scatter_;
 };
 
 }  // namespace ovb::gpt

@@ -67,9 +67,12 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   gbig2 = act(T * std::max(act_w, hy), MemKind::workspace);    // d(activation), d(attention)
   ln_scratch = f32(2 * T, MemKind::workspace);
   att_scratch = f32(T * hl, MemKind::workspace);
-  tokens_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
-  targets_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);
+  const std::size_t iter_tokens = static_cast<std::size_t>(local_batch(o) * m.seq);
+  tokens_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
+  targets_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
   scalars_buf = mem.allocate(2 * sizeof(float), MemKind::workspace);
+  if (micro_steps(o) > 1 && max_bias_local(m, g) > 0)
+    bias_acc = f32(max_bias_local(m, g), MemKind::workspace);
   tokens = tokens_buf.as<std::int32_t>();
   targets = targets_buf.as<std::int32_t>();
   scalars = scalars_buf.as<float>();

@@ -6,10 +6,10 @@
 //   gathered    Z-gathered weight blocks (owned by WeightGatherer)
 //   grad_blocks fp32 dW blocks awaiting their Z reduce-scatter (owned by DwWindow)
 //   activations residual stream res[0..L] [T, h/Gx] and the saved tensors of each block (of one
-//               block with --recompute)
+//               block with --recompute); T = tokens of one micro-step
 //   workspace   final LN, logits (their gradient in place), cross-entropy statistics, gradient
-//               buffers, LN/attention scratch, tokens, targets, the two global scalars, GEMM
-//               workspace (CUDA)
+//               buffers, LN/attention scratch, the tokens and targets of every micro-step, the
+//               two global scalars, with micro-steps a bias-gradient scratch, GEMM workspace (CUDA)
 #pragma once
 
 #include <cstdint>
@@ -57,7 +57,10 @@ class ModelState {
   // Workspace.
   void *lnf_out, *logits, *dres, *dtmp, *gbig1, *gbig2;
   float *lnf_mr, *ce_local, *ce_all, *ce_lse, *ln_scratch, *att_scratch, *scalars;
-  std::int32_t *tokens, *targets;
+  // A layer's bias gradient before it is added to the accumulated one (micro-steps after the
+  // first; null with one micro-step or without biases): max_bias_local() floats.
+  float* bias_acc = nullptr;
+  std::int32_t *tokens, *targets;               // [micro-steps * T]: micro-step k's at k * T
   Buffer tokens_buf, targets_buf, scalars_buf;  // filled from the host every iteration / read back
 
  private:

@@ -30,17 +30,17 @@ void check_memory(const Config& cfg, Backend& backend) {
   const GptMemory need = gpt_memory(cfg.model, cfg.plan);
   const double free = free_device_memory(backend, query_launch_context());
   if (need.total() <= free) return;
-  throw UsageError("GPT " + std::to_string(cfg.model.layers) + "x" +
-                   std::to_string(cfg.model.hidden) + " with batch " +
-                   std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() + " needs " +
-                   gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
-                   gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
-                   gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
-                   gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
-                   gib(free) + " is free for it on " + std::string(backend.name()) +
-                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch" +
-                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
-                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
+  throw UsageError(
+      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
+      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
+      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
+      " is free for it on " + std::string(backend.name()) +
+      "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
+      (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+      (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 
@@ -98,9 +98,9 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   if (state_->separate_work())
     kernels_->to_act(s, state_->params(), state_->work(), layout_->total);
   s.synchronize();
-  const std::int64_t T = tokens_per_rank(cfg.model, cfg.plan);
-  host_tokens_.resize(static_cast<std::size_t>(T));
-  host_targets_.resize(static_cast<std::size_t>(T));
+  const std::int64_t iter_tokens = local_batch(cfg.plan) * cfg.model.seq;
+  host_tokens_.resize(static_cast<std::size_t>(iter_tokens));
+  host_targets_.resize(static_cast<std::size_t>(iter_tokens));
 }
 
 Trainer::~Trainer() = default;
@@ -116,9 +116,10 @@ const std::vector<CollOp>& Trainer::collective_log() const {
 }
 
 void Trainer::load_batch(int iter) {
-  // This rank's sequences: (d*Gz + z) * B_local onwards (loader.hpp).
+  // This rank's sequences: (d*Gz + z) * B_local onwards (loader.hpp), every micro-step's at once
+  // (micro-step k takes B_local / steps of them from k * micro-batch on).
   const GridShape& g = cfg_.plan.grid;
-  const std::int64_t b_local = cfg_.plan.batch / (static_cast<std::int64_t>(g.gdata) * g.gz);
+  const std::int64_t b_local = local_batch(cfg_.plan);
   const Coords c = grid_.coords();
   const std::int64_t first = (static_cast<std::int64_t>(c[Dim::data]) * g.gz + c[Dim::z]) * b_local;
   data_->batch(iter, first, b_local, host_tokens_.data(), host_targets_.data());
@@ -126,21 +127,25 @@ void Trainer::load_batch(int iter) {
   backend_.upload(state_->tokens_buf, host_tokens_.data(), bytes);
   backend_.upload(state_->targets_buf, host_targets_.data(), bytes);
   // A copy from pageable memory may still be in flight (on the legacy stream) when upload()
-  // returns; the compute stream does not order with it. Between iterations the device is idle.
+  // returns; the compute stream does not order with it. Between iterations the device is idle
+  // (hence one upload per iteration, not per micro-step).
   backend_.synchronize();
 }
 
 void Trainer::forward_backward(int iter) {
   load_batch(iter);
   comm_->begin_iteration();
-  gather_->begin_iteration();
   dw_->begin_iteration();
   Stream& s = comm_->compute();
   for (const auto& [offset, count] : accumulated_grads_)
     kernels_->zero(s, state_->grads() + offset, static_cast<std::size_t>(count) * 4);
   kernels_->zero(s, state_->scalars, 2 * sizeof(float));
-  model_->forward();
-  model_->backward();
+  const int steps = static_cast<int>(micro_steps(cfg_.plan));
+  for (int k = 0; k < steps; ++k) {
+    model_->begin_micro_step(k);
+    model_->forward();
+    model_->backward();
+  }
   comm_->wait_all();
 }
 

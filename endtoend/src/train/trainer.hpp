@@ -83,7 +83,8 @@ class Trainer {
   std::string attention_;
   // Ranges of the flat gradient buffer that backward accumulates into (layer norms, embeddings;
   // offset, count), zeroed each iteration. Linear weights and biases are overwritten by their
-  // GEMMs (or Z reduce-scatters), so the 4-bytes-per-parameter memset of the rest is skipped.
+  // GEMMs (or Z reduce-scatters) in the first micro-step and added to in later ones, so the
+  // 4-bytes-per-parameter memset of the rest is skipped.
   std::vector<std::pair<std::int64_t, std::int64_t>> accumulated_grads_;
 };
 

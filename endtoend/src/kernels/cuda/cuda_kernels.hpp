@@ -66,6 +66,7 @@ class CudaKernels final : public Kernels {
             std::int64_t D, float theta, bool backward) override;
 
   void add(Stream& s, const void* a, const void* b, void* out, std::int64_t n) override;
+  void accumulate(Stream& s, const float* x, float* y, std::int64_t n) override;
   void gelu_forward(Stream& s, const void* x, void* y, std::int64_t n) override;
   void gelu_backward(Stream& s, const void* x, const void* dy, void* dx, std::int64_t n) override;
   void bias_grad(Stream& s, const void* dy, float* db, std::int64_t T, std::int64_t C) override;

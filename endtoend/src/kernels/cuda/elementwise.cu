@@ -1,5 +1,6 @@
-// CUDA kernels: memory, initialisation by global index, casts, residual add, GELU, bias gradient
-// (see kernels.hpp for the contracts; the host versions are in kernels/host/elementwise.cpp).
+// CUDA kernels: memory, initialisation by global index, casts, residual add, fp32 accumulation,
+// GELU, bias gradient (see kernels.hpp for the contracts; the host versions are in
+// kernels/host/elementwise.cpp).
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/math.hpp"
@@ -41,6 +42,12 @@ __global__ void add_kernel(const T* a, const T* b, T* out, std::int64_t n) {
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x)
     out[i] = from_f<T>(to_f(a[i]) + to_f(b[i]));
+}
+
+__global__ void accumulate_kernel(const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::int64_t(gridDim.x) * blockDim.x)
+    y[i] += x[i];
 }
 
 template <class T>
@@ -115,6 +122,12 @@ void CudaKernels::add(Stream& st, const void* a, const void* b, void* out, std::
     add_kernel<T><<<grid_for(n, 256), 256, 0, s>>>(
         static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), n);
   });
+  OVB_CHECK_LAUNCH();
+}
+
+void CudaKernels::accumulate(Stream& st, const float* x, float* y, std::int64_t n) {
+  if (n == 0) return;
+  accumulate_kernel<<<grid_for(n, 256), 256, 0, native(st)>>>(x, y, n);
   OVB_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,5 @@
-// Host kernels: memory, initialisation, casts, residual add, GELU, bias gradient (kernels.hpp).
+// Host kernels: memory, initialisation, casts, residual add, fp32 accumulation, GELU, bias
+// gradient (kernels.hpp).
 #include <cstring>
 
 #include "kernels/host/host_kernels.hpp"
@@ -37,6 +38,10 @@ void HostKernels::add(Stream&, const void* a, const void* b, void* out, std::int
   const auto* B = static_cast<const float*>(b);
   auto* O = static_cast<float*>(out);
   for (std::int64_t i = 0; i < n; ++i) O[i] = A[i] + B[i];
+}
+
+void HostKernels::accumulate(Stream&, const float* x, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
 void HostKernels::gelu_forward(Stream&, const void* x, void* y, std::int64_t n) {

@@ -10,7 +10,11 @@
 //  - memory-bound kernels (layer norm, bias, GELU, residual, attention I/O, embedding, softmax
 //    cross-entropy, AdamW): bytes / (memory bandwidth * memory_efficiency); backward moves twice
 //    the forward bytes;
-//  - optimizer: every parameter shard read and written by AdamW (fp32 master, grad, m, v).
+//  - optimizer: every parameter shard read and written by AdamW (fp32 master, grad, m, v);
+//  - micro-steps: T is one micro-step's tokens; every term but the optimizer runs once per
+//    micro-step, and each micro-step after the first adds every linear layer's new weight and
+//    bias gradient to the accumulated one in fp32 (the shard with Gz > 1, else the block: read
+//    two, write one).
 // Formulas for the byte counts: docs/model.md, "Compute".
 #pragma once
 
@@ -53,7 +57,8 @@ MemTerm mem_term(const Machine& mc, double fwd_bytes);
 struct LinearCompute {
   LinearId id = LinearId::qkv;
   GemmTerm fwd, dx, dw;
-  MemTerm epilogue;  // what follows the layer's GEMM (bias, GELU, residual)
+  MemTerm epilogue;    // what follows the layer's GEMM (bias, GELU, residual)
+  MemTerm accumulate;  // fp32 gradient accumulation, micro-steps after the first (time_us)
 };
 
 struct BlockCompute {
@@ -62,12 +67,14 @@ struct BlockCompute {
   double attn_flop = 0;              // forward attention FLOP (causal half counted)
   double attn_fwd_us = 0, attn_bwd_us = 0;
   double fwd_us = 0, bwd_us = 0;  // everything above, forward and backward
+  double accumulate_us = 0;       // the four layers' gradient accumulation (later micro-steps)
 };
 
 struct HeadCompute {
   LinearCompute lm_head;
   MemTerm embed, ln_f, ce;  // embeddings (+position), final LN, vocab-parallel cross-entropy
   double fwd_us = 0, bwd_us = 0;
+  double accumulate_us = 0;  // the LM head's gradient accumulation (later micro-steps)
 };
 
 struct OptimizerCompute {
@@ -77,10 +84,13 @@ struct OptimizerCompute {
 };
 
 struct ComputeTerms {
-  std::int64_t tokens = 0;  // T
+  std::int64_t tokens = 0;       // T, per micro-step
+  std::int64_t micro_steps = 1;  // per iteration
   BlockCompute block;
   HeadCompute head;
   OptimizerCompute optimizer;
+  // micro_steps x (blocks' and head's forward and backward) + (micro_steps - 1) x accumulation
+  // + optimizer.
   double total_us(std::int64_t layers, bool recompute) const;
 };
 

@@ -6,6 +6,9 @@
 // Aggregation: the blocks of a GPT issue the same collectives, so the list of a 2-block model is
 // costed (one block's ops once) and multiplied by the number of layers; `plan_comm` checks that the
 // two blocks are identical and otherwise costs every block of the real list separately.
+// Micro-steps: the slots hold one micro-step's ops (every micro-step issues the same ones, which
+// is checked) and the once-per-iteration reductions of the last; the timeline replays them
+// micro_steps times.
 #pragma once
 
 #include <array>
@@ -48,10 +51,18 @@ struct HeadComm {
   CommSlot scalars;  // the world all-reduce of the step
 };
 
+// Issued once per iteration (in the last micro-step or the step), not once per micro-step: the Z
+// small-parameter and data reductions and the step's world all-reduce.
+inline bool once_per_iteration(const CollOp& op) {
+  return op.role == CollRole::param_grad_reduce || op.role == CollRole::data_grad_reduce ||
+         op.role == CollRole::scalars;
+}
+
 struct PlanComm {
   std::vector<BlockComm> blocks;  // one entry (every block alike) or one per block
   HeadComm head;
   std::int64_t layers = 0;
+  std::int64_t micro_steps = 1;
   const BlockComm& block(std::int64_t l) const {
     return blocks.size() == 1 ? blocks[0] : blocks[static_cast<std::size_t>(l)];
   }
@@ -78,26 +89,31 @@ std::vector<CostedOp> costed_collectives(const GptShape& m, const GptPlanOptions
 // gpt_collectives() of the same configuration (tested).
 std::vector<CollOp> expand(const PlanComm& pc);
 
-// Visits every present slot with its multiplicity (layers for an aggregated block, else 1).
+// Visits every present slot with its multiplicity per iteration (layers for an aggregated block,
+// else 1; times the micro-steps unless issued once per iteration).
 template <class F>
 void for_each_slot(const PlanComm& pc, F&& f) {
+  const double steps = static_cast<double>(pc.micro_steps);
+  auto visit = [&](const CommSlot* s, double mult) {
+    if (s->present) f(*s, once_per_iteration(s->op) ? mult : mult * steps);
+  };
   auto linear = [&](const LinearComm& l, double mult) {
     for (const CommSlot* s : {&l.gather, &l.out_reduce, &l.gather_rc, &l.out_reduce_rc,
                               &l.gather_bwd, &l.in_grad, &l.wgrad})
-      if (s->present) f(*s, mult);
+      visit(s, mult);
   };
   const double mult = pc.blocks.size() == 1 ? static_cast<double>(pc.layers) : 1.0;
   for (const BlockComm& b : pc.blocks) {
     for (const LinearComm& l : b.lin) linear(l, mult);
     for (const CommSlot* s : {&b.ln1, &b.ln2, &b.ln1_rc, &b.ln2_rc, &b.ln1_grad, &b.ln2_grad,
                               &b.param_reduce, &b.data_reduce})
-      if (s->present) f(*s, mult);
+      visit(s, mult);
   }
   const HeadComm& h = pc.head;
   linear(h.lm_head, 1.0);
   for (const CommSlot* s :
        {&h.ln_f, &h.ln_f_grad, &h.ce, &h.param_reduce, &h.data_reduce, &h.scalars})
-    if (s->present) f(*s, 1.0);
+    visit(s, 1.0);
 }
 
 }  // namespace ovb::model

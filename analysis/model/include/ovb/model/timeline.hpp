@@ -9,6 +9,10 @@
 //    before the dX GEMM);
 //  - OAG: each Z all-gather is issued when the previous one of its phase was consumed (one layer
 //    ahead), so it hides behind the previous layer's work.
+// Micro-steps: forward and backward run once per micro-step, the Z small-parameter and data
+// reductions in the last one only; the gradient stream carries over from one micro-step to the
+// next (the ORS ring included), and a micro-step after the first waits, before adding a layer's
+// accumulated shard, for that layer's reduce-scatter of the micro-step before (as gpt4d does).
 // A collective running asynchronously is stretched by (1 + comm_slowdown); the compute stream is
 // stretched by compute_slowdown times the time the collective ran under it (interference).
 // iteration = compute + interference + exposed communication, exactly.
