@@ -107,7 +107,8 @@ int check_collectives(const std::string& analysis, const GptShape& m, const GptP
         f.add("rank ", r["rank"], ": ", s.count, " unexpected ", key.first, " ", key.second);
     if (check_gemms) {
       const auto block = static_cast<std::int64_t>(block_linears(m).size()) * m.layers;
-      const std::int64_t want = k * (3 * (block + 1) + (o.recompute ? block : 0));
+      // Every micro-step runs the whole forward and backward.
+      const std::int64_t want = k * micro_steps(o) * (3 * (block + 1) + (o.recompute ? block : 0));
       const json& g = r["kernel_breakdown"]["gemm"];
       if (g["count"].get<double>() != static_cast<double>(want) || !(g["total_us"] > 0.0))
         f.add("rank ", r["rank"], ": ", g["count"], " gemm kernels (", g["total_us"],
