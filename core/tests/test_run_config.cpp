@@ -102,6 +102,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
       {"recompute", true},
       {"cache_weights", false},
       {"ors_window", kDefaultOrsWindow},
+      {"shard_optimizer", false},
       {"dtype", "bf16"},
       {"grad_dtype", "bf16"}};
   EXPECT_EQ(to_json(sample()), expected) << to_json(sample()).dump();
@@ -162,7 +163,8 @@ TEST(RunConfig, JsonReaderIsStrict) {
   // Optional keys keep the defaults given.
   j = to_json(sample());
   for (const char* k :
-       {"overlap", "recompute", "cache_weights", "ors_window", "dtype", "grad_dtype"})
+       {"overlap", "recompute", "cache_weights", "ors_window", "shard_optimizer", "dtype",
+        "grad_dtype"})
     j.erase(k);
   RunConfig defaults;
   defaults.plan.act_dtype = DType::bf16;
@@ -206,6 +208,11 @@ TEST(RunConfig, CliFillsTheSameFields) {
   EXPECT_EQ(run_config_from_json(to_json(c), "r: '").plan.ors_window, 2);
   EXPECT_NE(parse({"--preset", "tiny", "--ors-window", "0"}, &c).find("--ors-window"),
             std::string::npos);
+  // The sharded optimizer: off unless asked for, and kept in the JSON form.
+  EXPECT_FALSE(c.plan.shard_optimizer);
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer"}, &c), "");
+  EXPECT_TRUE(c.plan.shard_optimizer);
+  EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").plan.shard_optimizer);
 }
 
 TEST(RunConfig, BadOptionsNameTheProblem) {

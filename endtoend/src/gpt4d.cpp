@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
                 << overlap_string(cfg.plan) << (cfg.plan.recompute ? ", recompute" : "")
                 << (cfg.plan.cache_weights ? ", weights cached" : "")
                 << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
+                << (optimizer_sharded(cfg.plan) ? ", optimizer sharded over data" : "")
                 << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()

@@ -18,10 +18,13 @@ struct Case {
   bool recompute = false;
   bool cache = true;
   int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
+  bool shard = false;               // optimizer state split over the data group
+  std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
   std::string str() const {
     return grid + " overlap=" + overlap + (recompute ? " recompute" : "") +
            (cache ? "" : " no-cache") +
-           (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "");
+           (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
+           (shard ? " shard-optimizer" : "") + (hidden != 64 ? " hidden=" + std::to_string(hidden) + " heads=" + std::to_string(heads) : "");
   }
 };
 
@@ -32,14 +35,17 @@ inline bool on_gpu() {
 
 inline Config test_config(const Case& c, int iters = 10) {
   Config cfg;
-  cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64, 4 heads
+  cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64 (or c.hidden), 4 heads
   cfg.model.seq = 16;
   cfg.model.vocab = 256;
+  cfg.model.hidden = c.hidden;
+  cfg.model.heads = c.heads;
   cfg.plan.grid = GridShape::parse(c.grid);
   cfg.plan.batch = 8;
   cfg.plan.recompute = c.recompute;
   cfg.plan.cache_weights = c.cache;
   cfg.plan.ors_window = c.window;
+  cfg.plan.shard_optimizer = c.shard;
   // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
   // either, so that the equivalence tolerances hold.
   cfg.backend.name = ovb::testing::options().backend;
@@ -75,6 +81,11 @@ inline std::vector<double> losses(const Config& cfg, MPI_Comm world) {
   std::vector<double> out;
   for (int i = 0; i < cfg.iters; ++i) out.push_back(r.trainer.run_iteration(i).loss);
   return out;
+}
+
+// Gdata of a grid string ("2x1x2x2:y,x,z" -> 2).
+inline int gdata_of(const std::string& grid) {
+  return GridShape::parse(grid).gdata;
 }
 
 // The 8-rank grids of the tests (other world sizes: the grids of that size).

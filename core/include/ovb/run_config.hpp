@@ -50,7 +50,7 @@ enum RunOptionGroup : unsigned {
   kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch
-  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window
+  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --shard-optimizer
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
 };
