@@ -8,7 +8,7 @@ import argparse
 import os
 import sys
 
-from . import __version__, cli_megatron, cli_plots, cli_summarize
+from . import __version__, cli_megatron, cli_nccl, cli_plots, cli_summarize
 from .errors import AnalysisError
 
 PROG = "ovb-analysis"
@@ -30,6 +30,7 @@ def build_parser():
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     cli_megatron.add_parsers(sub)
+    cli_nccl.add_parsers(sub)
     cli_plots.add_parsers(sub)
     cli_summarize.add_parsers(sub)
     return p

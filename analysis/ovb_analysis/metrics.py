@@ -83,3 +83,12 @@ def algbw_gbps(nbytes, seconds):
 def busbw_gbps(kind, n, nbytes, seconds):
     """busbw = algbw * F(kind, n), in GB/s."""
     return algbw_gbps(nbytes, seconds) * bus_factor(kind, n)
+
+
+def overlap_efficiency(t_compute, t_comm, t_overlapped):
+    """(serial - t_o) / min(t_c, t_m), serial = t_c + t_m: 1 = the shorter of compute and
+    communication fully hidden, 0 = no better than serial, < 0 worse (metrics.hpp OverlapMetrics)."""
+    shorter = min(t_compute, t_comm)
+    if shorter <= 0:
+        raise ValueError("compute and communication times must be positive")
+    return (t_compute + t_comm - t_overlapped) / shorter

@@ -178,6 +178,10 @@ def model_table(rs, options=None):
                                           "k", "median |error| %", "max |error| %"], rows)
 
 
+# The validation file's 'verified' per run (its 'unverified' says which figures and why).
+VERIFIED = {True: "yes", False: "not all (see the validation file)"}
+
+
 def validation_table(rs, options=None):
     """ovb-model validate: published vs predicted TFLOP/s per GPU, run by run."""
     rows = []
@@ -190,10 +194,11 @@ def validation_table(rs, options=None):
                          fmt(r.get("gpus")), str(r.get("config", "")), str(r.get("convention", "")),
                          fmt(r["published_tflops_per_gpu"], "{:.1f}"),
                          fmt(r["predicted_tflops_per_gpu"], "{:.1f}"),
-                         fmt(r["error_pct"], "{:+.1f}"), f"{within} (+-{tol:.0f} %)"])
+                         fmt(r["error_pct"], "{:+.1f}"), f"{within} (+-{tol:.0f} %)",
+                         VERIFIED.get(r.get("verified"), "not stated")])
     return Table("Model validation", ["run", "strategy", "machine", "GPUs", "configuration",
                                       "FLOPs", "published TF/GPU", "predicted TF/GPU", "error %",
-                                      "within"], rows)
+                                      "within", "figures checked against the source"], rows)
 
 
 def all_tables(rs, options):

@@ -10,11 +10,11 @@ DOC = {"context": {}, "runs_file": "published_runs.json", "tolerance_pct": 25,
        "rows": [{"id": "a", "strategy": "megatron", "machine": "dgx-a100-80gb", "gpus": 512,
                  "config": "tp=8 pp=2", "convention": "hardware", "published_tflops_per_gpu": 140.0,
                  "predicted_tflops_per_gpu": 150.0, "error_pct": 7.142857, "fits": True,
-                 "within_tolerance": True, "known_miss": None},
+                 "within_tolerance": True, "known_miss": None, "verified": True},
                 {"id": "b", "strategy": "4d", "machine": "perlmutter-a100", "gpus": 1024,
                  "config": "8x4x16x2", "convention": "hardware", "published_tflops_per_gpu": 177.7,
                  "predicted_tflops_per_gpu": 70.7, "error_pct": -60.2, "fits": True,
-                 "within_tolerance": False, "known_miss": "memory plan"}]}
+                 "within_tolerance": False, "known_miss": "memory plan", "verified": False}]}
 
 
 def test_validation_is_its_own_kind_plotted_and_tabled(tmp_path):
@@ -26,6 +26,7 @@ def test_validation_is_its_own_kind_plotted_and_tabled(tmp_path):
     assert [r[0] for r in table.rows] == ["a", "b"]
     assert table.rows[0][8] == "+7.1" and table.rows[0][9].startswith("yes")
     assert table.rows[1][9].startswith("known miss")
+    assert table.rows[0][10] == "yes" and table.rows[1][10].startswith("not all")
 
 
 def test_search_with_both_strategies_plots_the_4d_ones(tmp_path):

@@ -9,6 +9,7 @@ and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic t
 
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --iters 13 --warmup 3 --out torch.json
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile --out torch-compile.json
+  python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile-mode max-autotune --out torch-ma.json
 
 Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
 time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
@@ -36,6 +37,7 @@ PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
     "2.7B": (32, 2560, 32),
     "6.7B": (32, 4096, 32),
 }
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
 
 
@@ -43,6 +45,12 @@ def model_flop(batch, seq, layers, hidden, vocab):
     """metrics.md: F = 72 B s L h^2 (1 + s/(12h) + V/(12 L h))."""
     return 72.0 * batch * seq * layers * hidden**2 * (
         1 + seq / (12.0 * hidden) + vocab / (12.0 * layers * hidden))
+
+
+def compile_note(a):
+    if not a.compile:
+        return ""
+    return ", torch.compile" + (f" (mode {a.compile_mode})" if a.compile_mode else "")
 
 
 def parse_args(argv):
@@ -58,9 +66,12 @@ def parse_args(argv):
     p.add_argument("--iters", type=int, default=13)
     p.add_argument("--warmup", type=int, default=3, help="iterations left out of the summary")
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--compile-mode", choices=COMPILE_MODES,
+                   help="torch.compile's mode (implies --compile; default: torch's default)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--out", help="JSON result file")
     a = p.parse_args(argv)
+    a.compile = a.compile or a.compile_mode is not None
     if a.preset:
         layers, hidden, heads = PRESETS[a.preset]
         a.layers, a.hidden, a.heads = a.layers or layers, a.hidden or hidden, a.heads or heads
@@ -134,7 +145,7 @@ def main(argv):
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
                              {"params": no_decay, "weight_decay": 0.0}],
                             lr=3e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
-    step_model = torch.compile(model) if a.compile else model
+    step_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     n_params = sum(p.numel() for p in model.parameters())
     gen = torch.Generator(device=dev).manual_seed(a.seed)
     F = model_flop(a.batch, a.seq, a.layers, a.hidden, a.vocab)
@@ -142,7 +153,7 @@ def main(argv):
     peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
     print(f"pytorch_gpt: {a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
           f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA, "
-          f"fused AdamW{', torch.compile' if a.compile else ''} on {name}", flush=True)
+          f"fused AdamW{compile_note(a)} on {name}", flush=True)
     iters = []
     for i in range(a.iters):
         idx = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev, generator=gen)
@@ -171,7 +182,8 @@ def main(argv):
                                    "seq": a.seq, "vocab": a.vocab, "preset": a.preset,
                                    "parameters": n_params},
                          "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
-                         "compile": a.compile, "dtype": "bf16 autocast",
+                         "compile": a.compile, "compile_mode": a.compile_mode,
+                         "dtype": "bf16 autocast",
                          "attention": "torch SDPA (is_causal)", "optimizer": "AdamW fused"},
               "context": {"device": name, "torch": torch.__version__,
                           "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),

@@ -203,6 +203,75 @@ class CampaignPlans(unittest.TestCase):
         self.assertEqual(p["grids4"], c.PARAMS["grids4"][0])
 
 
+class GpuCampaignPlans(unittest.TestCase):
+    """The baselines, overlap-matters and profile-1.3B presets: their steps on the host."""
+
+    def test_baselines_runs_each_pair_back_to_back(self):
+        steps = build_steps(CAMPAIGNS["baselines"], "cuda", "", {})
+        names = [s.name for s in steps]
+        by = {s.name: s for s in steps}
+        for n in ("2", "4"):
+            for coll in ("all_reduce", "reduce_scatter", "all_gather"):
+                i = names.index(f"nccl-{coll}-{n}r")
+                self.assertEqual(names[i + 1], f"ovb-{coll}-{n}r")
+                nccl, ovb = by[f"nccl-{coll}-{n}r"], by[f"ovb-{coll}-{n}r"]
+                self.assertEqual((nccl.ranks, ovb.ranks), (int(n), int(n)))
+                sizes = ["-b", "64K", "-e", "256M", "-f", "4"]
+                self.assertEqual(nccl.command[3:9], sizes)   # wrapper, out file, program, sizes
+                self.assertEqual(ovb.command[9:15], sizes)
+                self.assertIn("nccl-tests-build", nccl.needs)
+            self.assertEqual(len(by[f"nccl-compare-{n}r"].needs), 6)
+        build = by["nccl-tests-build"].command
+        self.assertEqual(build[1], os.path.join(REPO, "shared", "baselines",
+                                                "nccl-tests-2.19.6.tar.gz"))
+        mlm = by["megatron-1.3B"]
+        self.assertIn("--local", mlm.command)
+        self.assertEqual(mlm.needs, ["gpt4d-1.3B", "megatron-unpack"])
+        self.assertEqual(mlm.command[mlm.command.index("--micro-batch") + 1], "4")
+        # gpt4d first, then the references, per shape; max-autotune last (minutes of compiling)
+        for shape in ("125M", "350M", "1.3B", "2.7B"):
+            i = names.index(f"gpt4d-{shape}")
+            self.assertEqual(names[i + 1:i + 3], [f"torch-eager-{shape}", f"torch-compile-{shape}"])
+        self.assertEqual(names[-5:], ["max-autotune-125M", "max-autotune-350M", "max-autotune-1.3B",
+                                      "max-autotune-2.7B", "summary"])
+        self.assertIn("--compile-mode", by["max-autotune-1.3B"].command)
+        other = build_steps(CAMPAIGNS["baselines"], "cuda", "",
+                            {"nccl_tests": "/opt/nt.tgz", "shapes": "125M", "ranks": "2"})
+        self.assertEqual(other[1].command[1], "/opt/nt.tgz")
+        self.assertFalse(any(s.name.startswith("megatron") for s in other))  # no 1.3B: no match
+
+    def test_overlap_matters_repeats_outermost_and_socket_settings(self):
+        from ovb_suite.campaigns.overlap_matters import CONDITIONS, socket_env
+        steps = build_steps(CAMPAIGNS["overlap-matters"], "cuda", "", {})
+        runs = [s for s in steps if s.name.startswith("r")]
+        self.assertEqual(len(runs), 3 * 3 * len(CONDITIONS))
+        self.assertEqual([s.name for s in runs[:2]], ["r1-1x1x1x4-none", "r1-1x1x1x4-oar"])
+        self.assertTrue(all(s.name.startswith("r1-") for s in runs[:3 * len(CONDITIONS)]))
+        one = next(s for s in runs if s.name == "r2-1x1x2x2-all-prio-equal")
+        self.assertEqual(one.ranks, 4)
+        self.assertEqual(one.env, {"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"})
+        for word in ("--gz", "--gdata", "--comm-priority", "--compute-priority"):
+            self.assertIn(word, one.command)
+        self.assertEqual(len([s for s in steps if s.name.startswith("predict-")]), 15)
+        self.assertEqual([s.name for s in steps if s.name.startswith("sockets-")],
+                         ["sockets-default", "sockets-2x2", "sockets-4x4", "sockets-8x8"])
+        self.assertEqual(socket_env("default"), {})
+        for bad in ("4", "0x4", "17x1", "8x16"):
+            with self.assertRaisesRegex(SuiteError, "socket setting"):
+                socket_env(bad)
+        with self.assertRaisesRegex(SuiteError, "expected GXxGYxGZxGDATA"):
+            build_steps(CAMPAIGNS["overlap-matters"], "cuda", "", {"configs": "1x4"})
+
+    def test_profile_pairs_and_lengths(self):
+        steps = build_steps(CAMPAIGNS["profile-1.3B"], "cuda", "", {})
+        names = [s.name for s in steps]
+        self.assertEqual(names[1:7], ["untraced-10-1", "traced-10-1", "analyze-10-1",
+                                      "untraced-30-1", "traced-30-1", "analyze-30-1"])
+        self.assertEqual(len(names), 1 + 2 * 2 * 3 + 1)
+        with self.assertRaisesRegex(SuiteError, "expected warmup < short < long"):
+            build_steps(CAMPAIGNS["profile-1.3B"], "cuda", "", {"short": "40"})
+
+
 class MpsStart(unittest.TestCase):
     def test_no_control_binary_is_a_note_not_an_error(self):
         path = os.environ["PATH"]

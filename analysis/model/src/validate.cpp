@@ -88,6 +88,18 @@ ValidationSet load_published_runs(const std::string& path) {
     if (p.convention != "model" && p.convention != "hardware")
       bad(path, at + "published.convention must be model or hardware, got '" + p.convention + "'");
     if (r.contains("known_miss")) p.known_miss = text(r, "known_miss", path, at);
+    if (r.contains("verified")) {
+      if (!r["verified"].is_boolean()) bad(path, at + "'verified' must be true or false");
+      p.verified = r["verified"].get<bool>();
+      if (!*p.verified) {
+        p.unverified = text(r, "unverified", path, at + "verified is false, so ");
+        if (p.unverified.empty()) bad(path, at + "'unverified' must say which figures and why");
+      }
+    }
+    // The run's software, where it differs from the machine preset's default (e.g. runs from
+    // before FlashAttention existed put the attention scores through memory).
+    if (p.config.contains("flash_attention") && !p.config["flash_attention"].is_boolean())
+      bad(path, at + "config.flash_attention must be true or false");
     set.runs.push_back(p);
   }
   return set;
@@ -96,8 +108,9 @@ ValidationSet load_published_runs(const std::string& path) {
 ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
   ValidationRow row;
   row.run = run;
-  const Machine mc = load_machine(run.machine);
+  Machine mc = load_machine(run.machine);
   const json& cfg = run.config;
+  if (cfg.contains("flash_attention")) mc.flash_attention = cfg["flash_attention"].get<bool>();
   const DType dt = parse_dtype(mc.precision);
   if (run.strategy == "megatron") {
     MegatronSearchOptions o;
@@ -166,6 +179,7 @@ json validation_row_json(const ValidationRow& r) {
           {"fits", r.fits},
           {"within_tolerance", r.within},
           {"known_miss", r.run.known_miss.empty() ? json(nullptr) : json(r.run.known_miss)},
+          {"verified", r.run.verified ? json(*r.run.verified) : json(nullptr)},
           {"config", r.config},
           {"best", r.best}};
 }

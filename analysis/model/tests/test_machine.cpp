@@ -63,6 +63,41 @@ TEST(Machine, GpuPresetsHaveNcclLatencyAndASourcePerNumber) {
   EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100-80gb").memory_bytes, 80.0 * (1 << 30));
 }
 
+namespace {
+
+bool has(const std::string& s, const char* what) { return s.find(what) != std::string::npos; }
+
+}  // namespace
+
+// Every efficiency a preset feeds the model says where it comes from: a public measurement (a
+// URL or an arXiv paper), this suite's results, or an explicit estimate/placeholder. The GPU
+// presets' GEMM efficiency must be measured, not guessed.
+TEST(Machine, EfficiencyInputsHaveASource) {
+  for (const std::string& n : preset_machine_names()) {
+    const Machine m = load_machine(n);
+    std::vector<std::string> keys = {"gpu.gemm_efficiency", "gpu.attention_efficiency",
+                                     "gpu.memory_efficiency"};
+    if (!m.gemm_table.empty()) keys.push_back("gemm_table");
+    for (const std::string& key : keys) {
+      ASSERT_TRUE(m.sources.contains(key) && m.sources[key].is_string()) << n << ": " << key;
+      const std::string src = m.sources[key].get<std::string>();
+      const bool cited = has(src, "github.com") || has(src, "arXiv") || has(src, "results/");
+      const bool marked = has(src, "Estimate") || has(src, "estimate") || has(src, "Placeholder");
+      EXPECT_TRUE(cited || marked) << n << ": the source of " << key
+                                   << " neither cites a measurement nor says it is an estimate: "
+                                   << src;
+    }
+    if (m.gpu_name == "host CPU") continue;
+    const std::string gemm = m.sources["gpu.gemm_efficiency"].get<std::string>();
+    EXPECT_TRUE(has(gemm, "github.com") || has(gemm, "results/")) << n << ": " << gemm;
+    EXPECT_NE(gemm.rfind("Estimate", 0), 0u) << n << ": GEMM efficiency still a guess";
+  }
+  // One device, one number: the three A100 presets share the measured efficiency.
+  const double a100 = load_machine("dgx-a100-80gb").gemm_efficiency;
+  EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100").gemm_efficiency, a100);
+  EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100-80gb").gemm_efficiency, a100);
+}
+
 TEST(Machine, LatencyModelRoundTripsAndBadValuesAreNamed) {
   nlohmann::json j = test::synthetic_machine_json();
   j["comm"]["default"].erase("alpha_us_per_gpu");

@@ -40,7 +40,9 @@ class Validate : public Command {
       ++n;
       if (!v.within) ++outside;
       if (!v.as_expected()) ++unexpected;
-      if (!r.known_miss.empty()) findings.push_back(r.id + ": " + r.known_miss);
+      if (!r.known_miss.empty()) findings.push_back("known miss, " + r.id + ": " + r.known_miss);
+      if (r.verified && !*r.verified)
+        findings.push_back("not verified against its source, " + r.id + ": " + r.unverified);
       t.row({r.id, r.strategy, r.machine, std::to_string(r.gpus), v.config, r.convention,
              fmt(r.published_tflops, 1), fmt(v.predicted_tflops, 1), fmt(v.error_pct, 1),
              v.fits ? "yes" : "no",
@@ -51,7 +53,7 @@ class Validate : public Command {
     std::cout << "predicted vs published TFLOP/s per GPU (" << runs_ << "), tolerance +-"
               << fmt(set.tolerance_pct, 0) << " %:\n"
               << t.str() << n - outside << " of " << n << " within tolerance\n";
-    for (const std::string& f : findings) std::cout << "  known miss, " << f << "\n";
+    for (const std::string& f : findings) std::cout << "  " << f << "\n";
     if (!json_.empty()) {
       write_json(json_, {{"context", run_context(nullptr, ctx)},
                          {"runs_file", runs_},

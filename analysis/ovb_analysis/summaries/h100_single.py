@@ -183,8 +183,14 @@ def summarize(out):
                                    "calls_per_iter": c / iters} for n, (ms, c) in top]
     if traced and untraced:
         t, u = traced["summary"]["median_time_ms"], untraced["summary"]["median_time_ms"]
-        md += ["", f"Tracer overhead: traced {t:.1f} ms vs untraced {u:.1f} ms per iteration: "
-               f"{100 * (t - u) / u:+.2f} % (target < 3 %)."]
+        ts, us = traced["summary"], untraced["summary"]
+        spread = [100 * (r["p90_time_ms"] - r["p10_time_ms"]) / r["median_time_ms"]
+                  for r in (ts, us) if r.get("p10_time_ms") is not None]
+        within = (f"; p10-p90 spreads {' and '.join(f'{x:.1f} %' for x in spread)}, so a "
+                  "difference smaller than them is not resolved") if spread else ""
+        md += ["", f"Tracer overhead: traced {t:.1f} ms vs untraced {u:.1f} ms per iteration "
+               f"(medians of {ts.get('measured_iters')} and {us.get('measured_iters')} timed "
+               f"iterations): {100 * (t - u) / u:+.2f} % (target < 3 %){within}."]
         summary["tracer_overhead_pct"] = 100 * (t - u) / u
     md.append("")
 

@@ -91,6 +91,13 @@ class Builder:
 
 # gpt4d's memory check before allocating, or an allocation that fails anyway: "does not fit".
 UNFIT_MEMORY = r"needs .* GiB per rank|out of memory|MemoryAllocation"
+# PyTorch's out-of-memory error: the reference does not fit at that shape and batch.
+UNFIT_TORCH = r"OutOfMemoryError|CUDA out of memory"
+
+# Where the third-party comparison tools' source tarballs are looked for, relative to the
+# repository root: a git-ignored folder that travels with the checkout to the GPU machine. They
+# are never part of the suite; their path is a campaign parameter.
+BASELINES = os.path.join("shared", "baselines")
 
 
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ struct PublishedRun {
   nlohmann::json config;      // tp, pp, micro_batch, virtual_stages, recompute, ... (4d: overlap)
   double published_tflops = 0;  // per GPU
   std::string known_miss;       // a stated finding: the run is expected outside the tolerance
+  // Whether every figure of the entry was checked against its source; when not, `unverified`
+  // says which figures could not be and why. Absent in the file: not stated.
+  std::optional<bool> verified;
+  std::string unverified;
 };
 
 struct ValidationRow {

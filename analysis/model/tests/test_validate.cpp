@@ -1,0 +1,102 @@
+// Validation data file: every shipped run says where its figures are in its source and whether
+// they were verified; bad verification or software fields are named; a run's flash_attention
+// setting predicts exactly what the same machine with that setting does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ovb/error.hpp"
+#include "ovb/io.hpp"
+#include "ovb/model/machine.hpp"
+#include "ovb/model/validate.hpp"
+
+using namespace ovb;
+using namespace ovb::model;
+using nlohmann::json;
+
+namespace {
+
+std::string write(const std::string& name, const json& j) {
+  const auto path = std::filesystem::temp_directory_path() / ("ovb-validate-" + name + ".json");
+  std::ofstream(path) << j.dump(2);
+  return path.string();
+}
+
+// One small Megatron run on a preset (TP 8 in one DGX node, long sequence so attention matters).
+json small_run() {
+  return json::parse(R"({"id": "r", "source": "s", "strategy": "megatron",
+    "machine": "dgx-a100-80gb", "gpus": 8, "batch": 16,
+    "model": {"layers": 4, "hidden": 4096, "heads": 32, "seq": 4096, "vocab": 51200},
+    "config": {"tp": 8, "pp": 1, "micro_batch": 1, "recompute": "full"},
+    "published": {"tflops_per_gpu": 100, "convention": "hardware"}})");
+}
+
+json runs_file(const json& run) {
+  return {{"tolerance_pct", 25}, {"runs", json::array({run})}};
+}
+
+std::string load_error(const json& run) {
+  try {
+    load_published_runs(write("bad", runs_file(run)));
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Validate, ShippedRunsSayWhereTheirFiguresAreAndWhetherTheyWereVerified) {
+  const json doc = read_json(default_validation_file());
+  const ValidationSet set = load_published_runs(default_validation_file());
+  ASSERT_EQ(set.runs.size(), doc["runs"].size());
+  for (std::size_t i = 0; i < set.runs.size(); ++i) {
+    const json& r = doc["runs"][i];
+    const PublishedRun& p = set.runs[i];
+    EXPECT_TRUE(r.contains("where") && r["where"].is_string() &&
+                r["where"].get<std::string>().size() > 20)
+        << p.id << " does not say where its figures are in the source";
+    ASSERT_TRUE(p.verified.has_value()) << p.id << " does not say whether it was verified";
+    if (!*p.verified) {
+      EXPECT_GT(p.unverified.size(), 20u) << p.id << ": why not verified";
+    }
+  }
+}
+
+TEST(Validate, BadVerificationAndSoftwareFieldsAreNamed) {
+  json r = small_run();
+  r["verified"] = false;
+  EXPECT_NE(load_error(r).find("run r: verified is false, so 'unverified' is missing"),
+            std::string::npos)
+      << load_error(r);
+  r["verified"] = "yes";
+  EXPECT_NE(load_error(r).find("run r: 'verified' must be true or false"), std::string::npos)
+      << load_error(r);
+  r = small_run();
+  r["config"]["flash_attention"] = "no";
+  EXPECT_NE(load_error(r).find("run r: config.flash_attention must be true or false"),
+            std::string::npos)
+      << load_error(r);
+}
+
+TEST(Validate, RunFlashAttentionEqualsTheMachineWithThatSetting) {
+  // Reference: the preset copied with flash_attention false, the run without an override.
+  json mj = read_json(machines_dir() + "/dgx-a100-80gb.json");
+  ASSERT_TRUE(mj["gpu"]["flash_attention"].get<bool>());
+  mj["gpu"]["flash_attention"] = false;
+  json ref = small_run();
+  ref["machine"] = write("no-flash-machine", mj);
+
+  json with_override = small_run();
+  with_override["config"]["flash_attention"] = false;
+  const ValidationRow flash =
+      validate_run(load_published_runs(write("flash", runs_file(small_run()))).runs[0], 25);
+  const ValidationRow over =
+      validate_run(load_published_runs(write("override", runs_file(with_override))).runs[0], 25);
+  const ValidationRow want =
+      validate_run(load_published_runs(write("ref", runs_file(ref))).runs[0], 25);
+  EXPECT_DOUBLE_EQ(over.predicted_ms, want.predicted_ms);
+  // The s x s scores through memory cost time: slower than with flash attention.
+  EXPECT_GT(over.predicted_ms, flash.predicted_ms * 1.01);
+}
