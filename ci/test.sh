@@ -58,8 +58,8 @@ if [ "$host_only" = 0 ] && command -v nvcc >/dev/null 2>&1; then
 fi
 
 # ccache (ci/setup.sh installs it): a second run, or another checkout, recompiles only what
-# changed. Objects are not shared between the host and CUDA passes: ovb_core's OVB_HAVE_CUDA
-# definition is public, so every object's flags differ.
+# changed, and the CUDA pass compiles only the CUDA code: every other object has the same command
+# in both builds (ctest tree.cuda_objects), so ccache reuses the host pass's.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)

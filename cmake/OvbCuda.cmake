@@ -1,6 +1,6 @@
 # Decides whether the CUDA backend is built (OVB_ENABLE_CUDA = AUTO | ON | OFF) and finds its parts:
 # nvcc, cuBLASLt, CUPTI, NVTX3 (CUDAToolkit) and NCCL (FindNCCL.cmake).
-# Sets OVB_HAVE_CUDA. With ON, a missing part is an error; with AUTO, it turns the backend off.
+# Sets OVB_HAVE_CUDA and the interface target ovb_cuda. With ON, a missing part is an error; with AUTO, it turns the backend off.
 include_guard(GLOBAL)
 set(OVB_HAVE_CUDA OFF)
 string(TOUPPER "${OVB_ENABLE_CUDA}" _ovb_cuda_mode)
@@ -51,6 +51,11 @@ if(NOT _ovb_cuda_mode STREQUAL "OFF")
     message(STATUS "CUDA backend off (OVB_ENABLE_CUDA=AUTO), not found: ${_ovb_missing}")
   else()
     set(OVB_HAVE_CUDA ON)
+    # What CUDA code of the suite compiles and links against; linked only by targets that compile
+    # CUDA code (others get the libraries link-only, so their objects match a host build's).
+    add_library(ovb_cuda INTERFACE)
+    target_link_libraries(ovb_cuda INTERFACE CUDA::cudart CUDA::cublas CUDA::cublasLt CUDA::cupti
+                                             CUDA::nvtx3 NCCL::nccl)
     message(STATUS "CUDA backend on: CUDA ${CUDAToolkit_VERSION}, NCCL ${NCCL_VERSION}, "
                    "architectures ${CMAKE_CUDA_ARCHITECTURES}")
   endif()

@@ -31,10 +31,18 @@ def add_cmd_parser(sub):
                    "ovb-model search --strategy megatron|all or versus JSON: model, batch, GPUs, TP, "
                    "PP, micro batch, virtual stages, recomputation, SP and the distributed optimizer "
                    "(with its overlaps)")
-    m.add_argument("--preset", help=f"GPT size: {', '.join(ml.PRESETS)} (sets layers/hidden/heads)")
+    m.add_argument("--preset", help=f"model: {', '.join(list(ml.PRESETS) + list(ml.LLAMA_PRESETS))}"
+                   " (sets layers/hidden/heads; for Llama also the architecture, kv-heads, "
+                   "ffn-hidden, vocabulary and RoPE base)")
+    m.add_argument("--arch", choices=("gpt", "llama"),
+                   help="architecture (default gpt; llama: SwiGLU, RMSNorm, RoPE, GQA, no biases, "
+                   "untied embeddings)")
     m.add_argument("--layers", type=int)
     m.add_argument("--hidden", type=int)
     m.add_argument("--heads", type=int)
+    m.add_argument("--kv-heads", type=int, help="query groups of grouped-query attention (llama)")
+    m.add_argument("--ffn-hidden", type=int, help="SwiGLU width (llama)")
+    m.add_argument("--rope-theta", type=positive_float, help="rotary base (llama; default 10000)")
     m.add_argument("--seq", type=int, help="sequence length (default 2048)")
     m.add_argument("--vocab", type=int, help="vocabulary (default 50304)")
     t = p.add_argument_group("training and parallelism")
@@ -82,7 +90,15 @@ def matched_to_gpt4d(path):
     return {"layers": int(m["layers"]), "hidden": int(m["hidden"]), "heads": int(m["heads"]),
             "seq": int(m["seq"]), "vocab": int(m["vocab"]), "global_batch": run.batch,
             "gpus": run.gpus, "recompute": run.extra["recompute"], "preset": m.get("preset"),
-            "peak": run.peak}
+            "peak": run.peak, **_arch_values(doc["config"]["model"])}
+
+
+def _arch_values(m):
+    """The architecture fields of a run configuration's model (absent before Llama: GPT)."""
+    if m.get("arch", "gpt") != "llama":
+        return {"arch": "gpt"}
+    return {"arch": "llama", "kv_heads": int(m["kv_heads"]), "ffn_hidden": int(m["ffn_hidden"]),
+            "rope_theta": float(m["rope_theta"])}
 
 
 def from_model(path):
@@ -106,7 +122,7 @@ def from_model(path):
             "selective_recompute": best["recompute"] == "selective",
             "sequence_parallel": bool(best["sequence_parallel"]) and int(best["tp"]) > 1,
             "distributed_optimizer": bool(best["distributed_optimizer"]),
-            "predicted_ms": best.get("predicted_ms")}
+            "predicted_ms": best.get("predicted_ms"), **_arch_values(m)}
 
 
 def config_from_args(args):
@@ -121,13 +137,18 @@ def config_from_args(args):
     warnings = []
     values = dict(base)
     if args.preset:
-        values.update(zip(("layers", "hidden", "heads"), ml.preset(args.preset)))
+        values.update(ml.model_preset(args.preset))
         values["preset"] = args.preset
-    for name in ("layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus"):
+    if args.arch and args.preset and values["arch"] != args.arch:
+        raise AnalysisError(f"--arch {args.arch} contradicts --preset {args.preset} (a "
+                            f"{values['arch']} model)")
+    for name in ("arch", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "rope_theta", "seq",
+                 "vocab", "global_batch", "gpus"):
         given = getattr(args, name)
         if given is not None:
             values[name] = given
-    for name in ("layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus"):
+    for name in ("arch", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab",
+                 "global_batch", "gpus"):
         if name in base and values[name] != base[name]:
             warnings.append(f"--{name.replace('_', '-')} {values[name]} differs from the gpt4d run "
                             f"({base[name]}): the two runs are not matched")
@@ -146,16 +167,23 @@ def config_from_args(args):
         sequence_parallel=args.sequence_parallel, distributed_optimizer=args.distributed_optimizer,
         overlap_grad_reduce=args.overlap_grad_reduce, overlap_param_gather=args.overlap_param_gather,
         tp_comm_overlap=args.tp_comm_overlap, local=args.local,
-        recompute=args.recompute or bool(values.get("recompute")))
+        recompute=args.recompute or bool(values.get("recompute")), **_arch_config(values))
     peak = args.peak if args.peak is not None else values.get("peak")
     return cfg, values.get("preset"), peak, warnings
+
+
+def _arch_config(values):
+    """The MegatronConfig architecture fields from megatron-cmd values."""
+    return {"arch": values.get("arch") or "gpt", "kv_heads": values.get("kv_heads") or 0,
+            "ffn_hidden": values.get("ffn_hidden") or 0,
+            "rope_theta": values.get("rope_theta") or ml.DEFAULT_ROPE_THETA}
 
 
 def _config_from_model(args):
     v = from_model(args.from_model)
     warnings = []
-    for name in ("preset", "layers", "hidden", "heads", "seq", "vocab", "global_batch", "gpus",
-                 "micro_batch", "tp", "pp"):
+    for name in ("preset", "arch", "layers", "hidden", "heads", "kv_heads", "ffn_hidden",
+                 "rope_theta", "seq", "vocab", "global_batch", "gpus", "micro_batch", "tp", "pp"):
         if getattr(args, name) is not None:
             warnings.append(f"--{name.replace('_', '-')} ignored: --from-model sets it")
     dist = v["distributed_optimizer"]
@@ -165,7 +193,8 @@ def _config_from_model(args):
         pp=v["pp"], iters=args.iters, sequence_parallel=v["sequence_parallel"],
         distributed_optimizer=dist, overlap_grad_reduce=dist, overlap_param_gather=dist,
         tp_comm_overlap=args.tp_comm_overlap, local=args.local, recompute=v["recompute"],
-        selective_recompute=v["selective_recompute"], virtual_stages=v["virtual_stages"])
+        selective_recompute=v["selective_recompute"], virtual_stages=v["virtual_stages"],
+        **_arch_config(v))
     print(f"# the model's best Megatron configuration ({args.from_model}): TP={cfg.tp} PP={cfg.pp} "
           f"micro batch {cfg.micro_batch}, {cfg.virtual_stages} virtual stage(s), predicted "
           f"{v['predicted_ms']:.1f} ms per iteration")
@@ -197,6 +226,10 @@ def cmd_megatron(args):
     if args.list_presets:
         for name, (layers, hidden, heads) in ml.PRESETS.items():
             print(f"{name:>5}: --layers {layers} --hidden {hidden} --heads {heads}")
+        for name, m in ml.LLAMA_PRESETS.items():
+            print(f"{name}: --arch llama --layers {m['layers']} --hidden {m['hidden']} --heads "
+                  f"{m['heads']} --kv-heads {m['kv_heads']} --ffn-hidden {m['ffn_hidden']} "
+                  f"--vocab {ml.LLAMA3_VOCAB} --rope-theta {int(ml.LLAMA3_ROPE_THETA)}")
         return 0
     raw, preset, peak, warnings = config_from_args(args)
     cfg, rule_warnings = ml.validate(raw)

@@ -17,6 +17,17 @@ PRESETS = {
     "175B": (96, 12288, 96), "310B": (96, 16384, 128), "530B": (105, 20480, 128),
     "1T": (128, 25600, 160),
 }
+# Llama 3 (Meta, "The Llama 3 Herd of Models", 2024): the shapes of core's presets of the same
+# names, as Megatron-LM arguments take them.
+LLAMA_PRESETS = {
+    "llama3-8B": {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336},
+    "llama3-70B": {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672},
+    "llama3-405B": {"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
+                    "ffn_hidden": 53248},
+}
+LLAMA3_VOCAB = 128256
+LLAMA3_ROPE_THETA = 500000.0
+DEFAULT_ROPE_THETA = 10000.0
 DEFAULT_SEQ = 2048
 DEFAULT_VOCAB = 50304  # GPT-2's 50257 padded to a multiple of 128
 
@@ -25,12 +36,21 @@ LOCAL_IMPL_ARGS = ("--transformer-impl", "local", "--no-persist-layer-norm",
 
 
 def preset(name):
-    """(layers, hidden, heads) of a preset, matched case-insensitively ("1.3b", "gpt-1.3B")."""
+    """(layers, hidden, heads) of a GPT preset, matched case-insensitively ("1.3b", "gpt-1.3B")."""
     key = name.upper().removeprefix("GPT-").removeprefix("GPT")
     for known, shape in PRESETS.items():
         if known.upper() == key:
             return shape
-    raise AnalysisError(f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
+    raise AnalysisError(f"unknown preset {name!r}; known: {', '.join(list(PRESETS) + list(LLAMA_PRESETS))}")
+
+
+def model_preset(name):
+    """Every model field of a preset, GPT or Llama: layers, hidden, heads, and arch; for Llama also
+    kv_heads, ffn_hidden, vocab and rope_theta."""
+    for known, shape in LLAMA_PRESETS.items():
+        if known.upper() == name.upper():
+            return dict(shape, arch="llama", vocab=LLAMA3_VOCAB, rope_theta=LLAMA3_ROPE_THETA)
+    return dict(zip(("layers", "hidden", "heads"), preset(name)), arch="gpt")
 
 
 @dataclass(frozen=True)
@@ -55,6 +75,10 @@ class MegatronConfig:
     recompute: bool = False
     selective_recompute: bool = False
     virtual_stages: int = 1
+    arch: str = "gpt"            # "llama": RMSNorm, SwiGLU, RoPE, GQA, no biases, untied head
+    kv_heads: int = 0            # query groups (GQA); 0: as many as heads
+    ffn_hidden: int = 0          # SwiGLU width (Llama); 0: Megatron's 4h
+    rope_theta: float = DEFAULT_ROPE_THETA
 
     @property
     def dp(self):
@@ -81,6 +105,22 @@ def validate(cfg):
         errors.append(f"attention heads {cfg.heads} not divisible by TP={cfg.tp}")
     if cfg.hidden % cfg.heads:
         errors.append(f"hidden size {cfg.hidden} not divisible by the attention heads {cfg.heads}")
+    if cfg.arch not in ("gpt", "llama"):
+        errors.append(f"architecture {cfg.arch!r} is neither gpt nor llama")
+    if cfg.arch == "gpt" and (cfg.kv_heads or cfg.ffn_hidden):
+        errors.append("--kv-heads and --ffn-hidden need --arch llama")
+    if cfg.arch == "llama":
+        groups = cfg.kv_heads or cfg.heads
+        if cfg.ffn_hidden <= 0:
+            errors.append("--arch llama needs --ffn-hidden (the SwiGLU width)")
+        elif cfg.ffn_hidden % cfg.tp:
+            errors.append(f"ffn hidden size {cfg.ffn_hidden} not divisible by TP={cfg.tp}")
+        if cfg.heads % groups:
+            errors.append(f"attention heads {cfg.heads} not divisible by the query groups {groups}")
+        if groups % cfg.tp:
+            errors.append(f"query groups (kv heads) {groups} not divisible by TP={cfg.tp}")
+        if cfg.rope_theta <= 0:
+            errors.append("--rope-theta must be positive")
     if cfg.layers % cfg.pp:
         errors.append(f"layers {cfg.layers} not divisible by PP={cfg.pp}")
     if not cfg.gpus % (cfg.tp * cfg.pp) and cfg.global_batch % (cfg.micro_batch * cfg.dp):
@@ -148,7 +188,25 @@ def pretrain_args(cfg):
           "--clip-grad", "1.0", "--eval-iters", 0, "--distributed-backend", "nccl"]
     if cfg.local:
         a += list(LOCAL_IMPL_ARGS)
+    if cfg.arch == "llama":
+        a += llama_args(cfg)
     return [str(x) for x in a]
+
+
+def llama_args(cfg):
+    """Megatron-LM's arguments for a Llama block (megatron/training/arguments.py): SwiGLU MLP of
+    --ffn-hidden-size, RMSNorm, rotary embeddings of base --rotary-base, grouped-query attention,
+    no linear biases, untied embedding and output layer."""
+    a = ["--swiglu", "--ffn-hidden-size", cfg.ffn_hidden, "--normalization", "RMSNorm",
+         "--position-embedding-type", "rope", "--rotary-base", _number(cfg.rope_theta),
+         "--disable-bias-linear", "--untie-embeddings-and-output-weights"]
+    if cfg.kv_heads and cfg.kv_heads != cfg.heads:
+        a += ["--group-query-attention", "--num-query-groups", cfg.kv_heads]
+    return a
+
+
+def _number(x):
+    return int(x) if float(x).is_integer() else x
 
 
 def run_record(cfg, warnings=()):

@@ -222,3 +222,48 @@ def test_full_command_with_every_overlap_flag_in_the_spec_order():
     rec = replace(cfg, recompute=True)
     assert "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1" in \
         " ".join(ml.pretrain_args(rec))
+
+
+LLAMA8 = replace(BASE, layers=32, hidden=4096, heads=32, vocab=128256, arch="llama", kv_heads=8,
+                 ffn_hidden=14336, rope_theta=500000.0)
+
+
+def test_llama_arguments_are_megatrons():
+    cfg, _ = ml.validate(LLAMA8)
+    args = ml.pretrain_args(cfg)
+    text = " ".join(args)
+    assert ("--swiglu --ffn-hidden-size 14336 --normalization RMSNorm --position-embedding-type rope "
+            "--rotary-base 500000 --disable-bias-linear --untie-embeddings-and-output-weights "
+            "--group-query-attention --num-query-groups 8") in text
+    assert "--vocab-size 128256" in text and "--num-attention-heads 32" in text
+    # multi-head Llama: no query groups; GPT: none of the Llama arguments
+    mha = " ".join(ml.pretrain_args(replace(LLAMA8, kv_heads=32)))
+    assert "--swiglu" in mha and "--group-query-attention" not in mha
+    for flag in ("--swiglu", "--normalization", "--rotary-base", "--group-query-attention"):
+        assert flag not in ml.pretrain_args(BASE)
+
+
+def test_llama_rules_megatron_enforces():
+    with pytest.raises(AnalysisError, match=r"query groups \(kv heads\) 8 not divisible by TP=16"):
+        ml.validate(replace(LLAMA8, tp=16, gpus=16))
+    with pytest.raises(AnalysisError, match="attention heads 32 not divisible by the query groups 6"):
+        ml.validate(replace(LLAMA8, kv_heads=6, tp=1))
+    with pytest.raises(AnalysisError, match="needs --ffn-hidden"):
+        ml.validate(replace(LLAMA8, ffn_hidden=0))
+    with pytest.raises(AnalysisError, match="need --arch llama"):
+        ml.validate(replace(BASE, kv_heads=4))
+
+
+def test_cli_llama_preset(cli, monkeypatch):
+    monkeypatch.delenv("MEGATRON_PATH", raising=False)
+    rc, out, err = cli("megatron-cmd", "--preset", "llama3-70B", "--global-batch", 16, "--gpus", 16,
+                       "--tp", 8)
+    assert rc == 0, err
+    assert "--num-layers 80 --hidden-size 8192 --num-attention-heads 64" in out
+    assert "--ffn-hidden-size 28672" in out and "--num-query-groups 8" in out
+    assert "--vocab-size 128256" in out and "--rotary-base 500000" in out
+    rc, _, err = cli("megatron-cmd", "--preset", "llama3-8B", "--arch", "gpt", "--global-batch", 8,
+                     "--gpus", 8)
+    assert rc == 1 and "--arch gpt contradicts --preset llama3-8B" in err
+    rc, out, _ = cli("megatron-cmd", "--list-presets")
+    assert "llama3-405B: --arch llama --layers 126 --hidden 16384 --heads 128 --kv-heads 8" in out

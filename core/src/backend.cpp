@@ -2,12 +2,10 @@
 #include "ovb/backend.hpp"
 #include "ovb/backend_kind.hpp"
 
+#include "copy_range.hpp"
+#include "cuda_entry.hpp"
 #include "host_backend.hpp"
 #include "ovb/error.hpp"
-
-#ifdef OVB_HAVE_CUDA
-#include "cuda/cuda_backend.hpp"
-#endif
 
 namespace ovb {
 
@@ -42,6 +40,12 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
   return *this;
 }
 
+void check_copy_range(const Buffer& b, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > b.bytes())
+    throw Error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
+                " overruns a buffer of " + std::to_string(b.bytes()) + " bytes");
+}
+
 void Buffer::reset() {
   if (data_ && free_) free_(data_);
   data_ = nullptr;
@@ -58,38 +62,22 @@ void Communicator::run(CollKind k, const void* send, void* recv, std::size_t cou
 }
 
 bool cuda_backend_built() {
-#ifdef OVB_HAVE_CUDA
-  return true;
-#else
-  return false;
-#endif
+  return cuda::built();
 }
 
 std::string backend_kind(const BackendOptions& opts) {
   if (opts.name == "host" || opts.name == "cuda") return opts.name;
   if (opts.name != "auto")
     throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
-#ifdef OVB_HAVE_CUDA
   return cuda::visible_device_count() > 0 ? "cuda" : "host";
-#else
-  return "host";
-#endif
 }
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& opts, const LaunchContext& ctx) {
   if (opts.name == "host") return std::make_unique<HostBackend>(ctx);
   if (opts.name != "cuda" && opts.name != "auto")
     throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
-#ifdef OVB_HAVE_CUDA
-  if (opts.name == "cuda" || cuda::visible_device_count() > 0)
-    return std::make_unique<cuda::CudaBackend>(opts, ctx);
+  if (opts.name == "cuda" || cuda::visible_device_count() > 0) return cuda::make_backend(opts, ctx);
   return std::make_unique<HostBackend>(ctx);
-#else
-  if (opts.name == "cuda")
-    throw UsageError("this build has no CUDA backend (configure with -DOVB_ENABLE_CUDA=ON on a "
-                     "machine with nvcc, cuBLASLt and NCCL), or use --backend host");
-  return std::make_unique<HostBackend>(ctx);
-#endif
 }
 
 }  // namespace ovb

@@ -1,14 +1,20 @@
-// Host GEMM through OpenBLAS (cblas_sgemm, row-major), fp32 only (see ovb/gemm.hpp).
-// make_gemm() picks this one or cuBLASLt (cuda/gemm_cublaslt.cpp) by backend.
+// Host GEMM through OpenBLAS (cblas_sgemm, row-major), fp32 only (see ovb/gemm.hpp). Each call
+// is reported to the host timeline sink when one is installed, so host traces show GEMM time as
+// CUDA traces show cuBLAS kernels. make_gemm() picks this one or cuBLASLt
+// (cuda/gemm_cublaslt.cpp) by backend.
 #include <cblas.h>
 
+#include "cuda_entry.hpp"
 #include "ovb/error.hpp"
 #include "ovb/gemm.hpp"
+#include "ovb/host_timeline_sink.hpp"
 
 namespace ovb {
 
 namespace {
 void sgemm(const GemmShape& s, const void* a, const void* b, void* c, float alpha, float beta) {
+  HostTimelineSink* const sink = host_timeline_sink();
+  const std::int64_t begin = sink ? timeline_now_ns() : 0;
   const auto lda = static_cast<blasint>(s.ta == Trans::n ? s.k : s.m);
   const auto ldb = static_cast<blasint>(s.tb == Trans::n ? s.n : s.k);
   cblas_sgemm(CblasRowMajor, s.ta == Trans::n ? CblasNoTrans : CblasTrans,
@@ -16,6 +22,8 @@ void sgemm(const GemmShape& s, const void* a, const void* b, void* c, float alph
               static_cast<blasint>(s.n), static_cast<blasint>(s.k), alpha,
               static_cast<const float*>(a), lda, static_cast<const float*>(b), ldb, beta,
               static_cast<float*>(c), static_cast<blasint>(s.n));
+  if (sink && sink == host_timeline_sink())
+    sink->computed(HostGemmCall{s.m, s.n, s.k, DType::f32, begin, timeline_now_ns()});
 }
 
 class HostGemmPlan final : public GemmPlan {
@@ -58,17 +66,9 @@ class HostGemm final : public Gemm {
 };
 }  // namespace
 
-#ifdef OVB_HAVE_CUDA
-namespace cuda {
-std::unique_ptr<Gemm> make_cublaslt_gemm(Backend& backend);  // gemm_cublaslt.cpp
-}
-#endif
-
 std::unique_ptr<Gemm> make_gemm(Backend& backend) {
   if (backend.name() == "host") return std::make_unique<HostGemm>();
-#ifdef OVB_HAVE_CUDA
   if (backend.name() == "cuda") return cuda::make_cublaslt_gemm(backend);
-#endif
   throw Error("no GEMM for backend '" + std::string(backend.name()) + "'");
 }
 

@@ -12,21 +12,65 @@ namespace ovb {
 
 // ---- Shapes and presets ----
 
+std::string_view name_of(Arch a) {
+  return a == Arch::llama ? "llama" : "gpt";
+}
+
+Arch parse_arch(std::string_view s) {
+  if (s == "gpt") return Arch::gpt;
+  if (s == "llama") return Arch::llama;
+  throw UsageError("unknown architecture '" + std::string(s) + "' (expected gpt or llama)");
+}
+
+std::int64_t GptShape::block_linear_params() const {
+  const std::int64_t h = hidden;
+  if (!llama()) return 12 * h * h;
+  return h * (heads + 2 * kv()) * head_dim() + h * h + 3 * h * ffn();
+}
+
 std::int64_t GptShape::parameter_count() const {
   const std::int64_t h = hidden;
+  if (llama())  // RMSNorm gains (2 per block, 1 final), token embedding, untied head
+    return layers * (block_linear_params() + 2 * h) + vocab * h + h + vocab * h;
   const std::int64_t per_block = 12 * h * h + 9 * h /* biases */ + 4 * h /* LN1, LN2 */;
   return layers * per_block + vocab * h /* token emb */ + seq * h /* pos emb */ + 2 * h /* LN_f */ +
          vocab * h /* LM head */;
 }
 
+double GptShape::model_flop(std::int64_t batch) const {
+  return metrics::transformer_model_flop(static_cast<double>(batch), static_cast<double>(seq),
+                                         static_cast<double>(layers), static_cast<double>(hidden),
+                                         static_cast<double>(vocab),
+                                         static_cast<double>(block_linear_params()));
+}
+
 const std::vector<GptPreset>& gpt_presets() {
+  // Llama 3 (Meta, "The Llama 3 Herd of Models", 2024, table 3; the released configs): layers,
+  // model dimension, query heads, 8 K/V heads, FFN dimension, vocabulary 128256, RoPE base 5e5.
+  constexpr std::int64_t kLlama3Vocab = 128256;
+  constexpr double kLlama3Theta = 500000;
   static const std::vector<GptPreset> presets = {
       {"tiny", 2, 64, 4},  // tests and demos
-      {"125M", 12, 768, 12},    {"350M", 24, 1024, 16},    {"760M", 24, 1536, 16},
-      {"1.3B", 24, 2048, 16},   {"2.7B", 32, 2560, 32},    {"6.7B", 32, 4096, 32},
-      {"13B", 40, 5120, 40},    {"18B", 40, 6144, 48},     {"39B", 48, 8192, 64},
-      {"76B", 60, 10240, 80},   {"145B", 80, 12288, 96},   {"175B", 96, 12288, 96},
-      {"310B", 96, 16384, 128}, {"530B", 105, 20480, 128}, {"1T", 128, 25600, 160},
+      {"125M", 12, 768, 12},
+      {"350M", 24, 1024, 16},
+      {"760M", 24, 1536, 16},
+      {"1.3B", 24, 2048, 16},
+      {"2.7B", 32, 2560, 32},
+      {"6.7B", 32, 4096, 32},
+      {"13B", 40, 5120, 40},
+      {"18B", 40, 6144, 48},
+      {"39B", 48, 8192, 64},
+      {"76B", 60, 10240, 80},
+      {"145B", 80, 12288, 96},
+      {"175B", 96, 12288, 96},
+      {"310B", 96, 16384, 128},
+      {"530B", 105, 20480, 128},
+      {"1T", 128, 25600, 160},
+      // tests and demos: two query heads per K/V head, SwiGLU width ~ 8h/3
+      {"llama-tiny", 2, 64, 4, Arch::llama, 2, 176, 0, kDefaultRopeTheta},
+      {"llama3-8B", 32, 4096, 32, Arch::llama, 8, 14336, kLlama3Vocab, kLlama3Theta},
+      {"llama3-70B", 80, 8192, 64, Arch::llama, 8, 28672, kLlama3Vocab, kLlama3Theta},
+      {"llama3-405B", 126, 16384, 128, Arch::llama, 8, 53248, kLlama3Vocab, kLlama3Theta},
   };
   return presets;
 }
@@ -47,9 +91,14 @@ GptShape gpt_preset(std::string_view name) {
   for (const GptPreset& p : gpt_presets()) {
     if (upper(p.name) == key) {
       GptShape m;
+      m.arch = p.arch;
       m.layers = p.layers;
       m.hidden = p.hidden;
       m.heads = p.heads;
+      m.kv_heads = p.kv_heads;
+      m.ffn_hidden = p.ffn_hidden;
+      if (p.vocab > 0) m.vocab = p.vocab;
+      m.rope_theta = p.rope_theta;
       m.preset = p.name;
       return m;
     }
@@ -73,6 +122,11 @@ std::string_view name_of(LinearId id) {
 
 std::vector<LinearSpec> block_linears(const GptShape& m) {
   const std::int64_t h = m.hidden;
+  if (m.llama())
+    return {{LinearId::qkv, h, (m.heads + 2 * m.kv()) * m.head_dim(), false, false},
+            {LinearId::attn_out, h, h, true, false},
+            {LinearId::mlp_up, h, 2 * m.ffn(), false, false},
+            {LinearId::mlp_down, m.ffn(), h, true, false}};
   return {{LinearId::qkv, h, 3 * h, false, true},
           {LinearId::attn_out, h, h, true, true},
           {LinearId::mlp_up, h, 4 * h, false, true},
@@ -102,22 +156,63 @@ std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o) {
   return o.batch / (static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz) * m.seq;
 }
 
-void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
-  const GridShape& g = o.grid;
-  auto fail = [&](const std::string& what) {
-    throw UsageError("GPT " + std::to_string(m.layers) + "x" + std::to_string(m.hidden) +
-                     " (heads " + std::to_string(m.heads) + ", seq " + std::to_string(m.seq) +
-                     ", vocab " + std::to_string(m.vocab) + ", batch " + std::to_string(o.batch) +
-                     ") on grid " + g.str() + ": " + what);
-  };
-  const std::pair<const char*, std::int64_t> positive[] = {
-      {"layers", m.layers}, {"hidden", m.hidden}, {"heads", m.heads},
-      {"seq", m.seq},       {"vocab", m.vocab},   {"batch", o.batch}};
+namespace {
+
+std::string shape_words(const GptShape& m) {
+  std::string s = std::string(m.llama() ? "Llama " : "GPT ") + std::to_string(m.layers) + "x" +
+                  std::to_string(m.hidden) + " (heads " + std::to_string(m.heads);
+  if (m.llama())
+    s += ", kv-heads " + std::to_string(m.kv()) + ", ffn " + std::to_string(m.ffn_hidden);
+  return s + ", seq " + std::to_string(m.seq) + ", vocab " + std::to_string(m.vocab);
+}
+
+}  // namespace
+
+std::string describe(const GptShape& m) {
+  return shape_words(m) + ")";
+}
+
+void validate_gpt_shape(const GptShape& m) {
+  auto fail = [&](const std::string& what) { throw UsageError(shape_words(m) + "): " + what); };
+  const std::pair<const char*, std::int64_t> positive[] = {{"layers", m.layers},
+                                                           {"hidden", m.hidden},
+                                                           {"heads", m.heads},
+                                                           {"seq", m.seq},
+                                                           {"vocab", m.vocab}};
   for (const auto& [name, v] : positive)
     if (v < 1) fail(std::string(name) + " must be >= 1, got " + std::to_string(v));
+  if (m.kv_heads < 0) fail("kv-heads must be >= 1, got " + std::to_string(m.kv_heads));
+  if (m.ffn_hidden < 0) fail("ffn-hidden must be >= 1, got " + std::to_string(m.ffn_hidden));
   if (m.hidden % m.heads != 0)
     fail("hidden " + std::to_string(m.hidden) + " is not divisible by heads " +
          std::to_string(m.heads));
+  if (!m.llama()) {
+    if (m.kv() != m.heads)
+      fail("kv-heads " + std::to_string(m.kv()) +
+           " differs from heads: grouped-query attention needs --arch llama");
+    if (m.ffn() != 4 * m.hidden)
+      fail("ffn-hidden " + std::to_string(m.ffn()) +
+           " differs from 4*hidden: the GPT MLP is 4h wide (other widths need --arch llama)");
+    return;
+  }
+  if (m.ffn_hidden == 0) fail("give the SwiGLU width with --ffn-hidden");
+  if (m.heads % m.kv() != 0)
+    fail("heads " + std::to_string(m.heads) + " is not divisible by kv-heads " +
+         std::to_string(m.kv()) + " (every K/V head serves the same number of query heads)");
+  if (m.head_dim() % 2 != 0)
+    fail("head dimension " + std::to_string(m.head_dim()) +
+         " is odd (rotary embeddings rotate pairs of features)");
+  if (!(m.rope_theta > 0)) fail("rope-theta must be > 0, got " + std::to_string(m.rope_theta));
+}
+
+void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
+  const GridShape& g = o.grid;
+  auto fail = [&](const std::string& what) {
+    throw UsageError(shape_words(m) + ", batch " + std::to_string(o.batch) + ") on grid " +
+                     g.str() + ": " + what);
+  };
+  validate_gpt_shape(m);
+  if (o.batch < 1) fail("batch must be >= 1, got " + std::to_string(o.batch));
   const std::int64_t gxy = static_cast<std::int64_t>(g.gx) * g.gy;
   if (m.hidden % gxy != 0)
     fail("hidden " + std::to_string(m.hidden) +
@@ -125,6 +220,13 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
   if (m.heads % g.gy != 0)
     fail("heads " + std::to_string(m.heads) + " is not divisible by Gy = " + std::to_string(g.gy) +
          " (attention heads are split over Y)");
+  if (m.llama() && m.kv() % g.gy != 0)
+    fail("kv-heads " + std::to_string(m.kv()) +
+         " is not divisible by Gy = " + std::to_string(g.gy) +
+         " (Y splits whole K/V groups; K/V heads are not replicated over Y)");
+  if (m.llama() && m.ffn() % g.gy != 0)
+    fail("ffn-hidden " + std::to_string(m.ffn()) + " is not divisible by Gy = " +
+         std::to_string(g.gy) + " (the SwiGLU width is split over Y)");
   if (m.vocab % g.gy != 0)
     fail("vocab " + std::to_string(m.vocab) + " is not divisible by Gy = " + std::to_string(g.gy) +
          " (the LM head splits the vocabulary over Y)");
@@ -198,12 +300,18 @@ double CollOp::bytes() const {
                                    size_of(dtype));
 }
 
+std::int64_t norm_stats_per_token(const GptShape& m) {
+  return m.llama() ? 1 : 2;
+}
+
 std::int64_t block_small_params(const GptShape& m, const GridShape& g) {
   const std::int64_t h = m.hidden;
+  if (m.llama()) return 2 * h / g.gx;  // RMSNorm gains; no biases
   return 4 * h / g.gx /* LN1, LN2 */ + 3 * h / g.gy + h / g.gx + 4 * h / g.gy + h / g.gx;
 }
 
 std::int64_t head_small_params(const GptShape& m, const GridShape& g) {
+  if (m.llama()) return (m.hidden + m.vocab * m.hidden) / g.gx;  // final gain, token embedding
   return (2 * m.hidden + m.vocab * m.hidden + m.seq * m.hidden) / g.gx;
 }
 
@@ -273,7 +381,8 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
         data_chunk(bucket, o), o.grad_dtype, false);
   };
   auto ln = [&](Phase ph, int layer, std::string_view name, CollRole role, bool rc) {
-    add(ph, layer, name, role, CollKind::all_reduce, Group::x, 2 * T, DType::f32, rc);
+    add(ph, layer, name, role, CollKind::all_reduce, Group::x, norm_stats_per_token(m) * T,
+        DType::f32, rc);
   };
   auto block_fwd = [&](Phase ph, int l, bool rc, bool do_gather) {
     ln(ph, l, "ln1", CollRole::ln_stats, rc);
@@ -362,6 +471,11 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   std::vector<LinearGeom> geo;
   for (const LinearSpec& s : block_linears(m)) geo.push_back(linear_geom(s, g));
   const LinearGeom head = linear_geom(lm_head_linear(m), g);
+  // Local widths: QKV output, MLP-up output (GPT pre-GELU 4h; Llama gate|up 2ffn), MLP-down input
+  // (the activation: GELU 4h, SwiGLU ffn).
+  const double qkv_w = static_cast<double>(geo[0].out_local);
+  const double up_w = static_cast<double>(geo[2].out_local);
+  const double act_w = static_cast<double>(geo[3].in_local);
 
   double blocks = head.block, max_block_lin = 0;
   for (const LinearGeom& Lg : geo) {
@@ -385,16 +499,19 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
     mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;
     mem.grad_blocks = dw_slots(m, o) * max_block * 4;
   }
-  // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy]; attention out
-  // [T, h/Gy]; MLP-up out and GELU out [T, 4h/Gy]; two LN (mean, rstd) and the attention
-  // log-sum-exp per local head, fp32. Block inputs are the residual stream res[0..L].
-  const double per_block = T * ((3 * hx + 3 * hy + hy + 8 * hy) * a + (4 + hl) * 4);
+  // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy] (Llama: after RoPE);
+  // attention out [T, h/Gy]; MLP-up out and GELU (SwiGLU) out; two norm statistics slots (mean,
+  // rstd; RMSNorm leaves the mean 0) and the attention log-sum-exp per local head, fp32. Block
+  // inputs are the residual stream res[0..L].
+  const double per_block = T * ((3 * hx + qkv_w + hy + up_w + act_w) * a + (4 + hl) * 4);
   mem.activations = (L + 1) * T * hx * a + (o.recompute ? 1 : L) * per_block;
-  // Final LN out, logits [T, V/Gy] (their gradient in place), dres and dtmp [T, h/Gx], two
-  // [T, 4h/Gy] gradient buffers; fp32: LN_f (mean, rstd) 2T, CE local 3T, gathered 3T*Gy and
-  // log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy, tokens and targets 2T (int32);
-  // the two global scalars; the GEMM workspace.
-  mem.workspace = T * (3 * hx + vy + 8 * hy) * a + T * (10 + 3.0 * g.gy + hl) * 4 + 2 * 4 +
+  // Final LN out, logits [T, V/Gy] (their gradient in place), dres and dtmp [T, h/Gx], two wide
+  // gradient buffers (the first holds d(MLP-up out) and dQKV, the second d(activation) and
+  // d(attention out): [T, 4h/Gy] each for GPT); fp32: LN_f (mean, rstd) 2T, CE local 3T,
+  // gathered 3T*Gy and log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy, tokens and
+  // targets 2T (int32); the two global scalars; the GEMM workspace.
+  const double wide = std::max(up_w, qkv_w) + std::max(act_w, hy);
+  mem.workspace = T * (3 * hx + vy + wide) * a + T * (10 + 3.0 * g.gy + hl) * 4 + 2 * 4 +
                   o.gemm_workspace_bytes;
   return mem;
 }

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "copy_range.hpp"
 #include "ovb/error.hpp"
 #include "ovb/run_main.hpp"
 #include "ovb/metrics.hpp"
@@ -244,20 +245,14 @@ Buffer HostBackend::allocate(std::size_t bytes) {
   return Buffer(p, bytes, [](void* q) { std::free(q); });
 }
 
-static void check_range(const Buffer& b, std::size_t bytes, std::size_t offset) {
-  if (offset + bytes > b.bytes())
-    throw Error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-                " overruns a buffer of " + std::to_string(b.bytes()) + " bytes");
-}
-
 void HostBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) {
-  check_range(dst, bytes, offset);
+  check_copy_range(dst, bytes, offset);
   synchronize();  // a collective in flight may still write into dst (see backend.hpp)
   std::memcpy(static_cast<char*>(dst.data()) + offset, src, bytes);
 }
 
 void HostBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) {
-  check_range(src, bytes, offset);
+  check_copy_range(src, bytes, offset);
   synchronize();
   std::memcpy(dst, static_cast<const char*>(src.data()) + offset, bytes);
 }

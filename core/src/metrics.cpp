@@ -79,6 +79,12 @@ double gpt_model_flop(double batch, double seq, double layers, double hidden, do
          (1.0 + seq / (12.0 * hidden) + vocab / (12.0 * layers * hidden));
 }
 
+double transformer_model_flop(double batch, double seq, double layers, double hidden, double vocab,
+                              double block_linear_params) {
+  return 6.0 * batch * seq * (layers * block_linear_params + hidden * vocab) +
+         6.0 * batch * seq * seq * layers * hidden;
+}
+
 double gpt_hardware_flop(double model_flop, bool full_recompute) {
   return full_recompute ? model_flop * 4.0 / 3.0 : model_flop;
 }

@@ -152,8 +152,9 @@ std::vector<RunOption> make_table() {
   std::vector<RunOption> t;
   // Model shape.
   t.push_back({"--preset", "model.preset",
-               "Model size by name (tiny, 125M, 350M, 760M, 1.3B, 2.7B, 6.7B, 13B, ... 175B, 1T); "
-               "--layers/--hidden/--heads given as well override it",
+               "Model size by name (tiny, 125M, 350M, 760M, 1.3B, 2.7B, 6.7B, 13B, ... 175B, 1T; "
+               "llama-tiny, llama3-8B, llama3-70B, llama3-405B); shape options given as well "
+               "override it",
                kModelGroup, false,
                [](CLI::App& app, RunConfig& c, const RunOption& r) {
                  return app.add_option(r.flag, c.model.preset, r.help);
@@ -179,6 +180,51 @@ std::vector<RunOption> make_table() {
   t.push_back(number<std::int64_t>(
       "--vocab", "model.vocab", "Vocabulary size", kModelGroup, true,
       [](RunConfig & c) -> auto& { return c.model.vocab; }, pos, true));
+  // Architecture (Llama: docs/algorithm.md, "Llama"). Shape rules are the plan's.
+  t.push_back(
+      {"--arch", "model.arch",
+       "Architecture: gpt (LayerNorm, GELU MLP, learned positions) or llama (RMSNorm, "
+       "SwiGLU MLP, rotary positions, grouped-query attention, no biases); a preset sets it",
+       kModelGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app
+             .add_option_function<std::string>(
+                 r.flag, [&c](const std::string& s) { c.model.arch = parse_arch(s); }, r.help)
+             ->default_str("gpt");
+       },
+       [](const RunConfig& c) { return json(name_of(c.model.arch)); },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         try {
+           c.model.arch = parse_arch(need_string(v, what));
+         } catch (const UsageError& e) {
+           throw UsageError(what + "': " + e.what());
+         }
+       }});
+  RunOption kv = number<std::int64_t>(
+      "--kv-heads", "model.kv_heads",
+      "K/V heads of grouped-query attention (llama; divides --heads; default: --heads)",
+      kModelGroup, false, [](RunConfig & c) -> auto& { return c.model.kv_heads; }, pos, false);
+  kv.write = [](const RunConfig& c) { return json(c.model.kv()); };
+  t.push_back(kv);
+  RunOption ffn = number<std::int64_t>(
+      "--ffn-hidden", "model.ffn_hidden",
+      "MLP width (llama: the SwiGLU width, required without a preset; gpt: 4*hidden)", kModelGroup,
+      false, [](RunConfig & c) -> auto& { return c.model.ffn_hidden; }, pos, false);
+  ffn.write = [](const RunConfig& c) { return json(c.model.ffn()); };
+  t.push_back(ffn);
+  t.push_back(
+      {"--rope-theta", "model.rope_theta",
+       "Base of the rotary position embedding (llama; default 10000, Llama 3 presets "
+       "500000)",
+       kModelGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app.add_option(r.flag, c.model.rope_theta, r.help)->check(CLI::PositiveNumber);
+       },
+       [](const RunConfig& c) { return json(c.model.rope_theta); },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         if (!v.is_number()) bad_type(what, "a number", v);
+         c.model.rope_theta = v.get<double>();
+       }});
   // Grid. The factors are checked by validate() (and the process grid), which names the factor.
   t.push_back(number<int>(
       "--gx", "grid.gx", "Tensor-parallel size along X", kGridGroup, true,
@@ -363,9 +409,18 @@ void finish_run_config(const CLI::App& app, RunConfig& cfg) {
   };
   if (!m.preset.empty()) {
     const GptShape p = gpt_preset(m.preset);
+    if (given("--arch") && m.arch != p.arch)
+      throw UsageError("--arch " + std::string(name_of(m.arch)) + " contradicts --preset " +
+                       p.preset + " (a " + std::string(name_of(p.arch)) + " model)");
+    m.arch = p.arch;
     if (!given("--layers")) m.layers = p.layers;
     if (!given("--hidden")) m.hidden = p.hidden;
     if (!given("--heads")) m.heads = p.heads;
+    if (!given("--kv-heads")) m.kv_heads = p.kv_heads;
+    if (!given("--ffn-hidden")) m.ffn_hidden = p.ffn_hidden;
+    if (!given("--rope-theta")) m.rope_theta = p.rope_theta;
+    // gpt_preset() left the default vocabulary where the preset names none.
+    if (!given("--vocab") && p.vocab != GptShape{}.vocab) m.vocab = p.vocab;
     m.preset = p.preset;
   } else if (!given("--layers") || !given("--hidden") || !given("--heads")) {
     throw UsageError("give the model with --preset NAME or as --layers, --hidden and --heads");

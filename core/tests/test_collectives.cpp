@@ -171,4 +171,28 @@ TEST(CollectivesHost, UnsupportedDtypeIsAClearError) {
   }
 }
 
+// Uploads and downloads check their range on every backend (one check, core/src/copy_range.hpp):
+// an in-range copy round-trips, one past the end is an Error naming the sizes.
+TEST(Copies, InRangeRoundTripsAndAnOverrunIsAClearError) {
+  auto& backend = env().backend;
+  ovb::Buffer buf = backend->allocate(16);
+  const std::vector<char> in{1, 2, 3, 4, 5, 6, 7, 8};
+  std::vector<char> out(8, 0);
+  backend->upload(buf, in.data(), 8, 8);
+  backend->download(out.data(), buf, 8, 8);
+  EXPECT_EQ(out, in);
+  const std::string want = "copy of 8 bytes at offset 12 overruns a buffer of 16 bytes";
+  for (int download = 0; download < 2; ++download) {
+    try {
+      if (download)
+        backend->download(out.data(), buf, 8, 12);
+      else
+        backend->upload(buf, in.data(), 8, 12);
+      FAIL() << "expected an error";
+    } catch (const ovb::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
+#include "ovb/metrics.hpp"
 
 using namespace ovb;
 
@@ -312,4 +314,154 @@ TEST(GptPlan, ShardedOptimizerByHand) {
   EXPECT_FALSE(optimizer_sharded(one));
   EXPECT_EQ(gpt_collectives(m, one), gpt_collectives(m, opts("1x1x1x1", 3)));
   EXPECT_DOUBLE_EQ(gpt_memory(m, one).total(), gpt_memory(m, opts("1x1x1x1", 3)).total());
+}
+
+// ---- Llama ----
+
+namespace {
+
+// Parameters of a Llama as published (weights only: no biases), from the architecture's formula,
+// written out here independently of GptShape: per block the Q, K, V, O projections
+// (h*h + 2*h*kv*d + h*h), the SwiGLU's gate, up and down (3*h*f) and two RMSNorm gains; the
+// token embedding, the final gain and the untied output layer.
+std::int64_t llama_params(std::int64_t L, std::int64_t h, std::int64_t heads, std::int64_t kv,
+                          std::int64_t f, std::int64_t V) {
+  const std::int64_t d = h / heads;
+  const std::int64_t attention = h * h + 2 * h * kv * d + h * h;
+  return L * (attention + 3 * h * f + 2 * h) + V * h + h + h * V;
+}
+
+GptShape llama_tiny() {
+  GptShape m = gpt_preset("llama-tiny");  // 2 layers, hidden 64, 4 heads, 2 K/V heads, ffn 176
+  m.seq = 32;
+  m.vocab = 256;
+  return m;
+}
+
+}  // namespace
+
+TEST(GptPlan, Llama3PresetsHaveThePublishedShapesAndParameterCounts) {
+  struct Published {
+    const char* name;
+    std::int64_t L, h, heads, f;
+    double billions;  // the published size, rounded as Meta reports it
+  };
+  for (const Published& p : {Published{"llama3-8B", 32, 4096, 32, 14336, 8.03},
+                             Published{"llama3-70B", 80, 8192, 64, 28672, 70.6},
+                             Published{"llama3-405B", 126, 16384, 128, 53248, 405.9}}) {
+    const GptShape m = gpt_preset(p.name);
+    EXPECT_EQ(m.arch, Arch::llama) << p.name;
+    EXPECT_EQ(m.layers, p.L) << p.name;
+    EXPECT_EQ(m.hidden, p.h) << p.name;
+    EXPECT_EQ(m.heads, p.heads) << p.name;
+    EXPECT_EQ(m.kv(), 8) << p.name;
+    EXPECT_EQ(m.ffn(), p.f) << p.name;
+    EXPECT_EQ(m.vocab, 128256) << p.name;
+    EXPECT_EQ(m.rope_theta, 500000.0) << p.name;
+    EXPECT_EQ(m.head_dim(), 128) << p.name;
+    const std::int64_t n = m.parameter_count();
+    EXPECT_EQ(n, llama_params(p.L, p.h, p.heads, 8, p.f, 128256)) << p.name;
+    // Rounds to the published figure (8.03B, 70.6B, 405.9B).
+    const double scale = p.billions < 10 ? 100 : 10;
+    EXPECT_EQ(std::round(static_cast<double>(n) / 1e9 * scale) / scale, p.billions) << p.name;
+    validate_gpt_shape(m);
+  }
+  // The model FLOP uses the Llama block's weights (q, o h^2; k, v h*kv*d; 3 h f).
+  const GptShape m8 = gpt_preset("llama3-8B");
+  EXPECT_EQ(m8.block_linear_params(), 2LL * 4096 * 4096 + 2LL * 4096 * 1024 + 3LL * 4096 * 14336);
+  EXPECT_DOUBLE_EQ(m8.model_flop(2),
+                   metrics::transformer_model_flop(2, 2048, 32, 4096, 128256,
+                                                   static_cast<double>(m8.block_linear_params())));
+  // The exact 8B count (the released checkpoint's 8,030,261,248).
+  EXPECT_EQ(gpt_preset("llama3-8b").parameter_count(), 8030261248LL);
+}
+
+TEST(GptPlan, LlamaLinearsAndGeometry) {
+  const GptShape m = llama_tiny();  // d = 16, q 64 + k 32 + v 32 = 128 rows
+  const auto specs = block_linears(m);
+  EXPECT_EQ(specs[0].out, 128);
+  EXPECT_EQ(specs[0].in, 64);
+  EXPECT_EQ(specs[1].out, 64);
+  EXPECT_EQ(specs[2].out, 2 * 176);  // gate and up
+  EXPECT_EQ(specs[3].in, 176);
+  for (const LinearSpec& s : specs) EXPECT_FALSE(s.bias);
+  EXPECT_EQ(m.block_linear_params(), 64 * 128 + 64 * 64 + 3 * 64 * 176);
+  const GridShape g = GridShape::parse("2x2x2x1");
+  const LinearGeom qkv = linear_geom(specs[0], g);
+  EXPECT_EQ(qkv.out_local, 64);  // one K/V group per Y rank: 2 q heads + k + v, 16 each
+  EXPECT_EQ(qkv.bias_local, 0);
+  EXPECT_EQ(linear_geom(specs[2], g).out_local, 176);  // 88 (gate, up) pairs
+  EXPECT_EQ(linear_geom(specs[3], g).in_local, 88);
+  EXPECT_EQ(block_small_params(m, g), 2 * 32);        // two RMSNorm gains
+  EXPECT_EQ(head_small_params(m, g), 32 + 256 * 32);  // final gain, token embedding
+}
+
+TEST(GptPlan, LlamaValidationNamesTheFailedCondition) {
+  const GptShape m = llama_tiny();
+  EXPECT_EQ(message_of(m, opts("2x2x2x1", 4)), "");
+  EXPECT_NE(message_of(m, opts("1x4x1x1", 4))
+                .find("kv-heads 2 is not divisible by Gy = 4 (Y splits whole K/V groups"),
+            std::string::npos);
+  GptShape k = m;
+  k.kv_heads = 3;
+  EXPECT_NE(message_of(k, opts("1x1x1x1", 1)).find("heads 4 is not divisible by kv-heads 3"),
+            std::string::npos);
+  GptShape f = m;
+  f.ffn_hidden = 177;
+  EXPECT_NE(message_of(f, opts("1x2x1x1", 2)).find("ffn-hidden 177 is not divisible by Gy = 2"),
+            std::string::npos);
+  f.ffn_hidden = 0;
+  EXPECT_NE(message_of(f, opts("1x1x1x1", 1)).find("give the SwiGLU width with --ffn-hidden"),
+            std::string::npos);
+  GptShape odd = m;  // head dim 64/64 = 1: RoPE needs pairs
+  odd.heads = 64;
+  odd.kv_heads = 64;
+  EXPECT_NE(message_of(odd, opts("1x1x1x1", 1)).find("head dimension 1 is odd"), std::string::npos);
+  GptShape gpt = tiny();
+  gpt.kv_heads = 2;
+  EXPECT_NE(message_of(gpt, opts("1x1x1x1", 1)).find("needs --arch llama"), std::string::npos);
+  gpt.kv_heads = 0;
+  gpt.ffn_hidden = 100;
+  EXPECT_NE(message_of(gpt, opts("1x1x1x1", 1)).find("differs from 4*hidden"), std::string::npos);
+}
+
+TEST(GptPlan, LlamaCollectivesOf2x2x2ByHand) {
+  const GptShape m = llama_tiny();
+  const auto ops = gpt_collectives(m, opts("2x2x2x1", 4));
+  const std::int64_t T = 4 / 2 * 32;  // 64 tokens per rank
+  // RMSNorm: one statistic per token, forward and backward.
+  EXPECT_EQ(find(ops, Phase::forward, 0, "ln1", CollRole::ln_stats).count, T);
+  EXPECT_EQ(find(ops, Phase::backward, 1, "ln2", CollRole::ln_grad_stats).count, T);
+  EXPECT_EQ(find(ops, Phase::forward, -1, "ln_f", CollRole::ln_stats).count, T);
+  // QKV: 64 local output rows (q of 2 heads + k + v), reduced over X; its dX [T, 32] over Y.
+  EXPECT_EQ(find(ops, Phase::forward, 0, "qkv", CollRole::output_reduce).count, T * 64);
+  EXPECT_EQ(find(ops, Phase::backward, 0, "qkv", CollRole::input_grad_reduce).count, T * 32);
+  EXPECT_EQ(find(ops, Phase::forward, 0, "qkv", CollRole::weight_gather).count, 32 * 64 / 2);
+  // MLP-up: gate|up 176 local rows; MLP-down's dX [T, 88] over Y.
+  EXPECT_EQ(find(ops, Phase::forward, 0, "mlp_up", CollRole::output_reduce).count, T * 176);
+  EXPECT_EQ(find(ops, Phase::backward, 0, "mlp_down", CollRole::input_grad_reduce).count, T * 88);
+  // Buckets: weight shards + 2 gains; head: LM head shard + final gain + token embedding.
+  const std::int64_t shards = (32 * 64 + 32 * 32 + 32 * 176 + 88 * 32) / 2;
+  EXPECT_EQ(find(ops, Phase::backward, 0, "block", CollRole::param_grad_reduce).count, 64);
+  const auto data = gpt_collectives(m, opts("2x2x1x2", 4));
+  EXPECT_EQ(find(data, Phase::backward, 0, "block", CollRole::data_grad_reduce).count,
+            2 * shards + 64);
+  EXPECT_EQ(find(data, Phase::backward, -1, "head", CollRole::data_grad_reduce).count,
+            32 * 128 + 32 + 256 * 32);
+}
+
+TEST(GptPlan, LlamaMemoryTermsByHand) {
+  GptShape m = llama_tiny();  // L=2, h=64, heads 4, kv 2, ffn 176, seq 32, V 256
+  GptPlanOptions o = opts("1x1x1x1", 2);
+  o.gemm_workspace_bytes = 0;
+  const GptMemory mem = gpt_memory(m, o);
+  EXPECT_DOUBLE_EQ(mem.params, m.parameter_count() * 4.0);
+  const double T = 64;
+  // Saved per block: 3 [T,h] + qkv [T,128] + attention [T,h] + gate|up [T,352] + SwiGLU [T,176]
+  // (fp32), then 2 norm slots of 2 floats and 4 log-sum-exp values per token.
+  const double per_block = T * ((3 * 64 + 128 + 64 + 352 + 176) * 4.0 + (4 + 4) * 4.0);
+  EXPECT_DOUBLE_EQ(mem.activations, 3 * T * 64 * 4.0 + 2 * per_block);
+  // LN_f out + logits + dres + dtmp + [T, max(352, 128)] + [T, max(176, 64)].
+  EXPECT_DOUBLE_EQ(mem.workspace,
+                   T * (3 * 64 + 256 + 352 + 176) * 4.0 + T * (10 + 3 + 4) * 4.0 + 8);
 }

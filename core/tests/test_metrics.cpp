@@ -86,6 +86,14 @@ TEST(Metrics, GptFlopFormula) {
   EXPECT_DOUBLE_EQ(m::gpt_selective_recompute_flop(2, 4, 3, 5), 2.0 * 2 * 16 * 3 * 5);
   EXPECT_DOUBLE_EQ(m::gpt_selective_recompute_flop(2, 4, 3, 5),
                    m::gpt_model_flop(2, 4, 3, 5, 0) / 3 - 24.0 * 2 * 4 * 3 * 25);
+  // The general form with GPT's 12h^2 block weights is the GPT formula.
+  EXPECT_NEAR(m::transformer_model_flop(4, 2048, 24, 2048, 50304, 12.0 * 2048 * 2048), f,
+              f * 1e-15);
+  // Llama 3 8B, one 8192-token sequence, by hand: per block q,o 4096^2 each, k,v 4096*1024 each,
+  // SwiGLU 3*4096*14336; the 4096 x 128256 head; attention core 6*s^2*L*h.
+  const double block = 2.0 * 4096 * 4096 + 2.0 * 4096 * 1024 + 3.0 * 4096 * 14336;
+  EXPECT_DOUBLE_EQ(m::transformer_model_flop(1, 8192, 32, 4096, 128256, block),
+                   6.0 * 8192 * (32 * block + 4096.0 * 128256) + 6.0 * 8192 * 8192 * 32 * 4096);
   EXPECT_DOUBLE_EQ(m::tflops_per_gpu(8e15, 2.0, 4), 1000.0);
   EXPECT_DOUBLE_EQ(m::mfu(494.5, 989.0), 0.5);
   EXPECT_DOUBLE_EQ(m::tokens_per_s(4, 2048, 0.5), 16384.0);

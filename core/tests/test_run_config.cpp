@@ -95,7 +95,11 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
         {"heads", 4},
         {"seq", 32},
         {"vocab", 256},
-        {"preset", "tiny"}}},
+        {"preset", "tiny"},
+        {"arch", "gpt"},
+        {"kv_heads", 4},      // the resolved K/V heads: as many as query heads
+        {"ffn_hidden", 256},  // the resolved MLP width: 4h
+        {"rope_theta", kDefaultRopeTheta}}},
       {"grid", {{"gx", 2}, {"gy", 1}, {"gz", 2}, {"gdata", 1}, {"order", "y,x,z"}}},
       {"batch", 4},
       {"overlap", json::array({"oar", "oag"})},
@@ -246,4 +250,69 @@ TEST(RunConfig, ValidationIsThePlans) {
                   "attn_out weight block of 4096 elements is not divisible by Gz = 3"));
   c.plan.grid = GridShape::parse("1x3x1x1");
   EXPECT_TRUE(has(error_of([&] { validate(c); }), "hidden 64 is not divisible by Gx*Gy = 3"));
+}
+
+TEST(RunConfig, LlamaPresetSetsItsShapeAndOptionsOverrideIt) {
+  RunConfig c;
+  ASSERT_EQ(parse({"--preset", "llama3-8b", "--seq", "64"}, &c), "");
+  EXPECT_EQ(c.model.arch, Arch::llama);
+  EXPECT_EQ(c.model.layers, 32);
+  EXPECT_EQ(c.model.hidden, 4096);
+  EXPECT_EQ(c.model.heads, 32);
+  EXPECT_EQ(c.model.kv_heads, 8);
+  EXPECT_EQ(c.model.ffn_hidden, 14336);
+  EXPECT_EQ(c.model.vocab, 128256);
+  EXPECT_EQ(c.model.rope_theta, 500000.0);
+  EXPECT_EQ(c.model.preset, "llama3-8B");
+  // Shape options given beside the preset win; a GPT preset keeps the vocabulary given or default.
+  ASSERT_EQ(parse({"--preset", "llama3-8B", "--layers", "2", "--kv-heads", "4", "--ffn-hidden",
+                   "1024", "--rope-theta", "10000", "--vocab", "1024"},
+                  &c),
+            "");
+  EXPECT_EQ(c.model.layers, 2);
+  EXPECT_EQ(c.model.kv_heads, 4);
+  EXPECT_EQ(c.model.ffn_hidden, 1024);
+  EXPECT_EQ(c.model.rope_theta, 10000.0);
+  EXPECT_EQ(c.model.vocab, 1024);
+  ASSERT_EQ(parse({"--preset", "1.3B"}, &c), "");
+  EXPECT_EQ(c.model.arch, Arch::gpt);
+  EXPECT_EQ(c.model.vocab, 50304);
+  // Without a preset: --arch and the Llama options; the JSON form round-trips them.
+  ASSERT_EQ(parse({"--arch", "llama", "--layers", "2", "--hidden", "64", "--heads", "4",
+                   "--kv-heads", "2", "--ffn-hidden", "176", "--rope-theta", "5e5"},
+                  &c),
+            "");
+  EXPECT_EQ(c.model.arch, Arch::llama);
+  const json j = to_json(c);
+  EXPECT_EQ(j["model"]["arch"], "llama");
+  EXPECT_EQ(j["model"]["kv_heads"], 2);
+  EXPECT_EQ(j["model"]["ffn_hidden"], 176);
+  EXPECT_EQ(j["model"]["rope_theta"], 500000.0);
+  const RunConfig back = run_config_from_json(j, "r: '");
+  EXPECT_EQ(back.model.arch, Arch::llama);
+  EXPECT_EQ(back.model.kv_heads, 2);
+  EXPECT_EQ(back.model.ffn_hidden, 176);
+  EXPECT_EQ(back.model.rope_theta, 500000.0);
+  EXPECT_EQ(to_json(back), j);
+  // A result file from before the architecture existed reads as GPT.
+  json old = to_json(sample());
+  for (const char* k : {"arch", "kv_heads", "ffn_hidden", "rope_theta"}) old["model"].erase(k);
+  EXPECT_EQ(run_config_from_json(old, "r: '").model.arch, Arch::gpt);
+}
+
+TEST(RunConfig, BadLlamaOptionsNameTheProblem) {
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--arch", "mamba"}),
+                  "unknown architecture 'mamba' (expected gpt or llama)"));
+  EXPECT_TRUE(has(parse({"--preset", "llama3-8B", "--arch", "gpt"}),
+                  "--arch gpt contradicts --preset llama3-8B (a llama model)"));
+  EXPECT_TRUE(has(parse({"--preset", "llama-tiny", "--kv-heads", "0"}), "--kv-heads"));
+  EXPECT_TRUE(has(parse({"--preset", "llama-tiny", "--rope-theta", "-1"}), "--rope-theta"));
+  json j = to_json(sample());
+  j["model"]["arch"] = "bert";
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }),
+                  "r: 'model.arch': unknown architecture 'bert'"));
+  j["model"]["arch"] = "llama";
+  j["model"]["rope_theta"] = "big";
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(j, "r: '"); }),
+                  "'model.rope_theta' must be a number"));
 }

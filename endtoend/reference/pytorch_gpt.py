@@ -3,7 +3,10 @@
 side by side on whatever GPU is at hand (the ovb-suite preset h100-single runs it beside gpt4d).
 
 Model as gpt4d: pre-LayerNorm decoder, token + learned position embeddings, biases in every
-linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy; fp32 weights,
+linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy; or, with
+--arch llama (and the llama3-* presets), gpt4d's Llama: RMSNorm, rotary embeddings on q and k
+(base --rope-theta), grouped-query attention (--kv-heads), SwiGLU MLP (--ffn-hidden), no biases,
+no position embedding, untied LM head; fp32 weights,
 bf16 autocast, causal SDPA (flash attention), fused AdamW (weight decay 0.1 on weight matrices
 and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic tokens.
 
@@ -13,8 +16,9 @@ and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic t
 
 Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
 time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
-the model-FLOP formula of docs/metrics.md (F = 72 B s L h^2 (1 + s/(12h) +
-V/(12 L h))), peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used.
+the model-FLOP formula of docs/metrics.md (F = 6 B s (L P + h V) + 6 B s^2 L h, P the weights of
+one block's linears: 12 h^2 for GPT, h (heads + 2 kv) d + h^2 + 3 h ffn for Llama),
+peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used.
 Exit status 2 for bad options or no GPU.
 """
 import argparse
@@ -37,14 +41,29 @@ PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
     "2.7B": (32, 2560, 32),
     "6.7B": (32, 4096, 32),
 }
+LLAMA_PRESETS = {  # name: (layers, hidden, heads, kv_heads, ffn_hidden), as core/src/gpt_plan.cpp
+    "llama3-8B": (32, 4096, 32, 8, 14336),
+    "llama3-70B": (80, 8192, 64, 8, 28672),
+    "llama3-405B": (126, 16384, 128, 8, 53248),
+}
+LLAMA3_VOCAB, LLAMA3_ROPE_THETA = 128256, 500000.0
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
 
 
-def model_flop(batch, seq, layers, hidden, vocab):
-    """metrics.md: F = 72 B s L h^2 (1 + s/(12h) + V/(12 L h))."""
-    return 72.0 * batch * seq * layers * hidden**2 * (
-        1 + seq / (12.0 * hidden) + vocab / (12.0 * layers * hidden))
+def block_linear_params(a):
+    """Weights of one block's linear layers: GPT 12 h^2; Llama h (heads + 2 kv) d + h^2 + 3 h ffn."""
+    h = a.hidden
+    if a.arch != "llama":
+        return 12 * h * h
+    return h * (a.heads + 2 * a.kv_heads) * (h // a.heads) + h * h + 3 * h * a.ffn_hidden
+
+
+def model_flop(a):
+    """metrics.md (transformer_model_flop): F = 6 B s (L P + h V) + 6 B s^2 L h."""
+    b, s = float(a.batch), float(a.seq)
+    return (6.0 * b * s * (a.layers * block_linear_params(a) + a.hidden * a.vocab)
+            + 6.0 * b * s * s * a.layers * a.hidden)
 
 
 def compile_note(a):
@@ -55,13 +74,18 @@ def compile_note(a):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--preset", choices=sorted(PRESETS),
+    p.add_argument("--preset", choices=sorted(PRESETS) + sorted(LLAMA_PRESETS),
                    help="model size (or --layers/--hidden/--heads)")
+    p.add_argument("--arch", choices=("gpt", "llama"), help="architecture (default gpt; a "
+                   "llama3-* preset sets llama)")
     p.add_argument("--layers", type=int)
     p.add_argument("--hidden", type=int)
     p.add_argument("--heads", type=int)
+    p.add_argument("--kv-heads", type=int, help="K/V heads (llama; default --heads)")
+    p.add_argument("--ffn-hidden", type=int, help="SwiGLU width (llama)")
+    p.add_argument("--rope-theta", type=float, help="rotary base (llama; default 10000)")
     p.add_argument("--seq", type=int, default=2048)
-    p.add_argument("--vocab", type=int, default=50304)
+    p.add_argument("--vocab", type=int, help="vocabulary (default 50304; llama3-*: 128256)")
     p.add_argument("--batch", type=int, required=True, help="sequences per iteration")
     p.add_argument("--iters", type=int, default=13)
     p.add_argument("--warmup", type=int, default=3, help="iterations left out of the summary")
@@ -72,13 +96,32 @@ def parse_args(argv):
     p.add_argument("--out", help="JSON result file")
     a = p.parse_args(argv)
     a.compile = a.compile or a.compile_mode is not None
-    if a.preset:
+    if a.preset in LLAMA_PRESETS:
+        if a.arch == "gpt":
+            p.error(f"--arch gpt contradicts --preset {a.preset} (a llama model)")
+        layers, hidden, heads, kv, ffn = LLAMA_PRESETS[a.preset]
+        a.arch, a.kv_heads, a.ffn_hidden = "llama", a.kv_heads or kv, a.ffn_hidden or ffn
+        a.vocab, a.rope_theta = a.vocab or LLAMA3_VOCAB, a.rope_theta or LLAMA3_ROPE_THETA
+    elif a.preset:
         layers, hidden, heads = PRESETS[a.preset]
+    if a.preset:
         a.layers, a.hidden, a.heads = a.layers or layers, a.hidden or hidden, a.heads or heads
+    a.arch, a.vocab = a.arch or "gpt", a.vocab or 50304
+    a.rope_theta = a.rope_theta or 10000.0
     if not (a.layers and a.hidden and a.heads):
         p.error("give --preset or all of --layers, --hidden, --heads")
     if a.hidden % a.heads:
         p.error(f"hidden {a.hidden} is not divisible by heads {a.heads}")
+    a.kv_heads = a.kv_heads or a.heads
+    if a.arch == "gpt" and (a.kv_heads != a.heads or a.ffn_hidden):
+        p.error("--kv-heads and --ffn-hidden need --arch llama")
+    if a.arch == "llama":
+        if not a.ffn_hidden:
+            p.error("--arch llama needs --ffn-hidden (or a llama3-* preset)")
+        if a.heads % a.kv_heads:
+            p.error(f"heads {a.heads} is not divisible by kv-heads {a.kv_heads}")
+        if (a.hidden // a.heads) % 2:
+            p.error("rotary embeddings need an even head size")
     if a.iters <= a.warmup or a.warmup < 0:
         p.error("--iters must exceed --warmup >= 0")
     return a
@@ -124,7 +167,80 @@ def build(a, torch):
             logits = self.lm_head(self.ln_f(x))
             return F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
 
-    return GPT()
+    if a.arch != "llama":
+        return GPT()
+    return build_llama(a, torch)
+
+
+def build_llama(a, torch):
+    """gpt4d's Llama: RMSNorm (eps 1e-5, as gpt4d's norms), RoPE on pairs (2i, 2i+1) of q and k,
+    grouped-query attention (K/V repeated over their query heads for SDPA), SwiGLU, no biases."""
+    nn, F = torch.nn, torch.nn.functional
+    d = a.hidden // a.heads
+
+    class RMSNorm(nn.Module):
+        def __init__(self, h):
+            super().__init__()
+            self.weight = nn.Parameter(torch.ones(h))
+
+        def forward(self, x):
+            xf = x.float()
+            return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-5)).type_as(x) * self.weight
+
+    def rope(x, cos, sin):  # x [B, heads, S, d]; pairs (2i, 2i+1) turn by pos * theta^(-2i/d)
+        x0, x1 = x[..., 0::2], x[..., 1::2]
+        return torch.stack((x0 * cos - x1 * sin, x0 * sin + x1 * cos), dim=-1).flatten(-2)
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            h = a.hidden
+            self.ln1, self.ln2 = RMSNorm(h), RMSNorm(h)
+            self.q = nn.Linear(h, a.heads * d, bias=False)
+            self.kv = nn.Linear(h, 2 * a.kv_heads * d, bias=False)
+            self.proj = nn.Linear(h, h, bias=False)
+            self.gate_up = nn.Linear(h, 2 * a.ffn_hidden, bias=False)
+            self.down = nn.Linear(a.ffn_hidden, h, bias=False)
+
+        def forward(self, x, cos, sin):
+            B, S, h = x.shape
+            y = self.ln1(x)
+            q = self.q(y).view(B, S, a.heads, d).transpose(1, 2)
+            k, v = (t.view(B, S, a.kv_heads, d).transpose(1, 2)
+                    for t in self.kv(y).split(a.kv_heads * d, dim=2))
+            q, k = rope(q, cos, sin), rope(k, cos, sin)
+            r = a.heads // a.kv_heads
+            k, v = k.repeat_interleave(r, dim=1), v.repeat_interleave(r, dim=1)
+            att = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(att.transpose(1, 2).reshape(B, S, h))
+            gate, up = self.gate_up(self.ln2(x)).chunk(2, dim=-1)
+            return x + self.down(F.silu(gate) * up)
+
+    class Llama(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Embedding(a.vocab, a.hidden)
+            self.blocks = nn.ModuleList(Block() for _ in range(a.layers))
+            self.ln_f = RMSNorm(a.hidden)
+            self.lm_head = nn.Linear(a.hidden, a.vocab, bias=False)  # untied
+            residual = ("proj.weight", "down.weight")
+            for name, p in self.named_parameters():
+                if p.dim() == 2:
+                    std = 0.02 / math.sqrt(2 * a.layers) if name.endswith(residual) else 0.02
+                    nn.init.normal_(p, 0.0, std)
+            inv = a.rope_theta ** (-torch.arange(0, d, 2, dtype=torch.float32) / d)
+            ang = torch.outer(torch.arange(a.seq, dtype=torch.float32), inv)
+            self.register_buffer("cos", ang.cos(), persistent=False)
+            self.register_buffer("sin", ang.sin(), persistent=False)
+
+        def forward(self, idx, targets):
+            x = self.wte(idx)
+            for b in self.blocks:
+                x = b(x, self.cos, self.sin)
+            logits = self.lm_head(self.ln_f(x))
+            return F.cross_entropy(logits.float().reshape(-1, a.vocab), targets.reshape(-1))
+
+    return Llama()
 
 
 def main(argv):
@@ -148,10 +264,12 @@ def main(argv):
     step_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     n_params = sum(p.numel() for p in model.parameters())
     gen = torch.Generator(device=dev).manual_seed(a.seed)
-    F = model_flop(a.batch, a.seq, a.layers, a.hidden, a.vocab)
+    F = model_flop(a)
     name = torch.cuda.get_device_name(dev)
     peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
-    print(f"pytorch_gpt: {a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
+    arch = (f"llama (kv-heads {a.kv_heads}, ffn {a.ffn_hidden}, rope-theta {a.rope_theta:g}), "
+            if a.arch == "llama" else "")
+    print(f"pytorch_gpt: {arch}{a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
           f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA, "
           f"fused AdamW{compile_note(a)} on {name}", flush=True)
     iters = []
@@ -180,7 +298,10 @@ def main(argv):
                "first_loss": iters[0]["loss"], "final_loss": iters[-1]["loss"]}
     result = {"config": {"model": {"layers": a.layers, "hidden": a.hidden, "heads": a.heads,
                                    "seq": a.seq, "vocab": a.vocab, "preset": a.preset,
-                                   "parameters": n_params},
+                                   "parameters": n_params, "arch": a.arch,
+                                   "kv_heads": a.kv_heads,
+                                   "ffn_hidden": a.ffn_hidden or 4 * a.hidden,
+                                   "rope_theta": a.rope_theta},
                          "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
                          "compile": a.compile, "compile_mode": a.compile_mode,
                          "dtype": "bf16 autocast",

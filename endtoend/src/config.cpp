@@ -94,6 +94,10 @@ void add_options(CLI::App& app, Config& cfg) {
 
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name) {
   finish_run_config(app, cfg);
+  if (cfg.model.llama() && backend_name != "host")
+    throw UsageError(
+        "--arch llama needs the host backend: the CUDA kernels of RMSNorm, SwiGLU, "
+        "RoPE and grouped-query attention are not written yet");
   if (cfg.data.rfind("text:", 0) == 0 && app.count("--vocab") == 0) cfg.model.vocab = 256;
 
   if (cfg.dtype == "fp16")

@@ -54,7 +54,11 @@ int main(int argc, char** argv) {
     const PredictionRun prediction(cfg, *backend);  // --predict: a bad machine fails here
     Trainer trainer(cfg, *backend, grid);
     if (ctx.rank == 0 && !cfg.quiet)
-      std::cout << "gpt4d: " << cfg.model.layers << " layers, hidden " << cfg.model.hidden
+      std::cout << "gpt4d: "
+                << (cfg.model.llama() ? "Llama (kv-heads " + std::to_string(cfg.model.kv()) +
+                                            ", ffn " + std::to_string(cfg.model.ffn()) + "), "
+                                      : std::string())
+                << cfg.model.layers << " layers, hidden " << cfg.model.hidden
                 << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
                 << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
                 << cfg.plan.batch << ", grid " << cfg.plan.grid.str() << ", overlap "

@@ -1,4 +1,5 @@
-// Helpers for the multi-rank gpt4d tests: the test model (GPT "tiny" on the committed text),
+// Helpers for the multi-rank gpt4d tests: the test models (GPT "tiny" and a small Llama on the
+// committed text),
 // configurations by grid and flags, and runs on a given MPI communicator.
 #pragma once
 
@@ -18,13 +19,16 @@ struct Case {
   bool recompute = false;
   bool cache = true;
   int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
-  bool shard = false;               // optimizer state split over the data group
+  bool llama = false;              // the Llama test model instead of GPT "tiny"
+  bool shard = false;              // optimizer state split over the data group
   std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
   std::string str() const {
-    return grid + " overlap=" + overlap + (recompute ? " recompute" : "") +
-           (cache ? "" : " no-cache") +
+    return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
+           (recompute ? " recompute" : "") + (cache ? "" : " no-cache") +
            (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
-           (shard ? " shard-optimizer" : "") + (hidden != 64 ? " hidden=" + std::to_string(hidden) + " heads=" + std::to_string(heads) : "");
+           (shard ? " shard-optimizer" : "") +
+           (hidden != 64 ? " hidden=" + std::to_string(hidden) + " heads=" + std::to_string(heads)
+                         : "");
   }
 };
 
@@ -33,13 +37,25 @@ inline bool on_gpu() {
   return ovb::testing::options().backend == "cuda";
 }
 
+// Llama with 2 layers, hidden 64, 8 query heads over 4 K/V heads (head size 8: Gy up to 4 keeps
+// whole K/V groups), SwiGLU width 176.
+inline GptShape llama_test_model() {
+  GptShape m = gpt_preset("llama-tiny");
+  m.heads = 8;
+  m.kv_heads = 4;
+  return m;
+}
+
 inline Config test_config(const Case& c, int iters = 10) {
   Config cfg;
   cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64 (or c.hidden), 4 heads
+  if (c.llama) cfg.model = llama_test_model();
   cfg.model.seq = 16;
   cfg.model.vocab = 256;
-  cfg.model.hidden = c.hidden;
-  cfg.model.heads = c.heads;
+  if (!c.llama) {
+    cfg.model.hidden = c.hidden;
+    cfg.model.heads = c.heads;
+  }
   cfg.plan.grid = GridShape::parse(c.grid);
   cfg.plan.batch = 8;
   cfg.plan.recompute = c.recompute;

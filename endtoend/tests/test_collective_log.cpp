@@ -36,7 +36,7 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           // Windows of 1 (and 4, the default) dW blocks in flight, alternately.
           // The optimizer sharded over data in every other case of each window.
           const int k = run_cases++;
-          const Case c{grids[g], ov, rc, cache, (k % 2) ? 1 : kDefaultOrsWindow, k % 4 >= 2};
+          const Case c{grids[g], ov, rc, cache, (k % 2) ? 1 : kDefaultOrsWindow, false, k % 4 >= 2};
           const Config cfg = test_config(c, 1);
           TrainerRun run(cfg, MPI_COMM_WORLD);
           run.trainer.run_iteration(0);
@@ -94,6 +94,32 @@ TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
     EXPECT_EQ(mem.optimizer, est.optimizer) << c.str();
     EXPECT_EQ(mem.total(), est.total()) << c.str();
   }
+}
+
+// The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
+// flag (recompute and weight caching alternating), the same list and the same memory.
+TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  int n = 0;
+  for (const std::string& grid : grids_for(ovb::testing::launch().world)) {
+    if (llama_test_model().kv() % GridShape::parse(grid).gy != 0) continue;
+    for (const char* ov : {"none", "oar,ors,oag"}) {
+      const Case c{grid, ov, n % 2 == 1, n % 3 != 1, (n % 4 == 3) ? 1 : kDefaultOrsWindow, true};
+      ++n;
+      const Config cfg = test_config(c, 1);
+      TrainerRun run(cfg, MPI_COMM_WORLD);
+      run.trainer.run_iteration(0);
+      ASSERT_EQ(described(run.trainer.collective_log()),
+                described(gpt_collectives(cfg.model, cfg.plan)))
+          << c.str();
+      const GptMemory est = gpt_memory(cfg.model, cfg.plan);
+      const GptMemory mem = run.trainer.memory().as_gpt_memory();
+      for (std::size_t i = 0; i < est.terms().size(); ++i)
+        EXPECT_EQ(mem.terms()[i].second, est.terms()[i].second)
+            << c.str() << " " << est.terms()[i].first;
+    }
+  }
+  EXPECT_GE(n, 2);
 }
 
 // The log is not trivially equal: a grid with every group > 1 issues every role.

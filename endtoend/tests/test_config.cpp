@@ -101,6 +101,10 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(
       parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"}, nullptr, "cuda"),
       "head size hidden/heads = 512 is larger than 256"));
+  // Llama trains on the host backend only, until the CUDA backend has its kernels.
+  EXPECT_TRUE(has(parse({"--preset", "llama-tiny", "--batch", "4"}, nullptr, "cuda"),
+                  "--arch llama needs the host backend"));
+  EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}), "");
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));
 }

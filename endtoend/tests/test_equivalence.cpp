@@ -3,7 +3,9 @@
 // recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks, with
 // the optimizer state sharded over data and not (also with buckets that Gdata does not divide);
 // the gradients of one step equal the serial ones tensor by tensor (sharded: each data rank's
-// chunk); the serial gradients equal finite differences of the loss.
+// chunk); the serial gradients equal finite differences of the loss. The same for a small Llama
+// (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole K/V groups,
+// with every overlap-flag subset.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <map>
 
 #include "model/layout.hpp"
+#include "ovb/error.hpp"
 #include "parallel_test_util.hpp"
 
 using namespace ovb;
@@ -57,7 +60,7 @@ std::vector<Case> equivalence_cases() {
   int data_grids = 0;
   for (std::size_t g = 0; g < grids.size(); ++g) {
     if (gdata_of(grids[g]) == 1) {
-      if (!on_gpu() && g == 0) cases.push_back({grids[g], "oar,ors,oag", true, false, 4, true});
+      if (!on_gpu() && g == 0) cases.push_back({grids[g], "oar,ors,oag", true, false, 4, false, true});
       continue;
     }
     const bool all_subsets = data_grids++ < 2;
@@ -66,7 +69,7 @@ std::vector<Case> equivalence_cases() {
       if (on_gpu() && i != 0 && i + 1 != subsets.size()) continue;
       if (!all_subsets && (i + g) % 2 != 0) continue;
       cases.push_back({grids[g], subsets[i], (g + i) % 2 == 1, (g + i) % 3 == 0,
-                       i % 3 == 2 ? 1 : kDefaultOrsWindow, true});
+                       i % 3 == 2 ? 1 : kDefaultOrsWindow, false, true});
     }
   }
   return cases;
@@ -150,7 +153,7 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
   // Sharded: the reduced gradients live in each data rank's chunk (global_tensor assembles them).
   for (std::size_t g = 0, n = 0; g < grids.size() && n < 2; ++g)
     if (gdata_of(grids[g]) > 1) cases.push_back({grids[g], n++ ? "oar,ors,oag" : "none", g % 2 == 0,
-                                                 false, kDefaultOrsWindow, true});
+                                                 false, kDefaultOrsWindow, false, true});
   for (const Case& c : cases) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     for (const TensorDesc& t : serial.trainer.layout().tensors)
@@ -191,4 +194,77 @@ TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
     const double fd = (lp - lm) / (2 * eps);
     EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
   }
+}
+
+// ---- Llama
+
+namespace {
+
+// Every grid valid for the Llama test model (Gy <= 4: whole K/V groups) with no overlap and all of
+// it; every overlap-flag subset on the first, recompute and weight caching varied.
+std::vector<Case> llama_cases() {
+  std::vector<Case> cases;
+  int valid = 0;
+  for (const std::string& grid : grids_for(world_size())) {
+    Config cfg = test_config({grid, "none", false, true, kDefaultOrsWindow, true});
+    if (GridShape::parse(grid).gy > 1 && llama_test_model().kv() % GridShape::parse(grid).gy) {
+      EXPECT_THROW(validate_gpt_plan(cfg.model, cfg.plan), UsageError) << grid;
+      continue;
+    }
+    const auto& subsets = overlap_subsets();
+    for (std::size_t i = 0; i < subsets.size(); ++i)
+      if (valid < 1 || i == 0 || i + 1 == subsets.size())
+        cases.push_back({grid, subsets[i], (valid + i) % 2 == 1, (valid + i) % 3 != 2,
+                         kDefaultOrsWindow, true});
+    ++valid;
+  }
+  return cases;
+}
+
+}  // namespace
+
+TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  Case serial;
+  serial.llama = true;
+  const std::vector<double> ref = losses(test_config(serial), MPI_COMM_SELF);
+  ASSERT_GT(ref.front() - ref.back(), 0.1) << "the reference run must learn for the test to bite";
+  double worst = 0;
+  for (const Case& c : llama_cases()) {
+    const std::vector<double> got = losses(test_config(c), MPI_COMM_WORLD);
+    ASSERT_EQ(got.size(), ref.size());
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
+      worst = std::max(worst, dev);
+      EXPECT_LT(dev, 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
+    }
+  }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("Llama: largest relative loss deviation from 1 rank: %.2e\n", worst);
+}
+
+TEST(Equivalence, LlamaSerialGradientsMatchFiniteDifferences) {
+  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  Case c;
+  c.llama = true;
+  TrainerRun run(test_config(c), MPI_COMM_SELF);
+  run.trainer.compute_gradients(0);
+  const float eps = 1e-2f;
+  int tensors = 0;
+  for (const TensorDesc& t : run.trainer.layout().tensors) {
+    ++tensors;
+    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
+    const auto it = std::max_element(g.begin(), g.end(),
+                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
+    const std::int64_t i = it - g.begin();
+    run.trainer.perturb(t.name, i, eps);
+    const double lp = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, -2 * eps);
+    const double lm = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, eps);
+    const double fd = (lp - lm) / (2 * eps);
+    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
+  }
+  // Per block 4 weights and 2 RMSNorm gains; head: LM head, final gain, token embedding.
+  EXPECT_EQ(tensors, 2 * 6 + 3);
 }

@@ -7,11 +7,13 @@
 // Options: ovb-collective --help; counters, table and output: microbench/README.md.
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "collective/coll_bench.hpp"
 #include "collective/nccl_table.hpp"
+#include "harness/axes.hpp"
 #include "harness/bench_main.hpp"
 #include "harness/comm_options.hpp"
 #include "harness/sizes.hpp"
@@ -20,12 +22,23 @@
 
 namespace {
 
+using ovb::mb::Axis;
+
 struct CollOptions {
-  std::vector<std::string> colls{"all_reduce", "reduce_scatter", "all_gather"};
-  std::vector<std::string> dtypes{"default"};
-  std::vector<int> in_place{0, 1};
-  std::string min_bytes = "1K", max_bytes = "64M";
+  Axis<ovb::CollKind> colls = ovb::mb::colls_axis({"all_reduce", "reduce_scatter", "all_gather"});
+  Axis<std::optional<ovb::DType>> dtypes = ovb::mb::enum_axis<std::optional<ovb::DType>>(
+      "--dtypes", "Element types: bf16, fp16, fp32; default: bf16 on CUDA, fp32 on host",
+      {"default"},
+      {{"default", std::nullopt},
+       {"bf16", ovb::DType::bf16},
+       {"fp16", ovb::DType::f16},
+       {"fp32", ovb::DType::f32}});
+  Axis<bool> in_place =
+      ovb::mb::bool_axis("--in-place", "0 (out of place), 1 (in place), or 0,1", {"0", "1"});
+  // The size axis is nccl-tests' -b -e -f, read as three options and expanded once.
+  std::size_t min_bytes = 1u << 10, max_bytes = 64u << 20;
   std::size_t factor = 4;
+  Axis<std::size_t> sizes = Axis<std::size_t>::derived("sizes", {});
   ovb::mb::CommOptions comm;
   int inner = 1;
   bool no_table = false;
@@ -37,24 +50,22 @@ ovb::mb::Program collective_program(CollOptions& o) {
   p.name = "ovb-collective";
   p.about = "Collective bandwidth (nccl-tests conventions) on NCCL (CUDA) or MPI (host)";
   p.add_options = [&o](CLI::App& app) {
-    ovb::mb::add_colls_option(app, o.colls);
-    app.add_option("--dtypes", o.dtypes,
-                   "Element types: bf16, fp16, fp32; default: bf16 on CUDA, fp32 on host")
-        ->delimiter(',')
-        ->check(CLI::IsMember({"default", "bf16", "fp16", "fp32"}))
-        ->capture_default_str();
-    app.add_option("-b,--min-bytes", o.min_bytes,
-                   "Smallest size S (bytes of the full buffer, nccl-tests' -b), e.g. 8, 1K, 64M")
-        ->capture_default_str();
-    app.add_option("-e,--max-bytes", o.max_bytes, "Largest size S (nccl-tests' -e)")
-        ->capture_default_str();
+    o.colls.add_to(app);
+    o.dtypes.add_to(app);
+    app.add_option_function<std::string>(
+           "-b,--min-bytes",
+           [&o](const std::string& v) { o.min_bytes = ovb::mb::parse_bytes(v, "--min-bytes"); },
+           "Smallest size S (bytes of the full buffer, nccl-tests' -b), e.g. 8, 1K, 64M")
+        ->default_str("1K");
+    app.add_option_function<std::string>(
+           "-e,--max-bytes",
+           [&o](const std::string& v) { o.max_bytes = ovb::mb::parse_bytes(v, "--max-bytes"); },
+           "Largest size S (nccl-tests' -e)")
+        ->default_str("64M");
     app.add_option("-f,--step-factor", o.factor, "Size multiplication factor (nccl-tests' -f)")
         ->check(ovb::positive())
         ->capture_default_str();
-    app.add_option("--in-place", o.in_place, "0 (out of place), 1 (in place), or 0,1")
-        ->delimiter(',')
-        ->check(CLI::Range(0, 1))
-        ->capture_default_str();
+    o.in_place.add_to(app);
     ovb::mb::add_comm_options(app, o.comm);
     app.add_option("--inner", o.inner,
                    "Collectives per timed sample (back to back, like nccl-tests' -n); the "
@@ -64,38 +75,33 @@ ovb::mb::Program collective_program(CollOptions& o) {
     app.add_flag("--no-table", o.no_table, "Do not print the nccl-tests-style table");
   };
   p.configure = [&o](const ovb::LaunchContext& ctx, const std::set<std::string>& cli) {
-    ovb::mb::size_sweep(ovb::mb::parse_bytes(o.min_bytes, "--min-bytes"),
-                        ovb::mb::parse_bytes(o.max_bytes, "--max-bytes"), o.factor);
+    o.sizes.assign(ovb::mb::size_sweep(o.min_bytes, o.max_bytes, o.factor));
     ovb::mb::check_comm_options(o.comm, cli, ctx.world);
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     ovb::mb::setup_groups(env, o.comm);
-    const auto sizes =
-        ovb::mb::size_sweep(ovb::mb::parse_bytes(o.min_bytes, "--min-bytes"),
-                            ovb::mb::parse_bytes(o.max_bytes, "--max-bytes"), o.factor);
-    std::set<ovb::DType> types;
-    for (const std::string& d : o.dtypes)
-      types.insert(d == "default" ? ovb::mb::default_dtype(env.backend()) : ovb::parse_dtype(d));
-    for (const std::string& coll : o.colls)
-      for (ovb::DType t : types)
-        for (const std::string& g : o.comm.groups)
-          for (const ovb::CommConfig& cfg : ovb::mb::comm_configs(o.comm))
-            for (std::size_t bytes : sizes)
-              for (int ip : o.in_place) {
-                ovb::mb::CollPoint pt;
-                pt.kind = ovb::parse_coll_kind(coll);
-                pt.type = t;
-                pt.group = ovb::mb::GroupSpec::parse(g);
-                pt.in_place = ip != 0;
-                pt.bytes = bytes;
-                pt.cfg = cfg;
-                pt.inner = o.inner;
-                const std::string name = ovb::mb::coll_benchmark_name(pt);
-                if (!o.points.emplace(name, pt).second) continue;  // listed twice
-                ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {
-                  ovb::mb::run_coll_point(st, env, pt);
-                });
-              }
+    std::set<ovb::DType> set;  // "default" resolved, each type once, in the enum's order
+    for (const std::optional<ovb::DType>& d : o.dtypes.values())
+      set.insert(d ? *d : ovb::mb::default_dtype(env.backend()));
+    const auto types = Axis<ovb::DType>::derived("dtypes", {set.begin(), set.end()});
+    const ovb::mb::CommOptions& c = o.comm;
+    ovb::mb::for_each_point({&o.colls, &types, &c.groups, &c.min_ctas, &c.max_ctas, &c.cta_policy,
+                             &o.sizes, &o.in_place},
+                            [&](const ovb::mb::Point& at) {
+                              ovb::mb::CollPoint pt;
+                              pt.kind = o.colls.at(at);
+                              pt.type = types.at(at);
+                              pt.group = c.groups.at(at);
+                              pt.in_place = o.in_place.at(at);
+                              pt.bytes = o.sizes.at(at);
+                              pt.cfg = ovb::mb::comm_config(c, at);
+                              pt.inner = o.inner;
+                              const std::string name = ovb::mb::coll_benchmark_name(pt);
+                              if (!o.points.emplace(name, pt).second) return;  // listed twice
+                              ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {
+                                ovb::mb::run_coll_point(st, env, pt);
+                              });
+                            });
   };
   p.report = [&o](const std::vector<ovb::mb::RunRecord>& records) {
     if (!o.no_table) ovb::mb::print_nccl_table(std::cout, records, o.points);

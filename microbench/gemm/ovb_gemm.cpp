@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gemm/gemm_bench.hpp"
+#include "harness/axes.hpp"
 #include "harness/bench_main.hpp"
 #include "harness/gemm_cases.hpp"
 #include "harness/sizes.hpp"
@@ -23,7 +24,7 @@ struct GemmOptions {
   int autotune = 0;
   int autotune_reps = 5;
   bool l2_flush = false;
-  std::string flush_bytes = "256M";
+  std::size_t flush_bytes = 256u << 20;
   int inner = 1;
 };
 
@@ -44,8 +45,12 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
         ->capture_default_str();
     app.add_flag("--l2-flush", o.l2_flush,
                  "Overwrite a buffer larger than the L2 cache before every sample (cold cache)");
-    app.add_option("--flush-bytes", o.flush_bytes, "Size of the L2 flush buffer (e.g. 256M)")
-        ->capture_default_str();
+    // Parsed once, as it is read (sweep files set options through the same callback).
+    app.add_option_function<std::string>(
+           "--flush-bytes",
+           [&o](const std::string& v) { o.flush_bytes = ovb::mb::parse_bytes(v, "--flush-bytes"); },
+           "Size of the L2 flush buffer (e.g. 256M)")
+        ->default_str("256M");
     app.add_option("--inner", o.inner,
                    "GEMMs per timed sample (back to back); the reported time is per GEMM")
         ->check(CLI::Range(1, 100000))
@@ -53,26 +58,27 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
   };
   p.configure = [&o](const ovb::LaunchContext&, const std::set<std::string>&) {
     ovb::mb::gemm_cases(o.gemms, o.grid);  // fails before the run
-    ovb::mb::parse_bytes(o.flush_bytes, "--flush-bytes");
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     std::string gpt_label;
-    const std::vector<ovb::mb::GemmCase> cases = ovb::mb::gemm_cases(o.gemms, o.grid, &gpt_label);
-    for (const ovb::GemmType type : ovb::mb::gemm_types(o.gemms, env.backend().name())) {
-      for (const ovb::mb::GemmCase& c : cases) {
-        ovb::mb::GemmPoint pt;
-        pt.gcase = c;
-        pt.type = type;
-        pt.label = c.tag.empty() ? "" : gpt_label;
-        pt.autotune = o.autotune;
-        pt.autotune_reps = o.autotune_reps;
-        pt.flush_bytes = o.l2_flush ? ovb::mb::parse_bytes(o.flush_bytes, "--flush-bytes") : 0;
-        pt.inner = o.inner;
-        ovb::mb::add_benchmark(
-            env, ovb::mb::gemm_benchmark_name(pt),
-            [&env, pt](benchmark::State& st) { ovb::mb::run_gemm_point(st, env, pt); });
-      }
-    }
+    const auto cases = ovb::mb::Axis<ovb::mb::GemmCase>::derived(
+        "GEMM cases", ovb::mb::gemm_cases(o.gemms, o.grid, &gpt_label));
+    const auto types = ovb::mb::Axis<ovb::GemmType>::derived(
+        "GEMM types", ovb::mb::gemm_types(o.gemms, env.backend().name()));
+    const std::size_t flush_bytes = o.l2_flush ? o.flush_bytes : 0;
+    ovb::mb::for_each_point({&types, &cases}, [&](const ovb::mb::Point& at) {
+      ovb::mb::GemmPoint pt;
+      pt.gcase = cases.at(at);
+      pt.type = types.at(at);
+      pt.label = pt.gcase.tag.empty() ? "" : gpt_label;
+      pt.autotune = o.autotune;
+      pt.autotune_reps = o.autotune_reps;
+      pt.flush_bytes = flush_bytes;
+      pt.inner = o.inner;
+      ovb::mb::add_benchmark(
+          env, ovb::mb::gemm_benchmark_name(pt),
+          [&env, pt](benchmark::State& st) { ovb::mb::run_gemm_point(st, env, pt); });
+    });
   };
   return p;
 }

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <limits>
 
 #include "harness/bench_main.hpp"
 #include "harness/sizes.hpp"
@@ -10,58 +11,37 @@
 
 namespace ovb::mb {
 
-void add_colls_option(CLI::App& app, std::vector<std::string>& colls) {
-  app.add_option("--colls", colls, "Collectives: all_reduce, reduce_scatter, all_gather")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"all_reduce", "reduce_scatter", "all_gather"}))
-      ->capture_default_str();
+Axis<CollKind> colls_axis(std::vector<std::string> defaults) {
+  return enum_axis<CollKind>("--colls", "Collectives: all_reduce, reduce_scatter, all_gather",
+                             std::move(defaults),
+                             {{"all_reduce", CollKind::all_reduce},
+                              {"reduce_scatter", CollKind::reduce_scatter},
+                              {"all_gather", CollKind::all_gather}});
+}
+
+Axis<std::int64_t> knob_axis(std::string flag, std::string help) {
+  return int64_axis(std::move(flag), std::move(help) + " (default or N)", {"default"}, 0,
+                    std::numeric_limits<int>::max(), {{"default", -1}, {"-1", -1}});
 }
 
 void add_comm_options(CLI::App& app, CommOptions& o) {
-  app.add_option("--groups", o.groups,
-                 "Groups: world, or x, y, z, data of the grid --gx --gy --gz --gdata")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"world", "x", "y", "z", "data"}))
-      ->capture_default_str();
+  o.groups.add_to(app);
   add_grid_options(app, o.grid);
-  app.add_option("--min-ctas", o.min_ctas, "NCCL minCTAs values to sweep (default or N)")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--max-ctas", o.max_ctas, "NCCL maxCTAs values to sweep (default or N)")
-      ->delimiter(',')
-      ->capture_default_str();
-  app.add_option("--cta-policy", o.cta_policy,
-                 "NCCL CTA policy values to sweep: default, 0 (default), 1 (efficiency), "
-                 "2 (zero); needs NCCL >= 2.27, ignored by the host backend")
-      ->delimiter(',')
-      ->capture_default_str();
+  o.min_ctas.add_to(app);
+  o.max_ctas.add_to(app);
+  o.cta_policy.add_to(app);
 }
-
-namespace {
-std::vector<int> knobs(const std::vector<std::string>& v, const char* what) {
-  std::vector<int> out;
-  for (const std::string& s : v) out.push_back(parse_knob(s, what));
-  return out;
-}
-}  // namespace
 
 void check_comm_options(const CommOptions& o, const std::set<std::string>& cli, int world) {
-  comm_configs(o);
   check_cli_grid(o.grid, cli, world);
 }
 
-std::vector<CommConfig> comm_configs(const CommOptions& o) {
-  std::vector<CommConfig> out;
-  for (int mn : knobs(o.min_ctas, "--min-ctas"))
-    for (int mx : knobs(o.max_ctas, "--max-ctas"))
-      for (int pol : knobs(o.cta_policy, "--cta-policy")) {
-        CommConfig c;
-        c.min_ctas = mn;
-        c.max_ctas = mx;
-        c.cta_policy = pol;
-        out.push_back(c);
-      }
-  return out;
+CommConfig comm_config(const CommOptions& o, const Point& p) {
+  CommConfig c;
+  c.min_ctas = static_cast<int>(o.min_ctas.at(p));
+  c.max_ctas = static_cast<int>(o.max_ctas.at(p));
+  c.cta_policy = static_cast<int>(o.cta_policy.at(p));
+  return c;
 }
 
 std::string cta_text(const CommConfig& c) {
@@ -80,8 +60,8 @@ DType default_dtype(const Backend& b) {
 }
 
 void setup_groups(BenchEnv& env, const CommOptions& o) {
-  const bool any_dim = std::any_of(o.groups.begin(), o.groups.end(),
-                                   [](const std::string& g) { return g != "world"; });
+  const bool any_dim = std::any_of(o.groups.values().begin(), o.groups.values().end(),
+                                   [](const GroupSpec& g) { return !g.world; });
   if (!any_dim) return;
   const std::string why = env.set_grid(o.grid);
   if (!why.empty() && env.ctx().rank == 0)

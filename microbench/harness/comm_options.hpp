@@ -1,5 +1,6 @@
 // Command-line options shared by the programs that run collectives (ovb-collective, ovb-overlap):
-// groups with the grid they refer to, NCCL CTA settings to sweep, and the collective dtype.
+// the collective kinds, groups with the grid they refer to, and NCCL CTA settings to sweep, as
+// typed axes (harness/axes.hpp).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -8,27 +9,42 @@
 #include <string>
 #include <vector>
 
+#include "harness/axes.hpp"
 #include "harness/env.hpp"
 
 namespace ovb::mb {
 
-struct CommOptions {
-  std::vector<std::string> groups{"world"};
-  GridShape grid;
-  std::vector<std::string> min_ctas{"default"}, max_ctas{"default"}, cta_policy{"default"};
-};
-
 // --colls: collective kinds to run.
-void add_colls_option(CLI::App& app, std::vector<std::string>& colls);
+Axis<CollKind> colls_axis(std::vector<std::string> defaults);
+
+// NCCL CTA knob values: "default" (NCCL's choice, -1) or N.
+Axis<std::int64_t> knob_axis(std::string flag, std::string help);
+
+struct CommOptions {
+  Axis<GroupSpec> groups = enum_axis<GroupSpec>(
+      "--groups", "Groups: world, or x, y, z, data of the grid --gx --gy --gz --gdata", {"world"},
+      {{"world", GroupSpec{}},
+       {"x", GroupSpec{false, Dim::x}},
+       {"y", GroupSpec{false, Dim::y}},
+       {"z", GroupSpec{false, Dim::z}},
+       {"data", GroupSpec{false, Dim::data}}});
+  GridShape grid;
+  Axis<std::int64_t> min_ctas = knob_axis("--min-ctas", "NCCL minCTAs values to sweep");
+  Axis<std::int64_t> max_ctas = knob_axis("--max-ctas", "NCCL maxCTAs values to sweep");
+  Axis<std::int64_t> cta_policy = knob_axis(
+      "--cta-policy",
+      "NCCL CTA policy values to sweep: default, 0 (default), 1 (efficiency), 2 (zero); needs "
+      "NCCL >= 2.27, ignored by the host backend");
+};
 
 // --groups, --gx --gy --gz --gdata --grid-order, --min-ctas, --max-ctas, --cta-policy.
 void add_comm_options(CLI::App& app, CommOptions& o);
 
-// Validates the CTA values, and a grid given on the command line against the world.
+// Checks a grid given on the command line against the world.
 void check_comm_options(const CommOptions& o, const std::set<std::string>& cli, int world);
 
-// Every combination of the CTA values, as communicator configurations.
-std::vector<CommConfig> comm_configs(const CommOptions& o);
+// The communicator configuration of a point of the CTA axes.
+CommConfig comm_config(const CommOptions& o, const Point& p);
 
 // "min_ctas=default max_ctas=8 cta_policy=default", for labels.
 std::string cta_text(const CommConfig& c);

@@ -9,15 +9,6 @@
 
 namespace ovb::mb {
 
-GroupSpec GroupSpec::parse(std::string_view s) {
-  if (s == "world") return {};
-  try {
-    return {false, parse_dim(s)};
-  } catch (const UsageError&) {
-    throw UsageError("unknown group '" + std::string(s) + "' (expected world, x, y, z or data)");
-  }
-}
-
 BenchEnv::BenchEnv(const LaunchContext& ctx, Backend& backend, const CommonOptions& opts)
     : ctx_(ctx), backend_(backend), opts_(opts) {}
 

@@ -39,7 +39,6 @@ struct GroupSpec {
   bool world = true;
   Dim dim = Dim::x;
   std::string name() const { return world ? "world" : std::string(name_of(dim)); }
-  static GroupSpec parse(std::string_view s);  // "world", "x", "y", "z", "data"
 };
 
 // One workload object at a time, kept while Google Benchmark calls the same benchmark again

@@ -54,21 +54,12 @@ void add_gpt_options(CLI::App& app, GptGemmOptions& o) {
     if (r.group & (kModelGroup | kBatchGroup))
       if (CLI::Option* opt = app.get_option_no_throw(r.flag)) opt->group(g);
   app.get_option("--batch")->capture_default_str();
-  app.get_option("--preset")->description(
-      "GPT size whose local layer GEMMs to run on the grid (tiny, 125M, ..., 13B, ..., 1T); "
-      "--hidden/--heads given as well override it");
-  app.add_option("--linears", o.linears,
-                 "Fully connected layers whose GEMMs to run on the grid (--gx..--gdata): qkv, "
-                 "attn_out, mlp_up, mlp_down, lm_head")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"qkv", "attn_out", "mlp_up", "mlp_down", "lm_head"}))
-      ->capture_default_str()
-      ->group(g);
-  app.add_option("--passes", o.passes, "Passes: fwd (Y=XW^T), dx (dX=dY W), dw (dW=dY^T X)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"fwd", "dx", "dw"}))
-      ->capture_default_str()
-      ->group(g);
+  app.get_option("--preset")
+      ->description(
+          "GPT size whose local layer GEMMs to run on the grid (tiny, 125M, ..., 13B, ..., 1T); "
+          "--hidden/--heads given as well override it");
+  o.linears.add_to(app)->group(g);
+  o.passes.add_to(app)->group(g);
 }
 
 namespace {
@@ -82,8 +73,12 @@ GptShape model_of(const GptGemmOptions& o) {
   if (given.heads > 0) m.heads = given.heads;
   if (m.heads == 0) m.heads = 1;
   if (m.layers == 0) m.layers = 1;
+  if (given.arch == Arch::llama) m.arch = Arch::llama;
+  if (given.kv_heads > 0) m.kv_heads = given.kv_heads;
+  if (given.ffn_hidden > 0) m.ffn_hidden = given.ffn_hidden;
   m.seq = given.seq;
-  m.vocab = given.vocab;
+  // A Llama preset brings its vocabulary; --vocab given (not the default) wins.
+  if (!m.llama() || given.vocab != GptShape{}.vocab) m.vocab = given.vocab;
   return m;
 }
 }  // namespace
@@ -99,13 +94,13 @@ std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& g
   std::vector<LinearSpec> specs = block_linears(m);
   specs.push_back(lm_head_linear(m));
   std::vector<GemmCase> out;
-  for (const std::string& layer : o.linears) {
+  for (const std::string& layer : o.linears.values()) {
     const LinearSpec* spec = nullptr;
     for (const LinearSpec& s : specs)
       if (name_of(s.id) == layer) spec = &s;
     if (!spec) throw UsageError("unknown GPT layer '" + layer + "'");
     const LinearGeom L = linear_geom(*spec, grid);
-    for (const std::string& pass : o.passes) {
+    for (const std::string& pass : o.passes.values()) {
       GemmShape s;
       if (pass == "fwd")
         s = {T, L.out_local, L.in_local, Trans::n, Trans::t};
@@ -122,26 +117,20 @@ std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& g
 }
 
 void add_gemm_selection_options(CLI::App& app, GemmSelection& sel, const std::string& dtype_note) {
-  app.add_option("--shapes", sel.shapes,
-                 "GEMM shapes MxNxK[:TATB], comma-separated; row-major C[M,N] = op(A) op(B), "
-                 "TATB = transposes of A and B, n or t (default nn)")
-      ->delimiter(',');
-  app.add_option("--dtypes", sel.dtypes,
-                 "GEMM precisions: fp32, tf32, fp16, bf16, fp8 (e4m3 inputs, bf16 output, sm_89+); "
-                 "default: bf16 on CUDA, fp32 on host" +
-                     (dtype_note.empty() ? "" : "; " + dtype_note))
-      ->delimiter(',')
-      ->check(CLI::IsMember({"default", "fp32", "tf32", "fp16", "bf16", "fp8"}))
-      ->capture_default_str();
+  sel.shapes.add_to(app)->default_str("");
+  sel.dtypes.add_to(app)->description(
+      "GEMM precisions: fp32, tf32, fp16, bf16, fp8 (e4m3 inputs, bf16 output, sm_89+); "
+      "default: bf16 on CUDA, fp32 on host" +
+      (dtype_note.empty() ? "" : "; " + dtype_note));
   add_gpt_options(app, sel.gpt);
 }
 
 std::vector<GemmCase> gemm_cases(const GemmSelection& sel, const GridShape& grid,
                                  std::string* label) {
-  if (sel.shapes.empty() && !sel.gpt.enabled())
+  if (sel.shapes.size() == 0 && !sel.gpt.enabled())
     throw UsageError("no GEMMs to run: give --shapes, --preset (or --hidden), or --sweep");
   std::vector<GemmCase> cases;
-  for (const std::string& s : sel.shapes) cases.push_back({"", parse_gemm_shape(s)});
+  for (const GemmShape& s : sel.shapes.values()) cases.push_back({"", s});
   if (sel.gpt.enabled())
     for (GemmCase& c : gpt_gemm_cases(sel.gpt, grid)) cases.push_back(std::move(c));
   if (label) *label = sel.gpt.enabled() ? gpt_label(sel.gpt, grid) : "";
@@ -150,10 +139,8 @@ std::vector<GemmCase> gemm_cases(const GemmSelection& sel, const GridShape& grid
 
 std::vector<GemmType> gemm_types(const GemmSelection& sel, std::string_view backend_name) {
   std::vector<GemmType> out;
-  for (const std::string& d : sel.dtypes) {
-    const GemmType t = d != "default"           ? parse_gemm_type(d)
-                       : backend_name == "host" ? GemmType::fp32
-                                                : GemmType::bf16;
+  for (const std::optional<GemmType>& d : sel.dtypes.values()) {
+    const GemmType t = d ? *d : backend_name == "host" ? GemmType::fp32 : GemmType::bf16;
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }
   return out;

@@ -6,10 +6,12 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "harness/axes.hpp"
 #include "ovb/gemm.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/run_config.hpp"
@@ -32,8 +34,19 @@ struct GptGemmOptions {
   // define the model; heads 1 when neither gives it), seq, vocab, plan.batch (8 here). The grid is
   // the program's; the block count does not change a layer's GEMMs.
   RunConfig run = default_run();
-  std::vector<std::string> linears{"qkv", "attn_out", "mlp_up", "mlp_down"};  // also "lm_head"
-  std::vector<std::string> passes{"fwd", "dx", "dw"};
+  Axis<std::string> linears = enum_axis<std::string>(
+      "--linears",
+      "Fully connected layers whose GEMMs to run on the grid (--gx..--gdata): qkv, attn_out, "
+      "mlp_up, mlp_down, lm_head",
+      {"qkv", "attn_out", "mlp_up", "mlp_down"},
+      {{"qkv", "qkv"},
+       {"attn_out", "attn_out"},
+       {"mlp_up", "mlp_up"},
+       {"mlp_down", "mlp_down"},
+       {"lm_head", "lm_head"}});
+  Axis<std::string> passes =
+      enum_axis<std::string>("--passes", "Passes: fwd (Y=XW^T), dx (dX=dY W), dw (dW=dY^T X)",
+                             {"fwd", "dx", "dw"}, {{"fwd", "fwd"}, {"dx", "dx"}, {"dw", "dw"}});
   bool enabled() const { return !run.model.preset.empty() || run.model.hidden > 0; }
   static RunConfig default_run() {
     RunConfig r;
@@ -52,10 +65,22 @@ void add_gpt_options(CLI::App& app, GptGemmOptions& o);
 // Throws UsageError when the model does not fit the grid (validate_gpt_plan) or a name is unknown.
 std::vector<GemmCase> gpt_gemm_cases(const GptGemmOptions& o, const GridShape& grid);
 
-// What a program's GEMM options select: shapes, GPT layers, precisions.
+// What a program's GEMM options select: shapes, GPT layers, precisions (nullopt: the backend's
+// default).
 struct GemmSelection {
-  std::vector<std::string> shapes;
-  std::vector<std::string> dtypes{"default"};
+  Axis<GemmShape> shapes{"--shapes",
+                         "GEMM shapes MxNxK[:TATB], comma-separated; row-major C[M,N] = op(A) "
+                         "op(B), TATB = transposes of A and B, n or t (default nn)",
+                         {},
+                         [](const std::string& s) { return std::vector{parse_gemm_shape(s)}; }};
+  Axis<std::optional<GemmType>> dtypes =
+      enum_axis<std::optional<GemmType>>("--dtypes", "", {"default"},
+                                         {{"default", std::nullopt},
+                                          {"fp32", GemmType::fp32},
+                                          {"tf32", GemmType::tf32},
+                                          {"fp16", GemmType::fp16},
+                                          {"bf16", GemmType::bf16},
+                                          {"fp8", GemmType::fp8}});
   GptGemmOptions gpt;
 };
 

@@ -54,21 +54,6 @@ std::vector<std::size_t> size_sweep(std::size_t min, std::size_t max, std::size_
   return out;
 }
 
-int parse_knob(std::string_view s, std::string_view what) {
-  if (s == "default" || s == "-1") return -1;
-  if (s.empty() || s.size() > 9)
-    throw UsageError(std::string(what) + ": '" + std::string(s) +
-                     "' is neither 'default' nor an integer");
-  int v = 0;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c)))
-      throw UsageError(std::string(what) + ": '" + std::string(s) +
-                       "' is neither 'default' nor an integer");
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
 std::string knob_text(int v) {
   return v < 0 ? "default" : std::to_string(v);
 }

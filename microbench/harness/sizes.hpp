@@ -1,6 +1,6 @@
 // Parsing of sizes and lists on the command line (and in sweep files): byte counts with binary
-// suffixes like nccl-tests ("8", "64K", "1M", "2G"), nccl-tests-style size sweeps (min, max,
-// factor), and "default"-or-integer knobs.
+// suffixes like nccl-tests ("8", "64K", "1M", "2G") and nccl-tests-style size sweeps (min, max,
+// factor).
 #pragma once
 
 #include <cstddef>
@@ -18,8 +18,6 @@ std::size_t parse_bytes(std::string_view s, std::string_view what = "size");
 // max < min, or f < 2 while min < max.
 std::vector<std::size_t> size_sweep(std::size_t min, std::size_t max, std::size_t factor);
 
-// "default" (or "-1") -> -1, else a non-negative integer. Throws UsageError naming `what`.
-int parse_knob(std::string_view s, std::string_view what);
 // -1 -> "default", else the number.
 std::string knob_text(int v);
 

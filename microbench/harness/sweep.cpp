@@ -18,8 +18,7 @@ std::string sweep_path(std::string_view s) {
       s.find('/') != std::string_view::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".json");
   if (is_path) return std::string(s);
   const char* dir = std::getenv("OVB_SWEEP_DIR");
-  return std::string(dir && *dir ? dir : OVB_MICROBENCH_SWEEP_DIR) + "/" + std::string(s) +
-         ".json";
+  return std::string(dir && *dir ? dir : OVB_MICROBENCH_SWEEP_DIR) + "/" + std::string(s) + ".json";
 }
 
 namespace {
@@ -59,6 +58,8 @@ void apply_section(CLI::App& app, const nlohmann::json& section, const std::stri
       opt->add_result(value_strings(value, where));
       opt->run_callback();
     } catch (const CLI::Error& e) {
+      throw UsageError(where + ": " + e.what());
+    } catch (const UsageError& e) {  // a typed axis's parser (harness/axes.hpp)
       throw UsageError(where + ": " + e.what());
     }
   }

@@ -5,9 +5,7 @@
 #include <cmath>
 #include <memory>
 
-#include "harness/collective.hpp"
 #include "harness/comm_options.hpp"
-#include "harness/gemm_workload.hpp"
 #include "harness/ranks.hpp"
 #include "harness/sizes.hpp"
 #include "harness/timing.hpp"
@@ -26,39 +24,19 @@ std::string_view name_of(PrioMode p) {
   return "?";
 }
 
-PrioMode parse_prio_mode(std::string_view s) {
-  if (s == "equal") return PrioMode::equal;
-  if (s == "comm_high") return PrioMode::comm_high;
-  if (s == "compute_high") return PrioMode::compute_high;
-  throw UsageError("unknown priority mode '" + std::string(s) +
-                   "' (expected equal, comm_high or compute_high)");
-}
-
 namespace {
 struct OverlapState {
   OverlapState(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
-      : gemm(env.backend(), env.gemm(), p.gcase.shape, p.gemm_type, 1, env.memory_budget() / 2),
-        coll(env.backend(), comm, coll_def(p.kind), p.coll_type, p.bytes, false,
-             env.memory_budget() / 2),
+      : ops(p.scenario->make(env, comm, p)),
         timer(env.backend()),
         base(env.backend().create_event()),
         c0(env.backend().create_event()),
         c1(env.backend().create_event()),
         m0(env.backend().create_event()),
-        m1(env.backend().create_event()),
-        coll_range{overlap_benchmark_name(p), "collective", std::string(name_of(p.kind)),
-                   p.group.name(), static_cast<std::int64_t>(p.bytes)} {}
-  // Every launch of the collective inside a "collective" range, so that a trace joins its kernels
-  // to the kind, group and bytes (as ovb-collective and gpt4d do).
-  void run_coll(Stream& s) {
-    ScopedRange r(coll_range);
-    coll.run(s);
-  }
-  GemmWorkload gemm;
-  CollWorkload coll;
+        m1(env.backend().create_event()) {}
+  std::unique_ptr<OverlapOps> ops;
   StreamTimer timer;
   std::unique_ptr<Event> base, c0, c1, m0, m1;
-  RangeInfo coll_range;
   bool ready = false;
   std::int64_t wrong = 0;
 };
@@ -74,12 +52,12 @@ UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, b
   env.backend().wait_event(sm, *st.base);
   auto compute = [&] {
     st.c0->record(sc);
-    st.gemm.run(sc);
+    st.ops->compute(sc);
     st.c1->record(sc);
   };
   auto comm = [&] {
     st.m0->record(sm);
-    st.run_coll(sm);
+    st.ops->comm(sm);
     st.m1->record(sm);
   };
   if (comm_first) {
@@ -97,13 +75,14 @@ UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, b
 
 std::string overlap_benchmark_name(const OverlapPoint& p) {
   const GemmShape& s = p.gcase.shape;
-  const std::string n = "overlap/" + std::string(name_of(p.kind)) + "/" + p.group.name() + "/" +
-                        std::to_string(p.bytes) + "/" + std::string(name_of(p.gemm_type)) + "/" +
-                        (p.gcase.tag.empty() ? "" : p.gcase.tag + "/") + std::to_string(s.m) + "x" +
-                        std::to_string(s.n) + "x" + std::to_string(s.k) + "/" +
-                        (s.ta == Trans::n ? "n" : "t") + (s.tb == Trans::n ? "n" : "t") + "/" +
-                        std::string(name_of(p.prio)) + "/" +
-                        (p.comm_first ? "comm_first" : "gemm_first");
+  const std::string scenario = p.scenario->name == kDefaultScenario ? "" : p.scenario->name + "/";
+  const std::string n =
+      "overlap/" + scenario + std::string(name_of(p.kind)) + "/" + p.group.name() + "/" +
+      std::to_string(p.bytes) + "/" + std::string(name_of(p.gemm_type)) + "/" +
+      (p.gcase.tag.empty() ? "" : p.gcase.tag + "/") + std::to_string(s.m) + "x" +
+      std::to_string(s.n) + "x" + std::to_string(s.k) + "/" + (s.ta == Trans::n ? "n" : "t") +
+      (s.tb == Trans::n ? "n" : "t") + "/" + std::string(name_of(p.prio)) + "/" +
+      (p.comm_first ? "comm_first" : "gemm_first");
   return n + cta_suffix(p.cfg);
 }
 
@@ -124,12 +103,11 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
     // The check runs on results computed concurrently: overlap must not corrupt either op.
     run_both(env, *st, sc, sm, p.comm_first);
     env.backend().synchronize();
-    st->wrong = sum_over_ranks(st->gemm.check(env.opts().inject_wrong) +
-                               st->coll.check(env.opts().inject_wrong));
+    st->wrong = sum_over_ranks(st->ops->check(env.opts().inject_wrong));
     env.add_wrong(name, st->wrong);
     for (int i = 0; i < env.opts().warmup; ++i) {
-      st->gemm.run(sc);
-      st->run_coll(sm);
+      st->ops->compute(sc);
+      st->ops->comm(sm);
       env.backend().synchronize();
     }
     st->ready = true;
@@ -140,9 +118,9 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   for (auto _ : state) {
     ScopedRange r(range, "measure");
     barrier();
-    const double c = max_over_ranks(st->timer.seconds(sc, 1, [&] { st->gemm.run(sc); }));
+    const double c = max_over_ranks(st->timer.seconds(sc, 1, [&] { st->ops->compute(sc); }));
     barrier();
-    const double m = max_over_ranks(st->timer.seconds(sm, 1, [&] { st->run_coll(sm); }));
+    const double m = max_over_ranks(st->timer.seconds(sm, 1, [&] { st->ops->comm(sm); }));
     barrier();
     UnderOverlap u = run_both(env, *st, sc, sm, p.comm_first);
     double under[3] = {u.t_o, u.t_c, u.t_m};
@@ -172,7 +150,7 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   k["compute_slowdown"] = om.compute_slowdown;
   k["comm_slowdown"] = om.comm_slowdown;
   k["bytes"] = static_cast<double>(p.bytes);
-  k["ranks"] = st->coll.ranks();
+  k["ranks"] = st->ops->ranks();
   k["m"] = static_cast<double>(sh.m);
   k["n"] = static_cast<double>(sh.n);
   k["k"] = static_cast<double>(sh.k);

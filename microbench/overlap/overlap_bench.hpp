@@ -1,9 +1,9 @@
-// One ovb-overlap benchmark point: a GEMM on a compute stream and a collective on a communication
-// stream, each alone and then launched together (in a given order, with given stream priorities
-// and NCCL CTA settings). Every sample measures, per rank: t_c (GEMM alone), t_m (collective
-// alone), t_o (both: first start to last end), t_c' and t_m' (each one's own span under
-// overlap); each is the max over ranks, and the metrics of docs/metrics.md come from their means
-// through ovb::metrics::overlap_metrics.
+// One ovb-overlap benchmark point: a scenario's compute work (a GEMM) on a compute stream and its
+// communication (a collective) on a communication stream, each alone and then launched together (in
+// a given order, with given stream priorities and NCCL CTA settings). Every sample measures, per
+// rank: t_c (GEMM alone), t_m (collective alone), t_o (both: first start to last end), t_c' and
+// t_m' (each one's own span under overlap); each is the max over ranks, and the metrics of
+// docs/metrics.md come from their means through ovb::metrics::overlap_metrics.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -13,14 +13,15 @@
 
 #include "harness/env.hpp"
 #include "harness/gemm_cases.hpp"
+#include "overlap/scenario.hpp"
 
 namespace ovb::mb {
 
 enum class PrioMode { equal, comm_high, compute_high };
 std::string_view name_of(PrioMode p);
-PrioMode parse_prio_mode(std::string_view s);  // throws UsageError
 
 struct OverlapPoint {
+  const OverlapScenario* scenario = nullptr;
   GemmCase gcase;
   GemmType gemm_type = GemmType::bf16;
   CollKind kind = CollKind::all_reduce;
@@ -34,7 +35,8 @@ struct OverlapPoint {
   std::string label;       // extra label text (GPT configuration)
 };
 
-// "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]".
+// "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]"; other
+// scenarios than kDefaultScenario insert theirs after "overlap/".
 std::string overlap_benchmark_name(const OverlapPoint& p);
 
 // Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,

@@ -2,6 +2,7 @@
 // Run: ctest -R mb.unit (or build/.../microbench/tests/ovb-microbench-tests).
 #include <gtest/gtest.h>
 
+#include "harness/comm_options.hpp"
 #include "harness/sizes.hpp"
 #include "ovb/error.hpp"
 
@@ -40,12 +41,18 @@ TEST(Sizes, SweepsLikeNcclTests) {
   EXPECT_EQ(top.size(), 2u);
 }
 
+// NCCL knobs are int64 axes with the word "default" (harness/comm_options.hpp).
 TEST(Sizes, Knobs) {
-  EXPECT_EQ(parse_knob("default", "x"), -1);
-  EXPECT_EQ(parse_knob("-1", "x"), -1);
-  EXPECT_EQ(parse_knob("8", "x"), 8);
-  EXPECT_THROW(parse_knob("eight", "x"), UsageError);
-  EXPECT_THROW(parse_knob("", "x"), UsageError);
+  auto knob = [](const std::string& s) {
+    Axis<std::int64_t> a = knob_axis("--x", "");
+    a.set({s});
+    return a.values().at(0);
+  };
+  EXPECT_EQ(knob("default"), -1);
+  EXPECT_EQ(knob("-1"), -1);
+  EXPECT_EQ(knob("8"), 8);
+  EXPECT_THROW(knob("eight"), UsageError);
+  EXPECT_THROW(knob(""), UsageError);
   EXPECT_EQ(knob_text(-1), "default");
   EXPECT_EQ(knob_text(4), "4");
 }

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <deque>
 
 #include "lanes.hpp"
 #include "intervals.hpp"
@@ -124,6 +125,14 @@ void HostTimeline::waited(std::int64_t begin_ns, std::int64_t end_ns) {
   waits_.push_back({begin_ns, end_ns, thread_index_locked()});
 }
 
+void HostTimeline::computed(const HostGemmCall& g) {
+  std::lock_guard lock(mu_);
+  if (!recording_) return;
+  const int t = thread_index_locked();
+  const auto& stack = open_[t];
+  gemms_.push_back({g, stack.empty() ? std::string() : ranges_[stack.back()].info.name, t});
+}
+
 std::int64_t HostTimeline::end_ns_locked() const {
   return stop_ns_ >= 0 ? stop_ns_ : clock_();
 }
@@ -157,33 +166,62 @@ void HostTimeline::write_compute(TraceWriter& w) const {
   // Interval algebra in doubles: relative to the start, nanoseconds stay exact.
   auto rel = [this](std::int64_t t) { return static_cast<double>(t - start_ns_); };
   auto abs = [this](double t) { return start_ns_ + static_cast<std::int64_t>(t); };
+  struct Piece {
+    double begin, end;
+    const std::string* name;
+    const nlohmann::ordered_json* args;
+  };
   for (std::size_t t = 0; t < thread_ids_.size(); ++t) {
-    std::vector<Interval> waits;
+    const auto tid = static_cast<std::int64_t>(t);
+    // "stream" as on every kernel event: HTA takes only events with a numeric args.stream
+    // for the GPU timeline (its idle/compute breakdown and overlap).
+    const std::int64_t stream = kFirstComputeStream + tid;
+    std::vector<Interval> waits, taken;  // taken: waits and GEMMs, cut out of the regions
     for (const Wait& x : waits_)
       if (x.thread == static_cast<int>(t)) waits.push_back({rel(x.begin), rel(x.end)});
     waits = interval_union(std::move(waits));
+    taken = waits;
+    std::vector<const Gemm*> gemms;
+    for (const Gemm& g : gemms_)
+      if (g.thread == static_cast<int>(t)) {
+        gemms.push_back(&g);
+        taken.push_back({rel(g.call.begin_ns), rel(g.call.end_ns)});
+      }
+    taken = interval_union(std::move(taken));
     std::vector<const Range*> regions;
     for (const Range& r : ranges_)
       if (r.thread == static_cast<int>(t) && is_compute(r.info)) regions.push_back(&r);
     std::sort(regions.begin(), regions.end(), [](const Range* a, const Range* b) {
       return a->begin != b->begin ? a->begin < b->begin : a->depth < b->depth;
     });
-    const auto tid = static_cast<std::int64_t>(t);
     w.thread_name(kDevicePid, tid, "compute (thread " + std::to_string(thread_ids_[t]) + ")", tid);
+    // Events of the track in time order; args live in `args` (a deque: stable addresses).
+    std::deque<nlohmann::ordered_json> args;
+    std::vector<Piece> pieces;
     std::int64_t covered_until = -1;  // end of the last outermost region written
     for (const Range* r : regions) {
       const std::int64_t end = r->end < 0 ? now : r->end;
       if (r->begin < covered_until) continue;  // nested in the previous outermost region
       covered_until = end;
-      // "stream" as on every kernel event: HTA takes only events with a numeric args.stream
-      // for the GPU timeline (its idle/compute breakdown and overlap).
-      const nlohmann::ordered_json args = {{"range", r->info.name},
-                                           {"category", r->info.category},
-                                           {"stream", kFirstComputeStream + tid}};
-      for (const Interval& piece : interval_difference({{rel(r->begin), rel(end)}}, waits))
-        w.complete(
-            {r->info.name, cat::kernel, kDevicePid, tid, abs(piece.begin), abs(piece.end), &args});
+      args.push_back({{"range", r->info.name}, {"category", r->info.category}, {"stream", stream}});
+      for (const Interval& piece : interval_difference({{rel(r->begin), rel(end)}}, taken))
+        pieces.push_back({piece.begin, piece.end, &r->info.name, &args.back()});
     }
+    static const std::string kGemmName = "cblas_sgemm";  // the OpenBLAS call it times
+    for (const Gemm* g : gemms) {
+      nlohmann::ordered_json a = {{"m", g->call.m},
+                                  {"n", g->call.n},
+                                  {"k", g->call.k},
+                                  {"dtype", std::string(name_of(g->call.dtype))},
+                                  {"stream", stream}};
+      if (!g->range.empty()) a["range"] = g->range;
+      args.push_back(std::move(a));
+      pieces.push_back({rel(g->call.begin_ns), rel(g->call.end_ns), &kGemmName, &args.back()});
+    }
+    std::sort(pieces.begin(), pieces.end(),
+              [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+    for (const Piece& p : pieces)
+      w.complete({*p.name, cat::kernel, kDevicePid, tid, abs(p.begin), abs(p.end), p.args});
   }
 }
 

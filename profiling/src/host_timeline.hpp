@@ -2,15 +2,18 @@
 // written in the same trace format (so run -> trace -> analyze works without a GPU).
 //
 // Sources: the suite's ranges (ovb::ScopedRange, through the RangeRecorder hook) and the host
-// backend's collectives and waits (ovb/host_timeline_sink.hpp). Tracks in the written trace:
+// backend's collectives, waits and GEMMs (ovb/host_timeline_sink.hpp). Tracks in the written trace:
 //  - pid = OS process id, one track per thread: the ranges as "user_annotation", and the time
 //    blocked in MPI_Wait as "cuda_runtime" events named "MPI_Wait" (the host analogue of
 //    cudaEventSynchronize);
 //  - pid = 0 ("host backend"), the device of this backend:
-//      tid 0 (and up, one per thread): compute - "kernel" events for the outermost ranges of
-//        category "compute" or "layer", minus the time blocked in waits inside them (host compute
-//        runs on the calling thread, so that is when it computes), args range, category and
-//        stream (1000 + thread index: apart from the collectives' streams, numbered from 1);
+//      tid 0 (and up, one per thread): compute - "kernel" events named "cblas_sgemm" for the
+//        host GEMMs (args m, n, k, dtype, range: the innermost enclosing range), and "kernel"
+//        events for the outermost ranges of category "compute" or "layer" minus the GEMMs and
+//        the time blocked in waits inside them (host compute runs on the calling thread, so that
+//        is when it computes), args range and category; both with stream (1000 + thread index:
+//        apart from the collectives' streams, numbered from 1). So the analyzer's kernel
+//        breakdown sorts host GEMM time under gemm, as it sorts cuBLAS kernels on a GPU;
 //      tid 100+: one track per communicator x stream (and a further lane when MPI had two
 //        collectives of one communicator in flight at once, so events on a track never overlap):
 //        "kernel" events named "MPI <kind> <group>" from issue to observed completion, with args
@@ -49,6 +52,7 @@ class HostTimeline final : public RangeRecorder, public HostTimelineSink {
   std::uint64_t issued(const HostCollective& c) override;
   void completed(std::uint64_t token, std::int64_t done_ns) override;
   void waited(std::int64_t begin_ns, std::int64_t end_ns) override;
+  void computed(const HostGemmCall& g) override;
 
   // Writes every event recorded so far (thread-safe against concurrent recording).
   void write(TraceWriter& w) const;
@@ -72,6 +76,11 @@ class HostTimeline final : public RangeRecorder, public HostTimelineSink {
     std::int64_t begin, end;
     int thread;
   };
+  struct Gemm {
+    HostGemmCall call;
+    std::string range;  // name of the innermost enclosing range
+    int thread = 0;
+  };
   int thread_index_locked();           // small index of the calling thread
   std::int64_t end_ns_locked() const;  // where open ranges and unfinished collectives end
   void write_cpu(TraceWriter& w) const;
@@ -86,6 +95,7 @@ class HostTimeline final : public RangeRecorder, public HostTimelineSink {
   std::vector<Range> ranges_;
   std::map<std::uint64_t, Collective> collectives_;  // by token
   std::vector<Wait> waits_;
+  std::vector<Gemm> gemms_;
   std::map<long, int> threads_;                   // OS thread id -> index
   std::vector<long> thread_ids_;                  // index -> OS thread id
   std::map<int, std::vector<std::size_t>> open_;  // thread index -> stack of open ranges

@@ -34,6 +34,11 @@ printf '{"foo": 1}' >"$D/notrace.json"
 cp "$G/suite_host_rank1.json" "$D/copy.json"
 printf '[]' >"$D/no_events.json"
 printf '\177ELF\002\001\001\000\000' >"$D/binary.json"
+# Two all-reduces on two streams at once over the whole span: communication is 200 % of the span.
+printf '%s\n' '{"traceEvents": [' \
+  '{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 7, "ts": 0, "dur": 100},' \
+  '{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce", "pid": 0, "tid": 8, "ts": 0, "dur": 100}' \
+  ']}' >"$D/two_comm_streams.json"
 
 expect 2 "cannot read trace" "$T" analyze "$D/missing.json"
 expect 2 "truncated.json': malformed JSON at byte 301" "$T" analyze "$D/truncated.json"
@@ -54,6 +59,9 @@ expect 0 "overlap%" "$T" analyze "$G/kineto_two_streams.json" "$G/suite_host_ran
 # The kernel table's "% span" is defined where it is printed (it can pass 100 with several streams).
 expect 0 "% span: the category's summed kernel time over the traced span_us" \
   "$T" analyze "$G/kineto_two_streams.json"
+expect 0 "communication  *2  *200.0  *100.0  *200.0" "$T" analyze "$D/two_comm_streams.json"
+expect 0 "above 100 where its kernels ran on several streams at once" \
+  "$T" analyze "$D/two_comm_streams.json"
 expect 0 "merged 2 ranks" "$T" merge "$G/kineto_two_streams.json" "$G/suite_host_rank1.json" \
   -o "$D/merged.json"
 expect 0 "overlap%" "$T" analyze "$D/merged.json"

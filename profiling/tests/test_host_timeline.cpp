@@ -172,3 +172,77 @@ TEST(HostTimeline, UnfinishedWorkEndsWithTheTrace) {
   }
   EXPECT_EQ(checked, 1);
 }
+
+// Host GEMMs (reported by the host GEMM through the sink) are "cblas_sgemm" kernels cut out of
+// the compute region around them, so the analyzer's kernel breakdown counts them as gemm. Expected
+// values worked out by hand from the script below (microseconds).
+TEST(HostTimeline, GemmsAreGemmKernelsCutOutOfTheirRegion) {
+  HostTimeline tl(&fake_clock);
+  auto gemm = [&](std::int64_t begin, std::int64_t end) {
+    g_now = end;
+    tl.computed(HostGemmCall{64, 32, 16, DType::f32, begin, end});
+  };
+  gemm(10, 20);  // not recording yet: ignored
+  g_now = 1000;
+  tl.start();
+  tl.begin(plain("layer0", "layer"));
+  g_now = 1100;
+  tl.begin(plain("qkv forward", "compute"));
+  gemm(1100, 1250);
+  g_now = 1300;
+  tl.end();          // qkv forward
+  gemm(1300, 1350);  // straight in layer0
+  tl.waited(1400, 1450);
+  g_now = 1500;
+  tl.end();  // layer0
+  g_now = 1600;
+  tl.begin(plain("measure", "measure"));  // not a compute region: the GEMM alone is compute
+  gemm(1600, 1700);
+  tl.end();
+  g_now = 1800;
+  tl.stop();
+  gemm(1850, 1900);  // stopped: ignored
+
+  ovb::trace::testing::TempDir dir;
+  const std::string path = dir.file("rank-00000.trace.json");
+  TraceHeader h;
+  h.base_ns = tl.first_ns();
+  TraceWriter w(path, h);
+  tl.write(w);
+  w.finish();
+  const auto j = nlohmann::json::parse(ovb::trace::testing::read_file(path));
+  std::vector<nlohmann::json> kernels;
+  for (const auto& e : j["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "kernel") kernels.push_back(e);
+  // layer0 [1000,1100], gemm [1100,1250], layer0 [1250,1300], gemm [1300,1350],
+  // layer0 [1350,1400], (wait), layer0 [1450,1500], gemm [1600,1700]
+  const std::vector<std::pair<std::string, std::pair<double, double>>> want = {
+      {"layer0", {0.0, 0.1}},       {"cblas_sgemm", {0.1, 0.15}}, {"layer0", {0.25, 0.05}},
+      {"cblas_sgemm", {0.3, 0.05}}, {"layer0", {0.35, 0.05}},     {"layer0", {0.45, 0.05}},
+      {"cblas_sgemm", {0.6, 0.1}}};
+  ASSERT_EQ(kernels.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(kernels[i]["name"], want[i].first) << i;
+    EXPECT_NEAR(kernels[i]["ts"].get<double>(), want[i].second.first, 1e-9) << i;
+    EXPECT_NEAR(kernels[i]["dur"].get<double>(), want[i].second.second, 1e-9) << i;
+    EXPECT_EQ(kernels[i]["tid"], 0) << i;  // one compute track: events never overlap on it
+    EXPECT_EQ(kernels[i]["args"]["stream"], 1000) << i;
+  }
+  EXPECT_EQ(kernels[1]["args"]["range"], "qkv forward");  // the innermost enclosing range
+  EXPECT_EQ(kernels[3]["args"]["range"], "layer0");
+  EXPECT_EQ(kernels[6]["args"]["range"], "measure");
+  EXPECT_EQ(kernels[1]["args"]["m"], 64);
+  EXPECT_EQ(kernels[1]["args"]["n"], 32);
+  EXPECT_EQ(kernels[1]["args"]["k"], 16);
+  EXPECT_EQ(kernels[1]["args"]["dtype"], "fp32");
+
+  const auto r = analyze_traces({path});
+  ASSERT_EQ(r.size(), 1u);
+  const auto& gemms = r[0].kernels[static_cast<std::size_t>(KernelCategory::gemm)];
+  const auto& other = r[0].kernels[static_cast<std::size_t>(KernelCategory::elementwise)];
+  EXPECT_EQ(gemms.count, 3);
+  EXPECT_NEAR(gemms.total_us, 0.15 + 0.05 + 0.1, 1e-9);
+  EXPECT_EQ(other.count, 4);
+  EXPECT_NEAR(other.total_us, 0.1 + 0.05 + 0.05 + 0.05, 1e-9);
+  EXPECT_NEAR(r[0].overlap.compute, 0.55, 1e-9);
+}

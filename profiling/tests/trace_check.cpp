@@ -1,9 +1,13 @@
 // ovb-trace-check: assertions on traces and their analyses for the pipeline and GPU tests.
 //
 //   ovb-trace-check collectives --analysis A.json --gx 2 --gy 2 ... --iters 3 [--check-bytes]
+//                               [--check-gemms]
 //     Every rank's collective count (and bytes) per kind and group equals ovb::gpt_collectives()
 //     for that model and grid times the traced iterations (--iters auto: the same whole number of
-//     iterations for every kind and group, at most --max-iters).
+//     iterations for every kind and group, at most --max-iters). --check-gemms (host traces of
+//     gpt4d): every rank's gemm kernels number the GEMM calls of the plan's linear layers - three
+//     per layer (forward, dX, dW) for each block's layers and the LM head, one more forward per
+//     block layer with --recompute - times the iterations.
 //   ovb-trace-check streams --traces DIR [--min-overlap-ranks 1]
 //     CUDA traces: kernels on at least two streams, NCCL kernels on a stream of their own with the
 //     suite's collective metadata joined on, and communication overlapping compute on at least
@@ -22,6 +26,7 @@
 #include "ovb/error.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
+#include "ovb/run_config.hpp"
 #include "ovb/run_main.hpp"
 
 namespace {
@@ -59,7 +64,8 @@ struct Expected {
 };
 
 int check_collectives(const std::string& analysis, const GptShape& m, const GptPlanOptions& o,
-                      const std::string& iters_text, int max_iters, bool check_bytes) {
+                      const std::string& iters_text, int max_iters, bool check_bytes,
+                      bool check_gemms) {
   Failures f;
   std::map<std::pair<std::string, std::string>, Expected> per_iter;
   for (const CollOp& op : gpt_collectives(m, o)) {
@@ -99,9 +105,17 @@ int check_collectives(const std::string& analysis, const GptShape& m, const GptP
     for (const auto& [key, s] : seen)
       if (!per_iter.count(key))
         f.add("rank ", r["rank"], ": ", s.count, " unexpected ", key.first, " ", key.second);
+    if (check_gemms) {
+      const auto block = static_cast<std::int64_t>(block_linears(m).size()) * m.layers;
+      const std::int64_t want = k * (3 * (block + 1) + (o.recompute ? block : 0));
+      const json& g = r["kernel_breakdown"]["gemm"];
+      if (g["count"].get<double>() != static_cast<double>(want) || !(g["total_us"] > 0.0))
+        f.add("rank ", r["rank"], ": ", g["count"], " gemm kernels (", g["total_us"],
+              " us) traced, expected ", want);
+    }
     if (r["rank"] == 0)
       std::cout << "rank 0: " << k << " iterations x " << per_iter.size()
-                << " (kind, group) pairs checked\n";
+                << " (kind, group) pairs checked" << (check_gemms ? ", and the GEMMs" : "") << "\n";
   }
   return f.finish("collectives");
 }
@@ -183,27 +197,22 @@ int main(int argc, char** argv) {
     CLI::App app{"Checks on traces and analyses for the profiling tests", "ovb-trace-check"};
     app.require_subcommand(1);
     std::string analysis, dir, trace_file, kernel, ranges, iters = "1";
-    GptShape m = gpt_preset("tiny");
-    m.seq = 32;
-    m.vocab = 256;
-    GptPlanOptions o;
-    bool check_bytes = false;
+    // The run configuration's options (ovb/run_config.hpp), defaults as ovb-trace-demo's.
+    RunConfig run;
+    run.model.preset = "tiny";
+    run.model.seq = 32;
+    run.model.vocab = 256;
+    bool check_bytes = false, check_gemms = false;
     int max_iters = 1000, min_overlap = 1;
     auto* c = app.add_subcommand("collectives", "collective counts equal gpt_collectives()");
     c->add_option("--analysis", analysis, "ovb-trace analyze --json output")->required();
-    add_grid_options(*c, o.grid);
-    c->add_option("--layers", m.layers);
-    c->add_option("--hidden", m.hidden);
-    c->add_option("--heads", m.heads);
-    c->add_option("--seq", m.seq);
-    c->add_option("--vocab", m.vocab);
-    c->add_option("--batch", o.batch, "global batch (default Gdata*Gz)");
-    c->add_flag("--recompute", o.recompute);
-    c->add_flag("--cache-weights,!--no-cache-weights", o.cache_weights,
-                "the run kept gathered weights from forward to backward (default: gathered again)");
+    add_run_options(*c, run, kAllRunGroups);
+    c->get_option("--preset")->default_str("tiny");
+    c->get_option("--batch")->description("Global batch in sequences (default Gdata*Gz)");
     c->add_option("--iters", iters, "traced iterations, or auto");
     c->add_option("--max-iters", max_iters, "with --iters auto: the most there can be");
     c->add_flag("--check-bytes", check_bytes, "also compare bytes (fp32 collectives)");
+    c->add_flag("--check-gemms", check_gemms, "also count the GEMM kernels (host gpt4d traces)");
     auto* s = app.add_subcommand("streams", "CUDA traces: streams, NCCL metadata, overlap");
     s->add_option("--traces", dir, "folder of per-rank traces")->required();
     s->add_option("--min-overlap-ranks", min_overlap);
@@ -213,8 +222,13 @@ int main(int argc, char** argv) {
     i->add_option("--ranges", ranges, "NAME=COUNT")->required();
     parse_cli(app, argc, argv, ctx);
     if (c->parsed()) {
-      if (o.batch == 0) o.batch = static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz;
-      return check_collectives(analysis, m, o, iters, max_iters, check_bytes);
+      finish_run_config(*c, run);
+      GridShape& g = run.plan.grid;
+      if (run.plan.batch == 0) run.plan.batch = static_cast<std::int64_t>(g.gdata) * g.gz;
+      resolve_dtype(run, DType::f32);  // auto: the host backend's, which --check-bytes runs use
+      validate(run);
+      return check_collectives(analysis, run.model, run.plan, iters, max_iters, check_bytes,
+                               check_gemms);
     }
     if (s->parsed()) return check_streams(dir, min_overlap);
     return check_injected(trace_file, kernel, ranges);

@@ -8,6 +8,8 @@
 //   mpirun -np 4 ovb-trace-demo --backend host --gx 2 --gy 2 --iters 3 --trace traces/
 //   ovb-trace analyze traces/ --json analysis.json
 //
+// The model, grid, batch, schedule and dtype options are the run configuration's
+// (ovb/run_config.hpp), as in gpt4d; the default model is tiny with seq 32 and vocab 256.
 // --out FILE writes per-iteration times (for the traced-vs-untraced overhead on a GPU).
 #include <algorithm>
 #include <chrono>
@@ -24,8 +26,9 @@
 #include "ovb/gemm.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/io.hpp"
-#include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
+#include "ovb/run_config.hpp"
+#include "ovb/run_main.hpp"
 #include "ovb/trace.hpp"
 
 namespace {
@@ -34,9 +37,7 @@ using namespace ovb;
 
 struct DemoOptions {
   BackendOptions backend;
-  GridShape grid;
-  GptShape model = gpt_preset("tiny");
-  std::int64_t batch = 0;  // 0: Gdata * Gz sequences
+  RunConfig run;  // plan.batch 0: Gdata * Gz sequences
   int iters = 3, warmup = 1;
   std::int64_t gemm = 128;  // M = N = K of the GEMM before each collective
   std::string trace_dir, out;
@@ -155,15 +156,14 @@ class Iteration {
   Buffer a_, bm_, c_, send_, recv_;
 };
 
-std::vector<CollOp> plan(const DemoOptions& o, Backend& b) {
-  GptPlanOptions p;
-  p.grid = o.grid;
-  p.batch = o.batch > 0 ? o.batch : static_cast<std::int64_t>(o.grid.gdata) * o.grid.gz;
-  const DType act = b.supports(DType::bf16) ? DType::bf16 : DType::f32;
-  p.act_dtype = act;
-  p.grad_dtype = DType::f32;
-  validate_gpt_plan(o.model, p);
-  return gpt_collectives(o.model, p);
+// The configuration's collectives; "--dtype auto" is bf16 where the backend has it, else fp32.
+std::vector<CollOp> plan(DemoOptions& o, Backend& b) {
+  RunConfig& r = o.run;
+  if (r.plan.batch == 0)
+    r.plan.batch = static_cast<std::int64_t>(r.plan.grid.gdata) * r.plan.grid.gz;
+  resolve_dtype(r, b.supports(DType::bf16) ? DType::bf16 : DType::f32);
+  validate(r);
+  return gpt_collectives(r.model, r.plan);
 }
 
 }  // namespace
@@ -171,18 +171,17 @@ std::vector<CollOp> plan(const DemoOptions& o, Backend& b) {
 int main(int argc, char** argv) {
   return ovb::run_main("ovb-trace-demo", argc, argv, [&](const LaunchContext& ctx) {
     DemoOptions o;
-    o.model.seq = 32;
-    o.model.vocab = 256;
+    o.run.model.preset = "tiny";
+    o.run.model.seq = 32;
+    o.run.model.vocab = 256;
     CLI::App app{"Replays the collectives of one 4D GPT iteration with GEMMs in between, traced",
                  "ovb-trace-demo"};
     add_backend_options(app, o.backend);
-    add_grid_options(app, o.grid);
-    app.add_option("--layers", o.model.layers, "GPT layers")->capture_default_str();
-    app.add_option("--hidden", o.model.hidden, "GPT hidden size")->capture_default_str();
-    app.add_option("--heads", o.model.heads, "attention heads")->capture_default_str();
-    app.add_option("--seq", o.model.seq, "sequence length")->capture_default_str();
-    app.add_option("--vocab", o.model.vocab, "vocabulary size")->capture_default_str();
-    app.add_option("--batch", o.batch, "global batch in sequences (default Gdata*Gz)");
+    add_run_options(app, o.run, kAllRunGroups);
+    app.get_option("--preset")->default_str("tiny");
+    app.get_option("--batch")->description(
+        "Global batch in sequences (split over Gdata*Gz, whole sequences per rank; default "
+        "Gdata*Gz)");
     app.add_option("--iters", o.iters, "traced iterations")
         ->check(ovb::positive())
         ->capture_default_str();
@@ -195,9 +194,10 @@ int main(int argc, char** argv) {
     app.add_option("--trace", o.trace_dir, "write one trace per rank into this folder");
     app.add_option("--out", o.out, "write per-iteration times as JSON (rank 0)");
     parse_cli(app, argc, argv, ctx);
+    finish_run_config(app, o.run);
 
     auto backend = make_backend(o.backend, ctx);
-    const ProcessGrid pg(o.grid);
+    const ProcessGrid pg(o.run.plan.grid);
     const std::vector<CollOp> ops = plan(o, *backend);
     // Before NCCL and the warm-up: the CUDA tracer must see the kernels' modules load.
     std::optional<TraceSession> trace;
@@ -229,9 +229,9 @@ int main(int argc, char** argv) {
       std::sort(sorted.begin(), sorted.end());
       nlohmann::json j = {{"context", run_context(backend.get(), ctx)},
                           {"config",
-                           {{"grid", o.grid.str()},
-                            {"layers", o.model.layers},
-                            {"hidden", o.model.hidden},
+                           {{"grid", o.run.plan.grid.str()},
+                            {"layers", o.run.model.layers},
+                            {"hidden", o.run.model.hidden},
                             {"gemm", o.gemm},
                             {"iters", o.iters},
                             {"traced", !o.trace_dir.empty()},

@@ -59,13 +59,21 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
 
   // Block: epilogues are bias (read + write of the output), plus GELU (one more write: both the
   // pre-activation and the activation are kept) or the residual add (two reads, one write).
+  // Llama has no biases: its QKV epilogue is RoPE (read and write q and the local K heads), its
+  // MLP-up one the SwiGLU (read gate|up, write half as much); the residual adds as for GPT.
   const std::vector<LinearSpec> specs = block_linears(m);
   BlockCompute& b = ct.block;
+  const double kv_local = static_cast<double>(m.kv() * m.head_dim()) / g.gy;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const LinearGeom L = linear_geom(specs[i], g);
     const double out = Td * static_cast<double>(L.out_local) * a;
     double epi = 2 * out;                              // bias
     if (L.spec.id == LinearId::mlp_up) epi = 3 * out;  // bias + GELU
+    if (m.llama()) {
+      epi = 0;
+      if (L.spec.id == LinearId::qkv) epi = 2 * Td * (hy + kv_local) * a;  // RoPE on q and k
+      if (L.spec.id == LinearId::mlp_up) epi = 1.5 * out;                  // SwiGLU
+    }
     if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
     b.lin[i] = linear_compute(mc, L, T, dt, epi);
   }
@@ -73,7 +81,7 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   b.ln2 = b.ln1;
   const double nseq = static_cast<double>(o.batch) / (static_cast<double>(g.gdata) * g.gz);
   const double heads_local = static_cast<double>(m.heads) / g.gy;
-  double io = 4 * Td * hy * a;  // read q, k, v; write o
+  double io = 2 * Td * hy * a + 2 * Td * kv_local * a;  // read q, k, v (GQA: fewer K/V); write o
   if (!mc.flash_attention) io += 4 * nseq * heads_local * double(m.seq) * m.seq * a;  // scores
   b.attn_io = mem_term(mc, io);
   // Causal attention: half of QK^T [s, s, d] and of AV [s, d, s] per local head and sequence.
@@ -95,11 +103,12 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
     b.bwd_us += c.dx.time_us + c.dw.time_us + c.epilogue.bwd_us;
   }
 
-  // Head: token and position embedding (two reads, one write), final LN, LM head (no bias), and
+  // Head: token and position embedding (two reads, one write; Llama's token embedding alone one
+  // read, one write), final LN, LM head (no bias), and
   // the cross-entropy's local statistics (one read of the logits; backward writes dlogits).
   HeadCompute& h = ct.head;
   h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), T, dt, 0);
-  h.embed = mem_term(mc, 3 * Td * hx * a);
+  h.embed = mem_term(mc, (m.llama() ? 2 : 3) * Td * hx * a);  // Llama: no position embedding
   h.ln_f = mem_term(mc, 2 * Td * hx * a);
   h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a);
   h.fwd_us = h.embed.time_us + h.ln_f.time_us + h.ce.time_us + h.lm_head.fwd.time_us;

@@ -67,13 +67,13 @@ std::string explain_text(const Prediction& p) {
   const GptPlanOptions& o = p.options;
   const ComputeTerms& ct = p.compute;
   std::ostringstream os;
-  os << "GPT " << m.layers << "x" << m.hidden << " (heads " << m.heads << ", seq " << m.seq
-     << ", vocab " << m.vocab << "), batch " << o.batch << ", grid " << o.grid.str() << ", overlap "
-     << overlap_string(o) << ", recompute " << (o.recompute ? "yes" : "no") << ", weights "
+  os << describe(m) << ", " << m.parameter_count() << " parameters, batch " << o.batch << ", grid "
+     << o.grid.str() << ", overlap " << overlap_string(o) << ", recompute "
+     << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
      << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string())
-     << (o.shard_optimizer ? ", optimizer sharded over data" : "") << ", " << name_of(o.act_dtype)
-     << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
+     << (o.shard_optimizer ? ", optimizer sharded over data" : "") << ", "
+     << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
      << "\ntokens per rank T = " << ct.tokens << "\n\n";
 
   os << "Compute per rank: GEMMs (one block; x" << m.layers << ", then the LM head)\n";

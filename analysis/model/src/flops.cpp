@@ -8,7 +8,7 @@ namespace ovb::model {
 double hardware_flop(const GptShape& m, std::int64_t batch, Recompute r) {
   const double B = static_cast<double>(batch), s = static_cast<double>(m.seq);
   const double L = static_cast<double>(m.layers), h = static_cast<double>(m.hidden);
-  const double F = metrics::gpt_model_flop(B, s, L, h, static_cast<double>(m.vocab));
+  const double F = m.model_flop(batch);
   if (r == Recompute::selective) return F + metrics::gpt_selective_recompute_flop(B, s, L, h);
   return metrics::gpt_hardware_flop(F, r == Recompute::full);
 }
@@ -16,10 +16,7 @@ double hardware_flop(const GptShape& m, std::int64_t batch, Recompute r) {
 FlopReport flop_report(const GptShape& m, std::int64_t batch, Recompute r, double iteration_us,
                        int gpus, double peak_tflops) {
   FlopReport f;
-  f.model_flop = metrics::gpt_model_flop(static_cast<double>(batch), static_cast<double>(m.seq),
-                                         static_cast<double>(m.layers),
-                                         static_cast<double>(m.hidden),
-                                         static_cast<double>(m.vocab));
+  f.model_flop = m.model_flop(batch);
   f.hardware_flop = hardware_flop(m, batch, r);
   const double sec = iteration_us / 1e6;
   if (sec <= 0 || gpus < 1) return f;

@@ -41,6 +41,9 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (c.batch < 1) fail("the global batch must be >= 1");
   if (m.heads % c.tp != 0) fail("heads " + std::to_string(m.heads) + " not divisible by tp");
   if (m.hidden % c.tp != 0) fail("hidden " + std::to_string(m.hidden) + " not divisible by tp");
+  if (m.kv() % c.tp != 0)
+    fail("query groups (kv-heads) " + std::to_string(m.kv()) + " not divisible by tp");
+  if (m.ffn() % c.tp != 0) fail("ffn-hidden " + std::to_string(m.ffn()) + " not divisible by tp");
   if (c.tp > mc.ranks_per_node())
     fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
          " GPUs");
@@ -59,13 +62,15 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
   const double L = static_cast<double>(m.layers), V = static_cast<double>(m.vocab);
   const double a = static_cast<double>(m.heads), b = c.micro_batch, t = c.tp;
-  // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated.
-  const double block = 12 * h * h + 13 * h;
-  mem.params_local = L / c.pp * block / t + V * h / t + s * h;
+  // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated
+  // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
+  const double block = static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * h;
+  mem.params_local = L / c.pp * block / t + V * h / t + (m.llama() ? 0 : s * h);
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
-  // Korthikanti et al. 2022, Table 2 (bytes per layer per micro-batch, 16-bit activations):
+  // Korthikanti et al. 2022, Table 2 (bytes per layer per micro-batch, 16-bit activations), a
+  // GPT block's; applied to Llama blocks unchanged (their SwiGLU keeps more, GQA's K/V less):
   //   no recompute:  sbh (34 + 5as/h) / t with SP; sbh (10 + 24/t + 5as/(ht)) without
   //   selective:     34 sbh / t with SP;       sbh (10 + 24/t) without
   //   full:          2 sbh / t with SP (the layer's input only); 2 sbh without

@@ -90,6 +90,17 @@ bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a1
 bad negative-batch "--batch: must be > 0, got -16" "$model" search --machine perlmutter-a100 --preset 1.3B --batch -16 --gpus 8
 bad negative-top "--top: must be >= 0, got -5" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --top -5
 bad no-valid-grid "no valid configuration of 8 GPUs: .*hidden 63 is not divisible by heads 4" "$model" search --machine perlmutter-a100 --layers 2 --hidden 63 --heads 4 --batch 16 --gpus 8
+# Llama: search, explain and the versus table cost the Llama 3 presets and report their size.
+ok search-llama "$model" search --machine dgx-h100 --preset llama3-8B --batch 64 --gpus 16 \
+  --top 3 --json "$work/search-llama.json"
+has "$work/search-llama.json" "d['inputs']['model']['arch'] == 'llama' and d['inputs']['model']['kv_heads'] == 8 and d['inputs']['model']['ffn_hidden'] == 14336 and d['inputs']['model']['vocab'] == 128256 and d['inputs']['model']['parameters'] == 8030261248 and len(d['configs']) == 3"
+grep -q "Llama 32x4096 (heads 32, kv-heads 8, ffn 14336, seq 2048, vocab 128256), 8030261248 parameters" "$work/search-llama.out" || fail "search-llama: model line"
+ok explain-llama "$model" explain 1x8x1x2 --machine dgx-h100 --preset llama3-70B --batch 16 \
+  --json "$work/explain-llama.json"
+has "$work/explain-llama.json" "d['inputs']['model']['parameters'] == 70553706496"
+ok versus-llama "$model" versus --machine dgx-h100 --preset llama3-8B --batch 64 --gpus 64 --top 1
+bad llama-kv-over-y "kv-heads 8 is not divisible by Gy = 16" "$model" explain 1x16x1x1 --machine dgx-h100 --preset llama3-8B --batch 16
+bad llama-arch-contradiction "--arch gpt contradicts --preset llama3-8B" "$model" search --machine dgx-h100 --preset llama3-8B --arch gpt --batch 16 --gpus 8
 bad calibrate-nothing "needs at least one" "$model" calibrate --base perlmutter-a100 --out "$work/x.json"
 bad calibrate-grid "FILE@GXxGYxGZxGD" "$model" calibrate --base perlmutter-a100 \
   --collective "$fixtures/microbench/collective.json" --out "$work/x.json"

@@ -117,3 +117,36 @@ TEST(ComputeCost, ScoresGoThroughMemoryWithoutFlashAttention) {
   const double T = 32, a = 4;
   EXPECT_DOUBLE_EQ(ct.block.attn_io.bytes, 4 * T * 64 * a + 4 * 2 * 4 * 16.0 * 16 * a);
 }
+
+TEST(ComputeCost, LlamaCostsSwiglusThreeGemmsAndGqasSmallerKv) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["kernel_overhead_us"] = 0;
+  const Machine mc = machine_from_json(j, "t");
+  GptShape m = test::small_gpt();  // h 64, 4 heads (d 16), seq 16, vocab 128
+  m.arch = Arch::llama;
+  m.kv_heads = 2;
+  m.ffn_hidden = 176;
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const ComputeTerms ct = compute_terms(m, o, mc);
+  const double T = 4 * 16, hx = 32, hy = 32, kvy = 16, a = 2;
+  // QKV: q of 2 local heads (32) + k and v of one local K/V head (16 each) = 64 rows over Y.
+  EXPECT_EQ(ct.block.lin[0].fwd.n, 64);
+  EXPECT_EQ(ct.block.lin[0].fwd.k, 32);
+  // The SwiGLU's three GEMMs: gate and up in one [T, 2*176/Gy] GEMM, down from 176/Gy.
+  EXPECT_EQ(ct.block.lin[2].fwd.n, 176);
+  EXPECT_EQ(ct.block.lin[3].fwd.k, 88);
+  const double flop = 2 * T * (64 * 32 + 32 * 32 + 176 * 32 + 32 * 88);
+  double sum = 0;
+  for (const LinearCompute& c : ct.block.lin) sum += c.fwd.flop;
+  EXPECT_DOUBLE_EQ(sum, flop);
+  // Epilogues: RoPE reads and writes q and k; SwiGLU reads gate|up and writes half; no biases.
+  EXPECT_DOUBLE_EQ(ct.block.lin[0].epilogue.bytes, 2 * T * (hy + kvy) * a);
+  EXPECT_DOUBLE_EQ(ct.block.lin[1].epilogue.bytes, 3 * T * hx * a);
+  EXPECT_DOUBLE_EQ(ct.block.lin[2].epilogue.bytes, 1.5 * T * 176 * a);
+  // Attention reads q and the (fewer) k, v and writes o; its FLOP are those of 4 query heads.
+  EXPECT_DOUBLE_EQ(ct.block.attn_io.bytes, 2 * T * hy * a + 2 * T * kvy * a);
+  EXPECT_DOUBLE_EQ(ct.block.attn_flop, 4 * 2 * 2.0 * 16 * 16 * 16);
+  // Token embedding only: one read, one write.
+  EXPECT_DOUBLE_EQ(ct.head.embed.bytes, 2 * T * hx * a);
+}

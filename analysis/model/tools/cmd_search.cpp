@@ -51,9 +51,8 @@ class Search : public Command {
     const Machine mc = args_.load();
     const GptShape m = args_.shape();
     const GptPlanOptions base = args_.plan(mc);
-    std::cout << "GPT " << m.layers << "x" << m.hidden << " (heads " << m.heads << ", seq " << m.seq
-              << ", vocab " << m.vocab << "), batch " << base.batch << ", " << gpus_ << " GPUs on "
-              << mc.name << "\n";
+    std::cout << describe(m) << ", " << m.parameter_count() << " parameters, batch " << base.batch
+              << ", " << gpus_ << " GPUs on " << mc.name << "\n";
     nlohmann::json configs = nlohmann::json::array(), counts = nlohmann::json::object();
     nlohmann::json best_4d, best_meg;
     double ms_total = 0;

@@ -44,6 +44,7 @@ nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o
   c.model = m;
   c.plan = o;
   nlohmann::json j = to_json(c);
+  j["model"]["parameters"] = m.parameter_count();  // as gpt4d's result reports it
   j.erase("grid");  // one per configuration, in "configs"
   j["machine"] = mc.name;
   j["machine_file"] = mc.origin;

@@ -1,4 +1,4 @@
-// The GPT model under the 4D algorithm (docs/algorithm.md), as data: shapes and
+// The GPT and Llama models under the 4D algorithm (docs/algorithm.md), as data: shapes and
 // presets, the local geometry of every fully connected layer on a grid, the validity rules, and the
 // list of collectives one training iteration issues (kind, group, count, dtype, phase, layer).
 //
@@ -26,6 +26,17 @@
 //    updated working weights of every bucket over data.
 //  - the loss sum and the gradient-norm sum of squares are all-reduced over the world (2 floats).
 // Collectives over a group of size 1 are not issued and not listed.
+//
+// Llama (Arch::llama) changes the block and head, not the schedule's structure:
+//  - RMSNorm instead of LN: one statistic (sum of squares, T fp32 over X) forward, one row sum
+//    backward; a gain, no bias;
+//  - QKV h -> (heads + 2 kv_heads) * head_dim with grouped-query attention: the rows are ordered
+//    by K/V group, [q of the group's heads/kv_heads query heads | k | v], and Y splits whole
+//    groups, so kv_heads % Gy == 0 (K/V heads are never replicated over Y); rotary embeddings on q
+//    and k;
+//  - MLP-up h -> 2 ffn with gate and up rows interleaved (row 2j gate j, 2j+1 up j, so every Y
+//    slice holds matching pairs), SwiGLU, MLP-down ffn -> h;
+//  - no linear biases, no position embedding; the LM head is untied (as for GPT here).
 #pragma once
 
 #include <cstddef>
@@ -43,22 +54,46 @@ namespace ovb {
 
 // ---- Model shape ----
 
+enum class Arch { gpt, llama };
+std::string_view name_of(Arch a);     // "gpt", "llama"
+Arch parse_arch(std::string_view s);  // throws UsageError naming the accepted values
+
+inline constexpr double kDefaultRopeTheta = 10000;  // the RoPE paper's base
+
 struct GptShape {
+  Arch arch = Arch::gpt;
   std::int64_t layers = 0, hidden = 0, heads = 0, seq = 2048, vocab = 50304;
+  std::int64_t kv_heads = 0;              // K/V heads (Llama's GQA); 0: as many as query heads
+  std::int64_t ffn_hidden = 0;            // MLP width; 0: 4 * hidden (GPT; Llama requires it)
+  double rope_theta = kDefaultRopeTheta;  // Llama's rotary base
   std::string preset;  // name when it came from a preset, else empty
   std::int64_t head_dim() const { return hidden / heads; }
-  // Parameters of the model as laid out here (untied LM head, linear biases, LN, embeddings).
+  std::int64_t kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  std::int64_t ffn() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  bool llama() const { return arch == Arch::llama; }
+  // Weight elements of one block's four linear layers (biases not included): GPT 12 h^2; Llama
+  // h (heads + 2 kv) d + h^2 + 3 h ffn.
+  std::int64_t block_linear_params() const;
+  // Parameters of the model as laid out here. GPT: linear biases, LN, token and position
+  // embeddings, untied LM head. Llama: no biases, RMSNorm gains, token embedding, untied head.
   std::int64_t parameter_count() const;
+  // Model FLOP of one iteration over `batch` sequences (metrics::transformer_model_flop).
+  double model_flop(std::int64_t batch) const;
 };
 
 struct GptPreset {
   const char* name;
   std::int64_t layers, hidden, heads;
+  Arch arch = Arch::gpt;
+  std::int64_t kv_heads = 0, ffn_hidden = 0, vocab = 0;  // 0: not part of the preset
+  double rope_theta = kDefaultRopeTheta;
 };
-// GPT-3 sizes (125M..175B), the Megatron-LM 2021 paper's (18B..1T) and "tiny" for tests.
+// GPT-3 sizes (125M..175B), the Megatron-LM 2021 paper's (18B..1T), Llama 3's (llama3-8B, -70B,
+// -405B, as published with their 128256-token vocabulary) and "tiny", "llama-tiny" for tests.
 const std::vector<GptPreset>& gpt_presets();
-// Sets layers/hidden/heads (and preset) from a name, case-insensitive, "gpt-" prefix allowed.
-// Throws UsageError listing the known names.
+// Sets the shape (arch, layers/hidden/heads, and for Llama kv_heads, ffn_hidden, vocab,
+// rope_theta; and preset) from a name, case-insensitive, "gpt-" prefix allowed. Throws
+// UsageError listing the known names.
 GptShape gpt_preset(std::string_view name);
 
 // ---- Fully connected layers ----
@@ -74,6 +109,8 @@ struct LinearSpec {
 };
 
 // The four layers of a block, in forward order: QKV, attention-out (T), MLP-up, MLP-down (T).
+// GPT: h->3h, h->h, h->4h, 4h->h with biases; Llama: h->(heads+2kv)d, h->h, h->2ffn, ffn->h
+// without.
 std::vector<LinearSpec> block_linears(const GptShape& m);
 LinearSpec lm_head_linear(const GptShape& m);
 
@@ -123,7 +160,12 @@ std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
 
 // Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
 // hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); every weight block % Gz;
-// ors_window >= 1.
+// ors_window >= 1. GPT: kv_heads = heads and ffn = 4h. Llama: ffn_hidden given, ffn % Gy,
+// heads % kv_heads, kv_heads % Gy, even head_dim (RoPE rotates pairs), rope_theta > 0.
+void validate_gpt_shape(const GptShape& m);  // the grid-free part
+// "GPT 24x2048 (heads 16, seq 2048, vocab 50304)", "Llama 32x4096 (heads 32, kv-heads 8, ffn
+// 14336, seq 2048, vocab 128256)": how messages and reports name a model.
+std::string describe(const GptShape& m);
 void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
 
 // ---- Data-parallel buckets ----
@@ -161,7 +203,9 @@ struct GptMemory {
   double activations = 0;  // residual stream [T, h/Gx] x (L+1) + the saved tensors of every
                            // block (of one block with recompute)
   double workspace = 0;    // final LN, logits, CE statistics, 2 gradient buffers [T, h/Gx] and 2
-                           // [T, 4h/Gy], LN/attention scratch, tokens, targets, GEMM workspace
+                           // wide ones (GPT [T, 4h/Gy] each; Llama [T, max(2ffn, qkv)/Gy] and
+                           // [T, max(ffn, h)/Gy]), LN/attention scratch, tokens, targets, GEMM
+                           // workspace
   double total() const {
     return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
   }
@@ -186,12 +230,12 @@ std::string_view name_of(Phase p);  // "forward", "backward", "step"
 
 // Why a collective is issued.
 enum class CollRole {
-  weight_gather,        // Z all-gather of a weight shard (forward; again in backward without caching)
-  output_reduce,        // forward all-reduce of partial outputs over in_dim
-  input_grad_reduce,    // backward all-reduce of dX over out_dim
+  weight_gather,      // Z all-gather of a weight shard (forward; again in backward without caching)
+  output_reduce,      // forward all-reduce of partial outputs over in_dim
+  input_grad_reduce,  // backward all-reduce of dX over out_dim
   weight_grad_scatter,  // Z reduce-scatter of dW
-  ln_stats,             // forward LN (sum, sum of squares) over X, 2T fp32
-  ln_grad_stats,        // backward LN row sums over X, 2T fp32
+  ln_stats,             // forward LN (sum, sum of squares) over X, 2T fp32 (RMSNorm: T)
+  ln_grad_stats,        // backward LN row sums over X, 2T fp32 (RMSNorm: T)
   ce_stats,             // vocab-parallel cross-entropy (max, sum exp, target) all-gather over Y
   param_grad_reduce,    // Z all-reduce of LN/bias/embedding gradients
   data_grad_reduce,     // data-parallel gradient all-reduce of one bucket (reduce-scatter of its
@@ -225,9 +269,14 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o);
 
 // Count of the small (non tensor-parallel) parameters of a block on one rank: LN1, LN2 (gamma,
 // beta: h/Gx each) and the four biases; and of the head bucket: final LN, token and position
-// embeddings (the LM head has no bias).
+// embeddings (the LM head has no bias). Llama: the two RMSNorm gains; final gain and token
+// embedding.
 std::int64_t block_small_params(const GptShape& m, const GridShape& g);
 std::int64_t head_small_params(const GptShape& m, const GridShape& g);
+
+// Floats per token of a norm's statistics all-reduce over X: forward (sum, sum of squares) for
+// LN, (sum of squares) for RMSNorm; backward likewise two or one row sums.
+std::int64_t norm_stats_per_token(const GptShape& m);
 
 // One line per op, e.g. "forward L3 qkv output_reduce all_reduce x(2) count=... fp32".
 std::string describe(const CollOp& c);

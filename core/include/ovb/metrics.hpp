@@ -68,7 +68,15 @@ OverlapMetrics overlap_metrics(const OverlapTimes& t);
 
 // Model FLOP per iteration of a GPT (no recomputation, causal attention counted as half):
 // F = 72*B*s*L*h^2 * (1 + s/(12h) + V/(12*L*h)), B = global batch in sequences.
+// It is transformer_model_flop with 12h^2 weights per block.
 double gpt_model_flop(double batch, double seq, double layers, double hidden, double vocab);
+
+// Model FLOP per iteration of any decoder of this form (GPT, Llama): 2 FLOP per weight per token
+// forward, 4 backward, on the block linears and the LM head, plus the attention core (QK^T and
+// AV over all query heads, causal half counted; grouped K/V heads change no FLOP there):
+// F = 6*B*s*(L*P + h*V) + 6*B*s^2*L*h, P = weight elements of one block's linear layers.
+double transformer_model_flop(double batch, double seq, double layers, double hidden, double vocab,
+                              double block_linear_params);
 
 // With full activation recomputation one more forward is executed: hardware FLOP = F * 4/3.
 double gpt_hardware_flop(double model_flop, bool full_recompute);

@@ -47,7 +47,8 @@ struct RunConfig {
 
 // Which binaries register an option: each binary passes the groups it uses.
 enum RunOptionGroup : unsigned {
-  kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab
+  kModelGroup = 1,      // --preset --layers --hidden --heads --seq --vocab --arch --kv-heads
+                        // --ffn-hidden --rope-theta
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch
   kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --shard-optimizer
@@ -86,7 +87,8 @@ void resolve_dtype(RunConfig& cfg, DType auto_dtype);
 void validate(const RunConfig& cfg);
 
 // ---- JSON form ----
-// {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset"}, "grid": {"gx", "gy", "gz",
+// {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset", "arch", "kv_heads",
+//  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz",
 //  "gdata", "order"}, "batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window",
 //  "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ovb/cuda/check.hpp"
+#include "copy_range.hpp"
 #include "ovb/error.hpp"
 
 namespace ovb::cuda {
@@ -156,14 +157,8 @@ Buffer CudaBackend::allocate(std::size_t bytes) {
   return Buffer(p, bytes, [](void* q) { OVB_WARN_CUDA(cudaFree(q)); });
 }
 
-static void check_range(const Buffer& b, std::size_t bytes, std::size_t offset) {
-  if (offset + bytes > b.bytes())
-    throw Error("copy of " + std::to_string(bytes) + " bytes at offset " + std::to_string(offset) +
-                " overruns a buffer of " + std::to_string(b.bytes()) + " bytes");
-}
-
 void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::size_t offset) {
-  check_range(dst, bytes, offset);
+  check_copy_range(dst, bytes, offset);
   // The suite's streams are non-blocking, so they do not order against cudaMemcpy's legacy stream,
   // and a pageable copy may still be in flight when cudaMemcpy returns: fence the whole device.
   synchronize();
@@ -172,7 +167,7 @@ void CudaBackend::upload(Buffer& dst, const void* src, std::size_t bytes, std::s
 }
 
 void CudaBackend::download(void* dst, const Buffer& src, std::size_t bytes, std::size_t offset) {
-  check_range(src, bytes, offset);
+  check_copy_range(src, bytes, offset);
   synchronize();  // see upload(): earlier work on every stream first
   OVB_CHECK_CUDA(cudaMemcpy(dst, static_cast<const char*>(src.data()) + offset, bytes,
                             cudaMemcpyDeviceToHost));

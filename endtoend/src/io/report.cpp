@@ -41,10 +41,7 @@ Reporter::Reporter(const Config& cfg, const LaunchContext& ctx, Backend& backend
 }
 
 double Reporter::model_flop() const {
-  const GptShape& m = cfg_.model;
-  return metrics::gpt_model_flop(static_cast<double>(cfg_.plan.batch), static_cast<double>(m.seq),
-                                 static_cast<double>(m.layers), static_cast<double>(m.hidden),
-                                 static_cast<double>(m.vocab));
+  return cfg_.model.model_flop(cfg_.plan.batch);
 }
 
 void Reporter::add(IterStats st) {

@@ -1,7 +1,8 @@
 // gpt4d's output: the per-iteration line on rank 0, and the JSON result (results/SCHEMA.md,
 // "gpt4d result") with config, context, iterations and summary. Throughput from ovb::metrics:
-// model FLOP per iteration F = gpt_model_flop(B, seq, L, h, V), hardware FLOP with recompute
-// F*4/3, TFLOP/s per GPU over world / ranks_per_gpu devices, MFU against the device's dense peak.
+// model FLOP per iteration F = GptShape::model_flop(B) (transformer_model_flop), hardware FLOP
+// with recompute F*4/3, TFLOP/s per GPU over world / ranks_per_gpu devices, MFU against the
+// device's dense peak.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -8,11 +8,11 @@
 
 namespace ovb::gpt {
 
-#ifdef OVB_HAVE_CUDA
+// The CUDA kernels (kernels/cuda/cuda_kernels.cpp, device.cpp); in a build without CUDA,
+// kernels/cuda_kernels_absent.cpp, which no rank reaches: such a build makes no "cuda" backend.
 std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem,
                                            AttentionKind attention);
-double cuda_free_memory();  // kernels/cuda/device.cpp
-#endif
+double cuda_free_memory();
 
 std::string_view name_of(AttentionKind k) {
   switch (k) {
@@ -31,14 +31,6 @@ AttentionKind parse_attention(std::string_view s) {
                    "' (expected auto, cudnn or simt)");
 }
 
-bool cudnn_attention_built() {
-#ifdef OVB_HAVE_CUDNN
-  return true;
-#else
-  return false;
-#endif
-}
-
 std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem,
                                       AttentionKind attention) {
   if (backend.name() == "host") {
@@ -49,18 +41,13 @@ std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory
                        " needs the cuda backend (the host backend has one attention)");
     return std::make_unique<HostKernels>(backend);
   }
-#ifdef OVB_HAVE_CUDA
   if (backend.name() == "cuda") return make_cuda_kernels(backend, act, mem, attention);
-#endif
-  (void)mem;
   throw Error("gpt4d has no kernels for backend '" + std::string(backend.name()) + "'");
 }
 
 double free_device_memory(Backend& backend, const LaunchContext& ctx) {
-#ifdef OVB_HAVE_CUDA
   // Ranks sharing one GPU (--ranks-per-gpu) share its free memory.
   if (backend.name() == "cuda") return cuda_free_memory() / std::max(1, backend.ranks_per_gpu());
-#endif
   std::ifstream in("/proc/meminfo");
   std::string line;
   while (std::getline(in, line))

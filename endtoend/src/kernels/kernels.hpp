@@ -46,7 +46,8 @@ class Kernels {
   virtual void to_act(Stream& s, const float* src, void* dst, std::int64_t n) = 0;
   virtual void to_f32(Stream& s, const void* src, float* dst, std::int64_t n) = 0;
 
-  // ---- embedding: out[t,:] = wte[tok[t],:] + wpe[t % S,:]; backward accumulates into fp32.
+  // ---- embedding: out[t,:] = wte[tok[t],:] + wpe[t % S,:] (wpe may be null: no position
+  // embedding, Llama); backward accumulates into fp32 (dwpe null with wpe).
   virtual void embedding_forward(Stream& s, const std::int32_t* tok, const void* wte,
                                  const void* wpe, void* out, std::int64_t T, std::int64_t S,
                                  std::int64_t C) = 0;
@@ -72,6 +73,40 @@ class Kernels {
   virtual void ln_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
                            const float* sums, void* dx, float* dg, float* db, std::int64_t T,
                            std::int64_t C, std::int64_t C_total) = 0;
+
+  // ---- Llama: RMSNorm (statistics reduced over the ranks between the steps, as the layer norm),
+  // SwiGLU, RoPE and grouped-query attention; formulas in kernels/host/llama_ops.hpp. A backend
+  // without them throws UsageError naming the kernel (gpt4d refuses such a run before training).
+  // stats[t] = sum_c x[t,c]^2; add_rms_partial makes out = a + b first.
+  virtual void rms_partial(Stream& s, const void* x, float* stats, std::int64_t T, std::int64_t C);
+  virtual void add_rms_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                               std::int64_t T, std::int64_t C);
+  // rstd into mr[2t+1] (mr[2t] = 0); out = x rstd g.
+  virtual void rms_forward(Stream& s, const void* x, const float* stats, const void* g, void* out,
+                           float* mr, std::int64_t T, std::int64_t C, std::int64_t C_total);
+  // sums[t] = sum_c dy g x rstd.
+  virtual void rms_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
+                                    const void* g, float* sums, std::int64_t T, std::int64_t C);
+  // dx += rstd (dy g - xhat sums/C_total); dg += sum_t dy xhat.
+  virtual void rms_backward(Stream& s, const void* dy, const void* x, const float* mr,
+                            const void* g, const float* sums, void* dx, float* dg, std::int64_t T,
+                            std::int64_t C, std::int64_t C_total);
+  // y [T, F] = silu(gate) up of gu [T, 2F] (gate j, up j at columns 2j, 2j+1); dgu overwritten.
+  virtual void swiglu_forward(Stream& s, const void* gu, void* y, std::int64_t T, std::int64_t F);
+  virtual void swiglu_backward(Stream& s, const void* gu, const void* dy, void* dgu, std::int64_t T,
+                               std::int64_t F);
+  // In place on the q and k heads of qkv [B*S, G (r+2) D] (G groups of r query heads, k, v).
+  virtual void rope(Stream& s, void* qkv, std::int64_t B, std::int64_t S, std::int64_t G,
+                    std::int64_t r, std::int64_t D, float theta, bool backward);
+  // Attention over Hkv groups of H/Hkv query heads (qkv as for rope); Hkv == H is
+  // attention_forward/backward.
+  virtual void gqa_attention_forward(Stream& s, const void* qkv, void* out, float* lse,
+                                     std::int64_t B, std::int64_t S, std::int64_t H,
+                                     std::int64_t Hkv, std::int64_t D);
+  virtual void gqa_attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                                      const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                                      std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                                      std::int64_t D);
 
   // ---- elementwise (GELU is the tanh approximation of GPT-2, as cuBLASLt's epilogue)
   virtual void add(Stream& s, const void* a, const void* b, void* out, std::int64_t n) = 0;

@@ -152,13 +152,15 @@ ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords
     bp.mlp_down = b.weight(specs[3], l, L + "mlp_down", id + 6, std_proj);
     bucket.small_offset = p.total;
     bp.ln1_g = b.vector(L + "ln1.g", id + 8, h, Dim::x, Dim::y, Init::ones);
-    bp.ln1_b = b.vector(L + "ln1.b", id + 9, h, Dim::x, Dim::y, Init::zeros);
+    if (!m.llama()) bp.ln1_b = b.vector(L + "ln1.b", id + 9, h, Dim::x, Dim::y, Init::zeros);
     bp.ln2_g = b.vector(L + "ln2.g", id + 10, h, Dim::x, Dim::y, Init::ones);
-    bp.ln2_b = b.vector(L + "ln2.b", id + 11, h, Dim::x, Dim::y, Init::zeros);
-    b.bias(bp.qkv, L + "qkv", id + 1);
-    b.bias(bp.attn_out, L + "attn_out", id + 3);
-    b.bias(bp.mlp_up, L + "mlp_up", id + 5);
-    b.bias(bp.mlp_down, L + "mlp_down", id + 7);
+    if (!m.llama()) {  // Llama: RMSNorm gains only, no linear biases
+      bp.ln2_b = b.vector(L + "ln2.b", id + 11, h, Dim::x, Dim::y, Init::zeros);
+      b.bias(bp.qkv, L + "qkv", id + 1);
+      b.bias(bp.attn_out, L + "attn_out", id + 3);
+      b.bias(bp.mlp_up, L + "mlp_up", id + 5);
+      b.bias(bp.mlp_down, L + "mlp_down", id + 7);
+    }
     bucket.small_count = p.total - bucket.small_offset;
     b.close(bucket);
     p.blocks.push_back(bp);
@@ -169,9 +171,9 @@ ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords
   p.head.lm_head = b.weight(lm_head_linear(m), -1, "lm_head", 5, std_w);
   head.small_offset = p.total;
   p.head.lnf_g = b.vector("ln_f.g", 3, h, Dim::x, Dim::y, Init::ones);
-  p.head.lnf_b = b.vector("ln_f.b", 4, h, Dim::x, Dim::y, Init::zeros);
+  if (!m.llama()) p.head.lnf_b = b.vector("ln_f.b", 4, h, Dim::x, Dim::y, Init::zeros);
   p.head.wte = b.embedding("wte", 1, m.vocab, h);
-  p.head.wpe = b.embedding("wpe", 2, m.seq, h);
+  if (!m.llama()) p.head.wpe = b.embedding("wpe", 2, m.seq, h);  // Llama: RoPE instead
   head.small_count = p.total - head.small_offset;
   b.close(head);
   p.buckets.push_back(head);

@@ -5,6 +5,8 @@
 //   block l: [qkv shard | attn_out shard | mlp_up shard | mlp_down shard | ln1.g ln1.b ln2.g ln2.b
 //             qkv.b attn_out.b mlp_up.b mlp_down.b]      (the tail is block_small_params())
 //   head:    [lm_head shard | ln_f.g ln_f.b | wte [V, h/Gx] | wpe [seq, h/Gx]]
+// Llama has no biases and no wpe (their indices are -1): block tail [ln1.g ln2.g], head
+// [lm_head shard | ln_f.g | wte].
 // With the sharded optimizer (ovb::optimizer_sharded()) each bucket is followed by zeros up to
 // Gdata equal chunks (ovb::bucket_extent()); data rank d reduces and updates chunk d, and the fp32
 // master (when separate from the working copy) and the AdamW moments hold only the rank's chunks,

@@ -1,7 +1,9 @@
 // A transformer block on one rank: pre-LN, QKV (normal), causal attention over the local heads,
 // attention-out (transposed), residual, LN, MLP-up (normal) + GELU, MLP-down (transposed),
 // residual. Layer norms reduce their statistics over X (forward: sum and sum of squares;
-// backward: the two row sums of the gradient). Buffer use is listed in state.hpp.
+// backward: the two row sums of the gradient). Llama: RMSNorm (one statistic, one row sum), RoPE
+// on q and k after QKV, grouped-query attention over the local K/V groups, SwiGLU after MLP-up.
+// Buffer use is listed in state.hpp.
 #include "ovb/annotate.hpp"
 #include "train/model.hpp"
 
@@ -24,6 +26,8 @@ Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kerne
   hx_ = m_.hidden / g.gx;
   hy_ = m_.hidden / g.gy;
   heads_local_ = m_.heads / g.gy;
+  kv_local_ = m_.kv() / g.gy;
+  ffn_local_ = m_.ffn() / g.gy;
   vy_ = m_.vocab / g.gy;
   a_ = size_of(o_.act_dtype);
 }
@@ -45,24 +49,40 @@ CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind 
 void Model::layer_norm(int layer, const char* name, void* x, int g, int b, void* out, float* mr,
                        Phase ph, bool rc, Sum sum) {
   Stream& s = comm_.compute();
-  if (sum.a)
+  const bool rms = m_.llama();
+  if (sum.a && rms)
+    k_.add_rms_partial(s, sum.a, sum.b, x, st_.ln_scratch, T_, hx_);
+  else if (sum.a)
     k_.add_ln_partial(s, sum.a, sum.b, x, st_.ln_scratch, T_, hx_);
+  else if (rms)
+    k_.rms_partial(s, x, st_.ln_scratch, T_, hx_);
   else
     k_.ln_partial(s, x, st_.ln_scratch, T_, hx_);
   comm_.wait(comm_.issue(op(ph, layer, name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
-                            2 * T_, DType::f32, rc),
+                            norm_stats_per_token(m_) * T_, DType::f32, rc),
                          st_.ln_scratch, st_.ln_scratch));
-  k_.ln_forward(s, x, st_.ln_scratch, wptr(g), wptr(b), out, mr, T_, hx_, m_.hidden);
+  if (rms)
+    k_.rms_forward(s, x, st_.ln_scratch, wptr(g), out, mr, T_, hx_, m_.hidden);
+  else
+    k_.ln_forward(s, x, st_.ln_scratch, wptr(g), wptr(b), out, mr, T_, hx_, m_.hidden);
 }
 
 void Model::layer_norm_backward(int layer, const char* name, const void* dy, const void* x,
                                 const float* mr, int g, int b, void* dx) {
   Stream& s = comm_.compute();
-  k_.ln_backward_partial(s, dy, x, mr, wptr(g), st_.ln_scratch, T_, hx_);
-  comm_.wait(comm_.issue(op(Phase::backward, layer, name, CollRole::ln_grad_stats,
-                            CollKind::all_reduce, Group::x, 2 * T_, DType::f32),
-                         st_.ln_scratch, st_.ln_scratch));
-  k_.ln_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), gptr(b), T_, hx_, m_.hidden);
+  const bool rms = m_.llama();
+  if (rms)
+    k_.rms_backward_partial(s, dy, x, mr, wptr(g), st_.ln_scratch, T_, hx_);
+  else
+    k_.ln_backward_partial(s, dy, x, mr, wptr(g), st_.ln_scratch, T_, hx_);
+  comm_.wait(
+      comm_.issue(op(Phase::backward, layer, name, CollRole::ln_grad_stats, CollKind::all_reduce,
+                     Group::x, norm_stats_per_token(m_) * T_, DType::f32),
+                  st_.ln_scratch, st_.ln_scratch));
+  if (rms)
+    k_.rms_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), T_, hx_, m_.hidden);
+  else
+    k_.ln_backward(s, dy, x, mr, wptr(g), st_.ln_scratch, dx, gptr(g), gptr(b), T_, hx_, m_.hidden);
 }
 
 void Model::block_forward(int l, Phase ph, bool rc) {
@@ -79,11 +99,17 @@ void Model::block_forward(int l, Phase ph, bool rc) {
   if (!rc && l > 0) in = Sum{st_.set(l - 1).xmid, st_.dtmp};
   layer_norm(l, "ln1", x, bp.ln1_g, bp.ln1_b, a.ln1, a.mr1, ph, rc, in);
   linear_forward(bp.qkv, a.ln1, a.qkv, nullptr, ph, rc);
-  k_.attention_forward(s, a.qkv, a.att, a.lse, B_local_, m_.seq, heads_local_, D);
+  if (m_.llama()) rope(a.qkv, false);
+  k_.gqa_attention_forward(s, a.qkv, a.att, a.lse, B_local_, m_.seq, heads_local_, kv_local_, D);
   linear_forward(bp.attn_out, a.att, st_.dtmp, nullptr, ph, rc);
   // xmid = x + attention output, fused into LN2.
   layer_norm(l, "ln2", a.xmid, bp.ln2_g, bp.ln2_b, a.ln2, a.mr2, ph, rc, Sum{x, st_.dtmp});
-  linear_forward(bp.mlp_up, a.ln2, a.pre, a.gelu, ph, rc);
+  if (m_.llama()) {
+    linear_forward(bp.mlp_up, a.ln2, a.pre, nullptr, ph, rc);
+    k_.swiglu_forward(s, a.pre, a.gelu, T_, ffn_local_);
+  } else {
+    linear_forward(bp.mlp_up, a.ln2, a.pre, a.gelu, ph, rc);
+  }
   linear_forward(bp.mlp_down, a.gelu, st_.dtmp, nullptr, ph, rc);
 }
 
@@ -95,15 +121,26 @@ void Model::block_backward(int l) {
   const ActSet& a = st_.set(l);
   bucket_deps_.clear();
   // st_.dres holds the gradient of the block output.
-  linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig1, a.pre);  // with the GELU backward
+  if (m_.llama()) {
+    linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig2);
+    k_.swiglu_backward(s, a.pre, st_.gbig2, st_.gbig1, T_, ffn_local_);
+  } else {
+    linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig1, a.pre);  // with the GELU backward
+  }
   linear_backward(bp.mlp_up, st_.gbig1, a.ln2, st_.dtmp);
   layer_norm_backward(l, "ln2", st_.dtmp, a.xmid, a.mr2, bp.ln2_g, bp.ln2_b, st_.dres);
   linear_backward(bp.attn_out, st_.dres, a.att, st_.gbig2);
-  k_.attention_backward(s, a.qkv, a.att, st_.gbig2, a.lse, st_.gbig1, st_.att_scratch, B_local_,
-                        m_.seq, heads_local_, m_.head_dim());
+  k_.gqa_attention_backward(s, a.qkv, a.att, st_.gbig2, a.lse, st_.gbig1, st_.att_scratch, B_local_,
+                            m_.seq, heads_local_, kv_local_, m_.head_dim());
+  if (m_.llama()) rope(st_.gbig1, true);  // dQKV back through the rotation
   linear_backward(bp.qkv, st_.gbig1, a.ln1, st_.dtmp);
   layer_norm_backward(l, "ln1", st_.dtmp, st_.res(l), a.mr1, bp.ln1_g, bp.ln1_b, st_.dres);
   bucket_reduce(l, l, "block");
+}
+
+void Model::rope(void* qkv, bool backward) {
+  k_.rope(comm_.compute(), qkv, B_local_, m_.seq, kv_local_, heads_local_ / kv_local_,
+          m_.head_dim(), static_cast<float>(m_.rope_theta), backward);
 }
 
 }  // namespace ovb::gpt

@@ -14,8 +14,8 @@ namespace ovb::gpt {
 void Model::forward() {
   ScopedRange range("forward", "phase");
   const HeadParams& hp = layout_.head;
-  k_.embedding_forward(comm_.compute(), st_.tokens, wptr(hp.wte), wptr(hp.wpe), st_.res(0), T_,
-                       m_.seq, hx_);
+  k_.embedding_forward(comm_.compute(), st_.tokens, wptr(hp.wte),
+                       hp.wpe >= 0 ? wptr(hp.wpe) : nullptr, st_.res(0), T_, m_.seq, hx_);
   for (int l = 0; l < m_.layers; ++l) block_forward(l, Phase::forward, false);
   head_forward();
 }
@@ -62,8 +62,8 @@ void Model::backward() {
   const std::vector<CollHandle> head_deps = bucket_deps_;  // the LM head's reduce-scatter
   for (int l = static_cast<int>(m_.layers) - 1; l >= 0; --l) block_backward(l);
   const HeadParams& hp = layout_.head;
-  k_.embedding_backward(comm_.compute(), st_.tokens, st_.dres, gptr(hp.wte), gptr(hp.wpe), T_,
-                        m_.seq, hx_);
+  k_.embedding_backward(comm_.compute(), st_.tokens, st_.dres, gptr(hp.wte),
+                        hp.wpe >= 0 ? gptr(hp.wpe) : nullptr, T_, m_.seq, hx_);
   bucket_deps_ = head_deps;
   bucket_reduce(static_cast<int>(layout_.buckets.size()) - 1, -1, "head");
 }

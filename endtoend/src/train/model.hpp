@@ -1,4 +1,5 @@
-// The GPT forward and backward of one rank under the 4D algorithm: every kernel on the compute
+// The GPT (or Llama: RMSNorm, RoPE, grouped-query attention, SwiGLU) forward and backward of one
+// rank under the 4D algorithm: every kernel on the compute
 // stream, every collective through the CommEngine, in the order of gpt_collectives() (overlap
 // flags reorder issue and wait, never the set). Files: linear.cpp (a 4D linear layer with OAR and
 // ORS), block.cpp (layer norms, attention, blocks), head.cpp (embedding, final LN, LM head,
@@ -51,6 +52,7 @@ class Model {
   void layer_norm_backward(int layer, const char* name, const void* dy, const void* x,
                            const float* mr, int g, int b, void* dx);
   void block_forward(int l, Phase ph, bool rc);
+  void rope(void* qkv, bool backward);  // Llama: on the local q and k heads, in place
   void block_backward(int l);
   // head.cpp
   void head_forward();
@@ -72,6 +74,7 @@ class Model {
   WeightGatherer& gather_;
   DwWindow& dw_;
   std::int64_t T_, B_local_, hx_, hy_, heads_local_, vy_;
+  std::int64_t kv_local_, ffn_local_;  // K/V heads and MLP width (GELU 4h, SwiGLU ffn) over Y
   std::size_t a_;
   std::vector<CollHandle> bucket_deps_;  // collectives the current data bucket waits for
 };

@@ -1,6 +1,8 @@
 // Allocation of every buffer of a rank (see state.hpp; sizes mirror gpt_memory()).
 #include "train/state.hpp"
 
+#include <algorithm>
+
 namespace ovb::gpt {
 
 void* ModelState::act(std::int64_t elems, MemKind kind) {
@@ -31,6 +33,11 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
 
   const std::int64_t T = tokens_per_rank(m, o);
   const std::int64_t hx = m.hidden / g.gx, hy = m.hidden / g.gy, hl = m.heads / g.gy;
+  // Local widths of the QKV output, the MLP-up output and the activation (GPT 3h, 4h, 4h over Y).
+  const std::vector<LinearSpec> specs = block_linears(m);
+  const std::int64_t qkv_w = linear_geom(specs[0], g).out_local;
+  const std::int64_t up_w = linear_geom(specs[2], g).out_local;
+  const std::int64_t act_w = linear_geom(specs[3], g).in_local;
   for (int l = 0; l <= layers_; ++l)
     res_.push_back(mem.allocate(static_cast<std::size_t>(T * hx) * a_, MemKind::activations));
   const int n_sets = o.recompute ? 1 : layers_;
@@ -39,10 +46,10 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
     a.ln1 = act(T * hx, MemKind::activations);
     a.xmid = act(T * hx, MemKind::activations);
     a.ln2 = act(T * hx, MemKind::activations);
-    a.qkv = act(T * 3 * hy, MemKind::activations);
+    a.qkv = act(T * qkv_w, MemKind::activations);
     a.att = act(T * hy, MemKind::activations);
-    a.pre = act(T * 4 * hy, MemKind::activations);
-    a.gelu = act(T * 4 * hy, MemKind::activations);
+    a.pre = act(T * up_w, MemKind::activations);
+    a.gelu = act(T * act_w, MemKind::activations);
     a.mr1 = f32(2 * T, MemKind::activations);
     a.mr2 = f32(2 * T, MemKind::activations);
     a.lse = f32(T * hl, MemKind::activations);
@@ -58,8 +65,8 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   ce_lse = f32(T, MemKind::workspace);
   dres = act(T * hx, MemKind::workspace);
   dtmp = act(T * hx, MemKind::workspace);
-  gbig1 = act(T * 4 * hy, MemKind::workspace);
-  gbig2 = act(T * 4 * hy, MemKind::workspace);
+  gbig1 = act(T * std::max(up_w, qkv_w), MemKind::workspace);  // d(MLP-up out), dQKV
+  gbig2 = act(T * std::max(act_w, hy), MemKind::workspace);    // d(activation), d(attention)
   ln_scratch = f32(2 * T, MemKind::workspace);
   att_scratch = f32(T * hl, MemKind::workspace);
   tokens_buf = mem.allocate(static_cast<std::size_t>(T) * 4, MemKind::workspace);

@@ -27,11 +27,11 @@ struct ActSet {
   void* ln1 = nullptr;   // LN1 output [T, h/Gx]
   void* xmid = nullptr;  // residual after attention, LN2 input [T, h/Gx]
   void* ln2 = nullptr;   // LN2 output [T, h/Gx]
-  void* qkv = nullptr;   // [T, 3h/Gy]
+  void* qkv = nullptr;   // [T, 3h/Gy] (Llama: [T, (heads + 2 kv) d / Gy], after RoPE)
   void* att = nullptr;   // attention output [T, h/Gy]
-  void* pre = nullptr;   // MLP-up output before GELU [T, 4h/Gy]
-  void* gelu = nullptr;  // [T, 4h/Gy]
-  float* mr1 = nullptr;  // LN1 (mean, rstd) [T, 2]
+  void* pre = nullptr;   // MLP-up output before GELU [T, 4h/Gy] (Llama: gate|up [T, 2 ffn/Gy])
+  void* gelu = nullptr;  // [T, 4h/Gy] (Llama: the SwiGLU output [T, ffn/Gy])
+  float* mr1 = nullptr;  // LN1 (mean, rstd) [T, 2] (RMSNorm: mean 0)
   float* mr2 = nullptr;  // LN2 (mean, rstd) [T, 2]
   float* lse = nullptr;  // attention log-sum-exp [B_local, heads/Gy, seq]
 };

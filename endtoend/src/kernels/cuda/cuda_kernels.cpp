@@ -1,6 +1,7 @@
-// The CudaKernels object: its factory, construction, description, and the three GEMMs of a linear
-// layer through cuBLASLt (row-major W[N,K] seen as column-major, see the derivations below). The
-// other methods are defined beside their kernels, in the .cu file of their family.
+// The CudaKernels object: its factory (and whether cuDNN attention is in), construction,
+// description, and the three GEMMs of a linear layer through cuBLASLt (row-major W[N,K] seen as
+// column-major, see the derivations below). The other methods are defined beside their kernels,
+// in the .cu file of their family.
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/lt_matmul.hpp"
 #include "ovb/error.hpp"
@@ -9,6 +10,14 @@ namespace ovb::gpt {
 std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem,
                                            AttentionKind attention) {
   return std::make_unique<cuda::CudaKernels>(backend, act, mem, attention);
+}
+
+bool cudnn_attention_built() {
+#ifdef OVB_HAVE_CUDNN
+  return true;
+#else
+  return false;
+#endif
 }
 }  // namespace ovb::gpt
 

@@ -1,5 +1,6 @@
-// CUDA kernels: token + position embedding forward, and backward into fp32 gradients (token rows
-// with atomics, since tokens repeat; position rows summed over the local sequences directly).
+// CUDA kernels: token (+ position, when there is a table) embedding forward, and backward into fp32
+// gradients (token rows with atomics, since tokens repeat; position rows summed over the local
+// sequences directly).
 #include "kernels/cuda/common.cuh"
 #include "kernels/cuda/cuda_kernels.hpp"
 
@@ -14,7 +15,8 @@ __global__ void embed_fwd_kernel(const std::int32_t* tok, const T* wte, const T*
   for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
        i += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t t = i / C, c = i % C;
-    out[i] = from_f<T>(to_f(wte[std::int64_t(tok[t]) * C + c]) + to_f(wpe[(t % S) * C + c]));
+    const float pos = wpe ? to_f(wpe[(t % S) * C + c]) : 0.0f;  // Llama: no position table
+    out[i] = from_f<T>(to_f(wte[std::int64_t(tok[t]) * C + c]) + pos);
   }
 }
 
@@ -63,8 +65,9 @@ void CudaKernels::embedding_backward(Stream& st, const std::int32_t* tok, const 
     using E = decltype(tag);
     embed_bwd_tokens_kernel<E>
         <<<grid_for(T * C, 256), 256, 0, s>>>(tok, static_cast<const E*>(dout), dwte, T, C);
-    embed_bwd_positions_kernel<E>
-        <<<grid_for(S * C, 256), 256, 0, s>>>(static_cast<const E*>(dout), dwpe, T, S, C);
+    if (dwpe)
+      embed_bwd_positions_kernel<E>
+          <<<grid_for(S * C, 256), 256, 0, s>>>(static_cast<const E*>(dout), dwpe, T, S, C);
   });
   OVB_CHECK_LAUNCH();
 }

@@ -1,4 +1,5 @@
-// Host kernels: token + position embedding, forward and backward (see kernels.hpp).
+// Host kernels: token (+ position, when there is a table) embedding, forward and backward (see
+// kernels.hpp).
 #include <cstring>
 
 #include "kernels/host/host_kernels.hpp"
@@ -13,8 +14,8 @@ void HostKernels::embedding_forward(Stream&, const std::int32_t* tok, const void
   auto* o = static_cast<float*>(out);
   for (std::int64_t t = 0; t < T; ++t) {
     const float* er = e + static_cast<std::int64_t>(tok[t]) * C;
-    const float* pr = p + (t % S) * C;
-    for (std::int64_t c = 0; c < C; ++c) o[t * C + c] = er[c] + pr[c];
+    const float* pr = p ? p + (t % S) * C : nullptr;  // Llama: no position table
+    for (std::int64_t c = 0; c < C; ++c) o[t * C + c] = er[c] + (pr ? pr[c] : 0.0f);
   }
 }
 
@@ -24,11 +25,9 @@ void HostKernels::embedding_backward(Stream&, const std::int32_t* tok, const voi
   const auto* d = static_cast<const float*>(dout);
   for (std::int64_t t = 0; t < T; ++t) {
     float* er = dwte + static_cast<std::int64_t>(tok[t]) * C;
-    float* pr = dwpe + (t % S) * C;
-    for (std::int64_t c = 0; c < C; ++c) {
-      er[c] += d[t * C + c];
-      pr[c] += d[t * C + c];
-    }
+    for (std::int64_t c = 0; c < C; ++c) er[c] += d[t * C + c];
+    if (dwpe)
+      for (std::int64_t c = 0; c < C; ++c) dwpe[(t % S) * C + c] += d[t * C + c];
   }
 }
 

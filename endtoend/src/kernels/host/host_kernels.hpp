@@ -1,7 +1,8 @@
 // The host implementation of the kernel layer: fp32, plain loops, OpenBLAS GEMMs (ovb::Gemm).
 // Everything runs synchronously on the calling thread; the Stream arguments are unused.
 // One file per kernel family: embedding.cpp, layernorm.cpp, elementwise.cpp, matmul.cpp,
-// attention.cpp, cross_entropy.cpp, adamw.cpp.
+// attention.cpp, cross_entropy.cpp, adamw.cpp; Llama's rmsnorm.cpp, swiglu.cpp, rope.cpp (free
+// functions in llama_ops.hpp) behind llama.cpp.
 #pragma once
 
 #include <memory>
@@ -38,6 +39,29 @@ class HostKernels final : public Kernels {
   void ln_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
                    const float* sums, void* dx, float* dg, float* db, std::int64_t T,
                    std::int64_t C, std::int64_t C_total) override;
+
+  void rms_partial(Stream& s, const void* x, float* stats, std::int64_t T, std::int64_t C) override;
+  void add_rms_partial(Stream& s, const void* a, const void* b, void* out, float* stats,
+                       std::int64_t T, std::int64_t C) override;
+  void rms_forward(Stream& s, const void* x, const float* stats, const void* g, void* out,
+                   float* mr, std::int64_t T, std::int64_t C, std::int64_t C_total) override;
+  void rms_backward_partial(Stream& s, const void* dy, const void* x, const float* mr,
+                            const void* g, float* sums, std::int64_t T, std::int64_t C) override;
+  void rms_backward(Stream& s, const void* dy, const void* x, const float* mr, const void* g,
+                    const float* sums, void* dx, float* dg, std::int64_t T, std::int64_t C,
+                    std::int64_t C_total) override;
+  void swiglu_forward(Stream& s, const void* gu, void* y, std::int64_t T, std::int64_t F) override;
+  void swiglu_backward(Stream& s, const void* gu, const void* dy, void* dgu, std::int64_t T,
+                       std::int64_t F) override;
+  void rope(Stream& s, void* qkv, std::int64_t B, std::int64_t S, std::int64_t G, std::int64_t r,
+            std::int64_t D, float theta, bool backward) override;
+  void gqa_attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
+                             std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                             std::int64_t D) override;
+  void gqa_attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
+                              const float* lse, void* dqkv, float* scratch, std::int64_t B,
+                              std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                              std::int64_t D) override;
 
   void add(Stream& s, const void* a, const void* b, void* out, std::int64_t n) override;
   void gelu_forward(Stream& s, const void* x, void* y, std::int64_t n) override;

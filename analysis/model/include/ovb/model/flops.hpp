@@ -1,7 +1,8 @@
 // FLOP accounting of a prediction as papers report it: TFLOP/s per GPU and fraction of peak in
 // model FLOPs (MFU: the model's FLOPs whatever is recomputed) and hardware FLOPs (HFU:
-// recomputation counted). The FLOP formulas are core's (ovb::metrics: gpt_model_flop,
-// gpt_hardware_flop, gpt_selective_recompute_flop); this only applies them to an iteration time.
+// recomputation counted). The FLOP formulas are core's (ovb::metrics: transformer_model_flop
+// through GptShape::model_flop, gpt_hardware_flop, gpt_selective_recompute_flop); this only
+// applies them to an iteration time.
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,0 +1,50 @@
+// Unit tests: the overlap scenario registry (overlap/scenario.hpp) and the benchmark names it
+// leads to: the GEMM + collective scenario is registered and keeps the names result files use;
+// any other scenario's names carry it after "overlap/".
+// Run: ctest -R mb.unit (or ovb-microbench-tests --gtest_filter='OverlapScenarios*').
+#include <gtest/gtest.h>
+
+#include "overlap/overlap_bench.hpp"
+#include "overlap/scenario.hpp"
+
+namespace ovb::mb {
+namespace {
+
+OverlapPoint point(const OverlapScenario& s) {
+  OverlapPoint p;
+  p.scenario = &s;
+  p.gcase = {"", {4096, 4096, 4096, Trans::n, Trans::n}};
+  p.gemm_type = GemmType::bf16;
+  p.kind = CollKind::all_reduce;
+  p.bytes = 16u << 20;
+  return p;
+}
+
+TEST(OverlapScenarios, GemmCollIsRegisteredAndKeepsItsNames) {
+  const OverlapScenario* found = nullptr;
+  for (const OverlapScenario& s : overlap_scenarios())
+    if (s.name == kDefaultScenario) found = &s;
+  ASSERT_NE(found, nullptr);
+  EXPECT_NE(found->make, nullptr);
+  EXPECT_EQ(overlap_benchmark_name(point(*found)),
+            "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first");
+}
+
+TEST(OverlapScenarios, OtherScenariosAreNamedInTheBenchmarkName) {
+  const OverlapScenario other{"coll_chain", "an example", nullptr};
+  OverlapPoint p = point(other);
+  p.prio = PrioMode::comm_high;
+  p.comm_first = false;
+  p.cfg.max_ctas = 8;
+  EXPECT_EQ(overlap_benchmark_name(p),
+            "overlap/coll_chain/all_reduce/world/16777216/bf16/4096x4096x4096/nn/comm_high/"
+            "gemm_first/cta=default,8,default");
+}
+
+TEST(OverlapScenarios, TheRegistryIsSortedByName) {
+  const auto& all = overlap_scenarios();
+  for (std::size_t i = 1; i < all.size(); ++i) EXPECT_LT(all[i - 1].name, all[i].name);
+}
+
+}  // namespace
+}  // namespace ovb::mb
