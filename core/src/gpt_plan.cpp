@@ -311,6 +311,7 @@ std::string_view name_of(CollRole r) {
     case CollRole::param_grad_reduce: return "param_grad_reduce";
     case CollRole::data_grad_reduce: return "data_grad_reduce";
     case CollRole::scalars: return "scalars";
+    case CollRole::param_gather: return "param_gather";
   }
   return "?";
 }
@@ -333,6 +334,29 @@ std::int64_t block_small_params(const GptShape& m, const GridShape& g) {
 std::int64_t head_small_params(const GptShape& m, const GridShape& g) {
   if (m.llama()) return (m.hidden + m.vocab * m.hidden) / g.gx;  // final gain, token embedding
   return (2 * m.hidden + m.vocab * m.hidden + m.seq * m.hidden) / g.gx;
+}
+
+bool optimizer_sharded(const GptPlanOptions& o) {
+  return o.shard_optimizer && o.grid.gdata > 1;
+}
+
+std::int64_t data_chunk(std::int64_t count, const GptPlanOptions& o) {
+  if (!optimizer_sharded(o)) return count;
+  return (count + o.grid.gdata - 1) / o.grid.gdata;
+}
+
+std::int64_t bucket_extent(std::int64_t count, const GptPlanOptions& o) {
+  return optimizer_sharded(o) ? data_chunk(count, o) * o.grid.gdata : count;
+}
+
+std::int64_t block_bucket_count(const GptShape& m, const GridShape& g) {
+  std::int64_t n = block_small_params(m, g);
+  for (const LinearSpec& s : block_linears(m)) n += linear_geom(s, g).shard;
+  return n;
+}
+
+std::int64_t head_bucket_count(const GptShape& m, const GridShape& g) {
+  return head_small_params(m, g) + linear_geom(lm_head_linear(m), g).shard;
 }
 
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) {
@@ -372,6 +396,13 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
         CollKind::all_reduce, group_of(L.out_dim), T * L.in_local, o.act_dtype, false);
     add(Phase::backward, layer, name_of(L.spec.id), CollRole::weight_grad_scatter,
         CollKind::reduce_scatter, Group::z, L.shard, o.grad_dtype, false);
+  };
+  // A bucket's data reduction: all-reduce, or reduce-scatter of its chunks when sharded.
+  const bool sharded = optimizer_sharded(o);
+  auto data_reduce = [&](int layer, std::string_view name, std::int64_t bucket) {
+    add(Phase::backward, layer, name, CollRole::data_grad_reduce,
+        sharded ? CollKind::reduce_scatter : CollKind::all_reduce, Group::data,
+        data_chunk(bucket, o), o.grad_dtype, false);
   };
   auto ln = [&](Phase ph, int layer, std::string_view name, CollRole role, bool rc) {
     add(ph, layer, name, role, CollKind::all_reduce, Group::x, norm_stats_per_token(m) * T,
@@ -413,22 +444,27 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
       const std::int64_t small = block_small_params(m, g);
       add(Phase::backward, l, "block", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
           small, o.grad_dtype, false);
-      std::int64_t bucket = small;
-      for (const LinearGeom& L : geo) bucket += L.shard;
-      add(Phase::backward, l, "block", CollRole::data_grad_reduce, CollKind::all_reduce,
-          Group::data, bucket, o.grad_dtype, false);
+      data_reduce(l, "block", block_bucket_count(m, g));
     }
     if (!last) continue;
     const std::int64_t head_small = head_small_params(m, g);
     add(Phase::backward, -1, "head", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
         head_small, o.grad_dtype, false);
-    add(Phase::backward, -1, "head", CollRole::data_grad_reduce, CollKind::all_reduce, Group::data,
-        head_small + head.shard, o.grad_dtype, false);
+    data_reduce(-1, "head", head_bucket_count(m, g));
   }
 
-  // Step: loss sum and gradient-norm sum of squares in one world all-reduce.
+  // Step: loss sum and gradient-norm sum of squares in one world all-reduce; with the sharded
+  // optimizer, after each bucket's AdamW on the rank's chunk, the all-gather of its updated
+  // working weights (buckets in layout order: blocks, then the head).
   add(Phase::step, -1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2,
       DType::f32, false);
+  if (sharded) {
+    for (int l = 0; l < m.layers; ++l)
+      add(Phase::step, l, "block", CollRole::param_gather, CollKind::all_gather, Group::data,
+          data_chunk(block_bucket_count(m, g), o), o.act_dtype, false);
+    add(Phase::step, -1, "head", CollRole::param_gather, CollKind::all_gather, Group::data,
+        data_chunk(head_bucket_count(m, g), o), o.act_dtype, false);
+  }
   return out;
 }
 
@@ -477,20 +513,23 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   const double up_w = static_cast<double>(geo[2].out_local);
   const double act_w = static_cast<double>(geo[3].in_local);
 
-  double shards = head.shard, blocks = head.block, max_block_lin = 0;
+  double blocks = head.block, max_block_lin = 0;
   for (const LinearGeom& Lg : geo) {
-    shards += L * Lg.shard;
     blocks += L * Lg.block;
     max_block_lin = std::max(max_block_lin, static_cast<double>(Lg.block));
   }
   const double max_block = std::max(max_block_lin, static_cast<double>(head.block));
-  const double small = L * block_small_params(m, g) + head_small_params(m, g);
-  const double n_params = shards + small;
+  // Flat buffers: every bucket at its extent (padded to Gdata chunks when sharded); the master
+  // (when separate from the working copy) and the moments: the rank's chunk of each bucket.
+  const double n_flat = L * static_cast<double>(bucket_extent(block_bucket_count(m, g), o)) +
+                        static_cast<double>(bucket_extent(head_bucket_count(m, g), o));
+  const double n_own = L * static_cast<double>(data_chunk(block_bucket_count(m, g), o)) +
+                       static_cast<double>(data_chunk(head_bucket_count(m, g), o));
 
   GptMemory mem;
-  mem.params = n_params * (4 + (o.act_dtype == DType::f32 ? 0 : a));
-  mem.grads = n_params * 4;
-  mem.optimizer = n_params * 8;
+  mem.params = o.act_dtype == DType::f32 ? n_flat * 4 : n_flat * a + n_own * 4;
+  mem.grads = n_flat * 4;
+  mem.optimizer = n_own * 8;
   if (g.gz > 1) {
     const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
     mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;

@@ -319,6 +319,12 @@ std::vector<RunOption> make_table() {
       "issued this many layers earlier)",
       kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
       true));
+  t.push_back(boolean(
+      "--shard-optimizer", "shard_optimizer",
+      "Split the fp32 master weights and AdamW moments over the data group (ZeRO-1): each "
+      "gradient bucket is reduce-scattered over data instead of all-reduced, every data rank "
+      "updates its chunk, and the updated weights are all-gathered over data in the step",
+      false, [](RunConfig & c) -> auto& { return c.plan.shard_optimizer; }));
   // Precisions.
   t.push_back(
       {"--dtype", "dtype",

@@ -329,6 +329,62 @@ TEST(GptPlan, MicroBatches) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, flat).grad_blocks, 64.0 * 256 * 4);
 }
 
+// The sharded optimizer on tiny (L = 2, h = 64, seq 32, V = 256) over Gdata = 3: a block bucket
+// holds 12 h^2 + 13 h = 49984 elements (3 does not divide it: chunks of 16662, 2 of padding),
+// the head bucket 2 V h + 2 h + seq h = 34944 (chunks of 11648, no padding).
+TEST(GptPlan, ShardedOptimizerByHand) {
+  const GptShape m = tiny();
+  GptPlanOptions o = opts("1x1x1x3", 3);
+  o.gemm_workspace_bytes = 0;
+  EXPECT_EQ(block_bucket_count(m, o.grid), 49984);
+  EXPECT_EQ(head_bucket_count(m, o.grid), 34944);
+  const GptMemory plain = gpt_memory(m, o);
+  o.shard_optimizer = true;
+  EXPECT_TRUE(optimizer_sharded(o));
+  EXPECT_EQ(data_chunk(49984, o), 16662);
+  EXPECT_EQ(bucket_extent(49984, o), 49986);
+  EXPECT_EQ(data_chunk(34944, o), 11648);
+  EXPECT_EQ(bucket_extent(34944, o), 34944);
+  const double flat = 2 * 49986.0 + 34944, own = 2 * 16662.0 + 11648;
+  const GptMemory mem = gpt_memory(m, o);
+  EXPECT_DOUBLE_EQ(mem.params, flat * 4);  // fp32: the working copy, all of it, is the master
+  EXPECT_DOUBLE_EQ(mem.grads, flat * 4);
+  EXPECT_DOUBLE_EQ(mem.optimizer, own * 8);
+  EXPECT_DOUBLE_EQ(plain.optimizer, (2 * 49984.0 + 34944) * 8);
+  EXPECT_DOUBLE_EQ(mem.activations, plain.activations);
+  EXPECT_DOUBLE_EQ(mem.workspace, plain.workspace);
+  o.act_dtype = DType::bf16;  // bf16 working copy of every bucket + fp32 master of the chunks
+  EXPECT_DOUBLE_EQ(gpt_memory(m, o).params, flat * 2 + own * 4);
+
+  // Collectives: each bucket reduce-scattered over data, then all-gathered in the step.
+  o.act_dtype = DType::f32;
+  const auto ops = gpt_collectives(m, o);
+  const CollOp& rs = find(ops, Phase::backward, 1, "block", CollRole::data_grad_reduce);
+  EXPECT_EQ(rs.kind, CollKind::reduce_scatter);
+  EXPECT_EQ(rs.count, 16662);
+  EXPECT_EQ(rs.group, Group::data);
+  EXPECT_EQ(find(ops, Phase::backward, -1, "head", CollRole::data_grad_reduce).count, 11648);
+  int gathers = 0;
+  for (const CollOp& c : ops)
+    if (c.role == CollRole::param_gather) {
+      EXPECT_EQ(c.phase, Phase::step);
+      EXPECT_EQ(c.kind, CollKind::all_gather);
+      EXPECT_EQ(c.count, c.layer < 0 ? 11648 : 16662);
+      ++gathers;
+    }
+  EXPECT_EQ(gathers, 3);
+  // The step's all-gathers come after the scalars, buckets in layout order.
+  EXPECT_EQ(ops.back().op, "head");
+  EXPECT_EQ(ops[ops.size() - 4].role, CollRole::scalars);
+
+  // Gdata = 1: nothing to split, the plan is the unsharded one.
+  GptPlanOptions one = opts("1x1x1x1", 3);
+  one.shard_optimizer = true;
+  EXPECT_FALSE(optimizer_sharded(one));
+  EXPECT_EQ(gpt_collectives(m, one), gpt_collectives(m, opts("1x1x1x1", 3)));
+  EXPECT_DOUBLE_EQ(gpt_memory(m, one).total(), gpt_memory(m, opts("1x1x1x1", 3)).total());
+}
+
 // ---- Llama ----
 
 namespace {

@@ -108,6 +108,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
       {"recompute", true},
       {"cache_weights", false},
       {"ors_window", kDefaultOrsWindow},
+      {"shard_optimizer", false},
       {"dtype", "bf16"},
       {"grad_dtype", "bf16"}};
   EXPECT_EQ(to_json(sample()), expected) << to_json(sample()).dump();
@@ -169,7 +170,8 @@ TEST(RunConfig, JsonReaderIsStrict) {
   // Optional keys keep the defaults given.
   j = to_json(sample());
   for (const char* k :
-       {"overlap", "recompute", "cache_weights", "ors_window", "dtype", "grad_dtype"})
+       {"overlap", "recompute", "cache_weights", "ors_window", "shard_optimizer", "dtype",
+        "grad_dtype"})
     j.erase(k);
   RunConfig defaults;
   defaults.plan.act_dtype = DType::bf16;
@@ -218,6 +220,11 @@ TEST(RunConfig, CliFillsTheSameFields) {
   ASSERT_EQ(parse({"--preset", "tiny"}, &c), "");
   EXPECT_EQ(c.plan.micro_batch, 0);
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--micro-batch", "-1"}, &c), "--micro-batch"));
+  // The sharded optimizer: off unless asked for, and kept in the JSON form.
+  EXPECT_FALSE(c.plan.shard_optimizer);
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer"}, &c), "");
+  EXPECT_TRUE(c.plan.shard_optimizer);
+  EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").plan.shard_optimizer);
 }
 
 TEST(RunConfig, BadOptionsNameTheProblem) {

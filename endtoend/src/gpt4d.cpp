@@ -70,7 +70,9 @@ int main(int argc, char** argv) {
                 << (cfg.plan.recompute ? ", recompute" : "")
                 << (cfg.plan.cache_weights ? ", weights cached" : "")
                 << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
-                << ", " << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
+                << (optimizer_sharded(cfg.plan) ? ", optimizer sharded over data" : "")
+                << ", "
+                << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()
                 << "\n  kernels: " << trainer.kernels_description()
                 << (cfg.predict.empty() ? "" : "\n" + prediction.headline()) << std::endl;

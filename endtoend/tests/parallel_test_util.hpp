@@ -21,11 +21,16 @@ struct Case {
   int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
   bool llama = false;              // the Llama test model instead of GPT "tiny"
   std::int64_t micro_batch = 0;    // sequences per micro-step (0: one micro-step)
+  bool shard = false;              // optimizer state split over the data group
+  std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
   std::string str() const {
     return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
            (recompute ? " recompute" : "") + (cache ? "" : " no-cache") +
            (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
-           (micro_batch > 0 ? " micro-batch=" + std::to_string(micro_batch) : "");
+           (micro_batch > 0 ? " micro-batch=" + std::to_string(micro_batch) : "") +
+           (shard ? " shard-optimizer" : "") +
+           (hidden != 64 ? " hidden=" + std::to_string(hidden) + " heads=" + std::to_string(heads)
+                         : "");
   }
 };
 
@@ -45,16 +50,21 @@ inline GptShape llama_test_model() {
 
 inline Config test_config(const Case& c, int iters = 10) {
   Config cfg;
-  cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64, 4 heads
+  cfg.model = gpt_preset("tiny");  // 2 layers, hidden 64 (or c.hidden), 4 heads
   if (c.llama) cfg.model = llama_test_model();
   cfg.model.seq = 16;
   cfg.model.vocab = 256;
+  if (!c.llama) {
+    cfg.model.hidden = c.hidden;
+    cfg.model.heads = c.heads;
+  }
   cfg.plan.grid = GridShape::parse(c.grid);
   cfg.plan.batch = 8;
   cfg.plan.recompute = c.recompute;
   cfg.plan.cache_weights = c.cache;
   cfg.plan.ors_window = c.window;
   cfg.plan.micro_batch = c.micro_batch;
+  cfg.plan.shard_optimizer = c.shard;
   // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
   // either, so that the equivalence tolerances hold.
   cfg.backend.name = ovb::testing::options().backend;
@@ -90,6 +100,11 @@ inline std::vector<double> losses(const Config& cfg, MPI_Comm world) {
   std::vector<double> out;
   for (int i = 0; i < cfg.iters; ++i) out.push_back(r.trainer.run_iteration(i).loss);
   return out;
+}
+
+// Gdata of a grid string ("2x1x2x2:y,x,z" -> 2).
+inline int gdata_of(const std::string& grid) {
+  return GridShape::parse(grid).gdata;
 }
 
 // The 8-rank grids of the tests (other world sizes: the grids of that size).

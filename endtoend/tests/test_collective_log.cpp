@@ -1,6 +1,7 @@
 // gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
-// the order, never the set), for several grids, recompute, weight-cache and ORS-window options and
-// every overlap-flag subset; and allocates exactly the memory gpt_memory() estimates, term by term.
+// the order, never the set), for several grids, recompute, weight-cache, ORS-window and
+// sharded-optimizer options and every overlap-flag subset; and allocates exactly the memory
+// gpt_memory() estimates, term by term.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -33,7 +34,10 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           // Every subset on the first three grids, a spread of them on the others.
           if ((g >= 3 || on_gpu()) && (checked++ % 5) != 0) continue;
           // Windows of 1 (and 4, the default) dW blocks in flight, alternately.
-          const Case c{grids[g], ov, rc, cache, (run_cases++ % 2) ? 1 : kDefaultOrsWindow};
+          // The optimizer sharded over data in every other case of each window.
+          const int k = run_cases++;
+          const Case c{grids[g], ov, rc, cache, (k % 2) ? 1 : kDefaultOrsWindow, false, 0,
+                       k % 4 >= 2};
           const Config cfg = test_config(c, 1);
           TrainerRun run(cfg, MPI_COMM_WORLD);
           run.trainer.run_iteration(0);
@@ -69,8 +73,9 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
   for (const std::string& grid : grids)
     for (std::int64_t mb : {1, 2}) {
       if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
+      // Every other case with the optimizer sharded over data as well.
       const Case c{grid,  n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
-                   false, mb};
+                   false, mb, n % 4 < 2};
       ++n;
       const Config cfg = test_config(c, 1);
       ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
@@ -90,6 +95,39 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
       EXPECT_EQ(mem.workspace, est.workspace) << c.str();
     }
   EXPECT_GT(n, 0);
+}
+
+// Uneven buckets (hidden 50, 2 heads on Gdata = 4 or 2): the plan's chunk counts are what gpt4d
+// issues, and its padded buffers are what gpt_memory() counts.
+TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
+  const int world = ovb::testing::launch().world;
+  if (world != 8 && world != 4) GTEST_SKIP() << "needs 4 or 8 ranks";
+  for (const char* ov : {"none", "oar,ors,oag"}) {
+    Case c{world == 8 ? "2x1x1x4" : "1x2x1x2", ov, ov == std::string("none"), false};
+    c.hidden = 50;
+    c.heads = 2;
+    c.shard = true;
+    const Config cfg = test_config(c, 1);
+    TrainerRun run(cfg, MPI_COMM_WORLD);
+    run.trainer.run_iteration(0);
+    EXPECT_EQ(described(run.trainer.collective_log()),
+              described(gpt_collectives(cfg.model, cfg.plan)))
+        << c.str();
+    bool padded = false;
+    for (const Bucket& b : run.trainer.layout().buckets) {
+      padded = padded || b.count % cfg.plan.grid.gdata != 0;
+      // The chunk is ceil(count / Gdata), the padding less than one element per data rank.
+      EXPECT_EQ(b.own_count, (b.count + cfg.plan.grid.gdata - 1) / cfg.plan.grid.gdata);
+      EXPECT_LT(b.extent - b.count, cfg.plan.grid.gdata);
+    }
+    EXPECT_TRUE(padded) << c.str();
+    const GptMemory est = gpt_memory(cfg.model, cfg.plan);
+    const GptMemory mem = run.trainer.memory().as_gpt_memory();
+    EXPECT_EQ(mem.params, est.params) << c.str();
+    EXPECT_EQ(mem.grads, est.grads) << c.str();
+    EXPECT_EQ(mem.optimizer, est.optimizer) << c.str();
+    EXPECT_EQ(mem.total(), est.total()) << c.str();
+  }
 }
 
 // The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
@@ -125,7 +163,7 @@ TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
   Config cfg = test_config(c, 1);
   TrainerRun run(cfg, MPI_COMM_WORLD);
   run.trainer.run_iteration(0);
-  std::vector<bool> seen(10, false);
+  std::vector<bool> seen(static_cast<std::size_t>(CollRole::param_gather) + 1, false);
   for (const CollOp& op : run.trainer.collective_log())
     seen[static_cast<std::size_t>(op.role)] = true;
   // Gz = 1 here: no weight gathers or reduce-scatters, no Z parameter reduce.
@@ -133,4 +171,23 @@ TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
        {CollRole::output_reduce, CollRole::input_grad_reduce, CollRole::ln_stats,
         CollRole::ln_grad_stats, CollRole::ce_stats, CollRole::data_grad_reduce, CollRole::scalars})
     EXPECT_TRUE(seen[static_cast<std::size_t>(r)]) << name_of(r);
+  // Sharded: the data reduction is a reduce-scatter and the step all-gathers the weights.
+  c.shard = true;
+  Config sharded = test_config(c, 1);
+  TrainerRun srun(sharded, MPI_COMM_WORLD);
+  srun.trainer.run_iteration(0);
+  int scatters = 0, gathers = 0;
+  for (const CollOp& op : srun.trainer.collective_log()) {
+    if (op.role == CollRole::data_grad_reduce) {
+      EXPECT_EQ(op.kind, CollKind::reduce_scatter) << describe(op);
+      ++scatters;
+    }
+    if (op.role == CollRole::param_gather) {
+      EXPECT_EQ(op.kind, CollKind::all_gather) << describe(op);
+      EXPECT_EQ(op.phase, Phase::step) << describe(op);
+      ++gathers;
+    }
+  }
+  EXPECT_EQ(scatters, sharded.model.layers + 1);  // a bucket per block and the head bucket
+  EXPECT_EQ(gathers, sharded.model.layers + 1);
 }

@@ -1,10 +1,12 @@
 // Multi-rank equivalence on the host backend: the per-iteration loss of every grid (same global
 // batch) equals the 1-rank run's up to fp32 reordering, for every overlap-flag subset with
-// recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks, and
-// with micro-batches of 1 and 2 sequences (gradient accumulation); the gradients of one step
-// equal the serial ones tensor by tensor (with and without micro-batches); the serial gradients
-// equal finite differences of the loss. The same for a small Llama (RMSNorm, RoPE, grouped-query
-// attention, SwiGLU) on every grid that keeps whole K/V groups, with every overlap-flag subset.
+// recompute on and off, weight caching on and off and ORS windows of 1, 2 and 4 dW blocks, with
+// micro-batches of 1 and 2 sequences (gradient accumulation), with the optimizer state sharded
+// over data and not (also with buckets that Gdata does not divide); the gradients of one step
+// equal the serial ones tensor by tensor (with micro-batches; sharded: each data rank's chunk);
+// the serial gradients equal finite differences of the loss. The same for a small Llama
+// (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole K/V groups,
+// with every overlap-flag subset.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -53,6 +55,24 @@ std::vector<Case> equivalence_cases() {
       cases.push_back({grids[g], "oar,ors,oag", g % 2 == 1, g % 3 != 0});
     }
   }
+  // The sharded optimizer: on the first two grids with Gdata > 1 every overlap-flag subset, on
+  // the others every other one (recompute, caching and the window varied over them); on a grid
+  // without data ranks it changes nothing.
+  int data_grids = 0;
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    if (gdata_of(grids[g]) == 1) {
+      if (!on_gpu() && g == 0) cases.push_back({grids[g], "oar,ors,oag", true, false, 4, false, 0, true});
+      continue;
+    }
+    const bool all_subsets = data_grids++ < 2;
+    const auto& subsets = overlap_subsets();
+    for (std::size_t i = 0; i < subsets.size(); ++i) {
+      if (on_gpu() && i != 0 && i + 1 != subsets.size()) continue;
+      if (!all_subsets && (i + g) % 2 != 0) continue;
+      cases.push_back({grids[g], subsets[i], (g + i) % 2 == 1, (g + i) % 3 == 0,
+                       i % 3 == 2 ? 1 : kDefaultOrsWindow, false, 0, true});
+    }
+  }
   return cases;
 }
 
@@ -96,8 +116,10 @@ TEST(Equivalence, MicroBatchesKeepTheLossOfOneRank) {
       // with ORS, whose deferred reduce-scatters the accumulation has to wait for.
       for (int k = 0; k < 2; ++k, ++turn) {
         const std::string& ov = k == 0 ? subsets[turn % subsets.size()] : "oar,ors,oag";
-        cases.push_back(
-            {grids[g], ov, turn % 2 == 0, turn % 3 == 0, turn % 4 == 1 ? 1 : 4, false, mb});
+        // The optimizer sharded over data in every other case: accumulation and the data
+        // reduce-scatter together.
+        cases.push_back({grids[g], ov, turn % 2 == 0, turn % 3 == 0, turn % 4 == 1 ? 1 : 4, false,
+                         mb, turn % 2 == 1});
       }
     }
   }
@@ -118,6 +140,46 @@ TEST(Equivalence, MicroBatchesKeepTheLossOfOneRank) {
                 cases.size(), worst);
 }
 
+// Buckets that Gdata does not divide (hidden 50, 2 heads: a block bucket of 30650 elements on
+// 1x1x1xD, 15475 on 1x2x1xD, 7975 on 1x2x2x2): the padded chunks give the serial losses, for
+// every overlap subset on the first grid and two on the others.
+TEST(Equivalence, ShardedOptimizerWithUnevenChunksEqualsOneRank) {
+  Case base;
+  base.hidden = 50;
+  base.heads = 2;
+  const std::vector<double> ref = losses(test_config(base), MPI_COMM_SELF);
+  ASSERT_GT(ref.front() - ref.back(), 0.1) << "the reference run must learn for the test to bite";
+  std::vector<std::string> grids;
+  if (world_size() == 8) grids = {"1x1x1x8", "1x2x1x4", "1x2x2x2"};
+  if (world_size() == 4) grids = {"1x1x1x4", "1x2x1x2"};
+  if (grids.empty()) GTEST_SKIP() << "needs 4 or 8 ranks";
+  const auto& subsets = overlap_subsets();
+  for (std::size_t g = 0; g < grids.size(); ++g)
+    for (std::size_t i = 0; i < subsets.size(); ++i) {
+      if ((on_gpu() || g > 0) && i % 4 != 3) continue;
+      Case c = base;
+      c.grid = grids[g];
+      c.overlap = subsets[i];
+      c.recompute = i % 2 == 1;
+      c.cache = i % 3 == 0;
+      c.shard = true;
+      const Config cfg = test_config(c);
+      TrainerRun run(cfg, MPI_COMM_WORLD);
+      int padded = 0;
+      for (const Bucket& b : run.trainer.layout().buckets)
+        padded += b.count % cfg.plan.grid.gdata != 0 ? 1 : 0;
+      ASSERT_GT(padded, 0) << c.str() << ": every bucket divides evenly, not the case under test";
+      for (int it = 0; it < cfg.iters; ++it) {
+        const double got = run.trainer.run_iteration(it).loss;
+        EXPECT_LT(std::abs(got - ref[static_cast<std::size_t>(it)]) /
+                      std::abs(ref[static_cast<std::size_t>(it)]),
+                  on_gpu() ? 1e-4 : 2e-5)
+            << c.str() << " iteration " << it << ": " << got << " vs "
+            << ref[static_cast<std::size_t>(it)];
+      }
+    }
+}
+
 // Weights equal exactly at initialisation (global-index initialiser); gradients after 3 steps (so
 // that biases and LN parameters are no longer at their initial values) up to reordering.
 TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
@@ -129,8 +191,14 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
   for (int i = 0; i < steps; ++i) serial.trainer.run_iteration(i);
   serial.trainer.compute_gradients(steps);
   const auto grids = grids_for(world_size());
-  for (std::size_t g = 0; g < std::min<std::size_t>(grids.size(), 6); ++g) {
-    const Case c{grids[g], g % 2 ? "oar,ors,oag" : "none", g % 3 == 1, g % 4 != 3};
+  std::vector<Case> cases;
+  for (std::size_t g = 0; g < std::min<std::size_t>(grids.size(), 6); ++g)
+    cases.push_back({grids[g], g % 2 ? "oar,ors,oag" : "none", g % 3 == 1, g % 4 != 3});
+  // Sharded: the reduced gradients live in each data rank's chunk (global_tensor assembles them).
+  for (std::size_t g = 0, n = 0; g < grids.size() && n < 2; ++g)
+    if (gdata_of(grids[g]) > 1) cases.push_back({grids[g], n++ ? "oar,ors,oag" : "none", g % 2 == 0,
+                                                 false, kDefaultOrsWindow, false, 0, true});
+  for (const Case& c : cases) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     for (const TensorDesc& t : serial.trainer.layout().tensors)
       ASSERT_EQ(run.trainer.global_tensor(t.name, false), init[t.name]) << c.str() << " " << t.name;

@@ -36,6 +36,7 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.cache_weights = cfg["cache_weights"];
   o.ors_window = cfg["ors_window"];
   o.micro_batch = cfg["micro_batch"];
+  o.shard_optimizer = cfg.value("shard_optimizer", false);
   return {m, o};
 }
 }  // namespace
@@ -135,6 +136,7 @@ TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {
   EXPECT_EQ(c.plan.micro_batch, o.micro_batch);
   EXPECT_EQ(c.plan.recompute, o.recompute);
   EXPECT_EQ(c.plan.cache_weights, o.cache_weights);
+  EXPECT_EQ(c.plan.shard_optimizer, o.shard_optimizer);
   const nlohmann::json back = to_json(c);
   for (const auto& [k, v] : back.items()) {
     if (k == "model") {

@@ -71,7 +71,8 @@ std::string explain_text(const Prediction& p) {
      << o.grid.str() << ", overlap " << overlap_string(o) << ", recompute "
      << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
-     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", "
+     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string())
+     << (o.shard_optimizer ? ", optimizer sharded over data" : "") << ", "
      << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
      << "\ntokens per rank T = " << ct.tokens
      << (ct.micro_steps > 1

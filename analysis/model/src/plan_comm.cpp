@@ -43,6 +43,7 @@ CommSlot* block_slot(BlockComm& b, const CollOp& op) {
   }
   if (op.op == "block" && op.role == CollRole::param_grad_reduce) return &b.param_reduce;
   if (op.op == "block" && op.role == CollRole::data_grad_reduce) return &b.data_reduce;
+  if (op.op == "block" && op.role == CollRole::param_gather) return &b.param_gather;
   return nullptr;
 }
 
@@ -54,6 +55,7 @@ CommSlot* head_slot(HeadComm& h, const CollOp& op) {
   if (op.op == "head" && op.role == CollRole::param_grad_reduce) return &h.param_reduce;
   if (op.op == "head" && op.role == CollRole::data_grad_reduce) return &h.data_reduce;
   if (op.op == "global" && op.role == CollRole::scalars) return &h.scalars;
+  if (op.op == "head" && op.role == CollRole::param_gather) return &h.param_gather;
   return nullptr;
 }
 
@@ -110,12 +112,12 @@ void recost(PlanComm& pc, const Machine& mc, const GridShape& shape) {
   for (BlockComm& b : pc.blocks) {
     for (LinearComm& l : b.lin) linear(l);
     for (CommSlot* s : {&b.ln1, &b.ln2, &b.ln1_rc, &b.ln2_rc, &b.ln1_grad, &b.ln2_grad,
-                        &b.param_reduce, &b.data_reduce})
+                        &b.param_reduce, &b.data_reduce, &b.param_gather})
       cost(*s);
   }
   linear(pc.head.lm_head);
   for (CommSlot* s : {&pc.head.ln_f, &pc.head.ln_f_grad, &pc.head.ce, &pc.head.param_reduce,
-                      &pc.head.data_reduce, &pc.head.scalars})
+                      &pc.head.data_reduce, &pc.head.scalars, &pc.head.param_gather})
     cost(*s);
 }
 

@@ -73,7 +73,7 @@ class Sim {
     wait_gradients();
 
     blocking(h.scalars);
-    run(ct_.optimizer.time_us);
+    step(pc);
     out_.iteration_us = t_;
   }
 
@@ -92,6 +92,30 @@ class Sim {
   void expose(Group g, CollKind k, double us) {
     out_.exposed_us[static_cast<int>(g)][static_cast<int>(k)] += us;
     t_ += us;
+  }
+
+  // AdamW, and with the sharded optimizer the data all-gathers of the updated weights: gpt4d
+  // issues each bucket's right after the bucket's update (buckets in layout order, the updates
+  // taking time in proportion to their chunks). With ORS they run behind the next buckets'
+  // updates and the step ends when all have; without, each is waited for at once.
+  void step(const PlanComm& pc) {
+    const double opt_us = ct_.optimizer.time_us;
+    std::vector<const CommSlot*> gathers;
+    for (std::int64_t l = 0; l < pc.layers; ++l)
+      if (pc.block(l).param_gather.present) gathers.push_back(&pc.block(l).param_gather);
+    if (pc.head.param_gather.present) gathers.push_back(&pc.head.param_gather);
+    if (gathers.empty()) return run(opt_us);
+    double total = 0;
+    for (const CommSlot* s : gathers) total += static_cast<double>(s->op.count);
+    std::vector<Pending> issued;
+    for (const CommSlot* s : gathers) {
+      run(opt_us * static_cast<double>(s->op.count) / total);
+      if (o_.ors)
+        issued.push_back(issue(*s, t_, grad_free_));
+      else
+        blocking(*s);
+    }
+    for (const Pending& p : issued) wait(p);
   }
 
   void blocking(const CommSlot& s) {

@@ -47,6 +47,11 @@ ok explain "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1
   --overlap oar,ors --json "$work/explain.json"
 has "$work/explain.json" "d['config']['order'] == 'y,x,z' and len(d['collectives']) > 0 and d['compute']['tokens_per_rank'] == 16384 and d['memory']['fits'] in (True, False)"
 grep -q "mlp_down" "$work/explain.out" || fail "explain: no per-layer term"
+# --shard-optimizer: the optimizer term divided by Gdata (2, plus at most a padding element per
+# bucket), the data reduction a reduce-scatter and the step's all-gathers listed.
+ok explain-shard "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1.3B \
+  --batch 16 --overlap oar,ors --shard-optimizer --json "$work/explain-shard.json"
+has "$work/explain-shard.json" "abs(2 * d['memory']['optimizer'] - json.load(open('$work/explain.json'))['memory']['optimizer']) <= 8 * 2 * 25 and any(c['role'] == 'param_gather' and c['kind'] == 'all_gather' for c in d['collectives']) and all(c['kind'] == 'reduce_scatter' for c in d['collectives'] if c['role'] == 'data_grad_reduce')"
 
 ok calibrate "$model" calibrate --base generic-h100-8nic \
   --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \

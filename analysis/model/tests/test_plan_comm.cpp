@@ -26,6 +26,7 @@ struct Case {
   const char* grid;
   std::int64_t batch;
   bool recompute, cache, oar, ors, oag;
+  bool shard = false;  // optimizer sharded over data
 };
 
 const Case kCases[] = {
@@ -36,6 +37,8 @@ const Case kCases[] = {
     {"4x2x1x1", 2, false, true, true, true, false},
     {"2x2x2x1:z,y,x", 2, false, false, false, false, false},
     {"1x1x1x1", 1, false, true, false, false, false},
+    {"2x2x2x2", 8, true, false, true, true, true, true},
+    {"1x2x1x4", 8, false, true, false, false, false, true},
 };
 
 GptPlanOptions options_of(const Case& c) {
@@ -45,6 +48,7 @@ GptPlanOptions options_of(const Case& c) {
   o.oar = c.oar;
   o.ors = c.ors;
   o.oag = c.oag;
+  o.shard_optimizer = c.shard;
   o.act_dtype = DType::bf16;
   return o;
 }

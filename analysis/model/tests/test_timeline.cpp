@@ -1,6 +1,7 @@
 // Overlap term: without flags every collective is exposed; iteration = compute + interference +
 // exposed; OAR hides the dX all-reduce behind the dW GEMM (checked term by term); ORS and OAG
-// hide reduce-scatters and all-gathers; interference stretches what overlaps.
+// hide reduce-scatters and all-gathers; interference stretches what overlaps; the sharded
+// optimizer's step all-gathers.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -183,4 +184,39 @@ TEST(Timeline, OrsWindowBoundsTheReduceScattersInFlight) {
   // Window 1 makes each reduce-scatter finish before the next dW GEMM: more of it is exposed.
   const int z = static_cast<int>(Group::z), rs = static_cast<int>(CollKind::reduce_scatter);
   EXPECT_GT(at(1).exposed_us[z][rs], all.exposed_us[z][rs]);
+}
+
+// The sharded optimizer: AdamW on the rank's chunks (optimizer term divided by about Gdata), the
+// data reduce-scatters in place of the all-reduces, and the step's all-gathers - blocking
+// without ORS (every collective exposed), behind the following buckets' updates with it.
+TEST(Timeline, ShardedOptimizerGathersTheUpdatedWeights) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = test::small_gpt(3);
+  const int data = static_cast<int>(Group::data);
+  const int rs = static_cast<int>(CollKind::reduce_scatter), ag = static_cast<int>(CollKind::all_gather),
+            ar = static_cast<int>(CollKind::all_reduce);
+  for (const char* ov : {"none", "all"}) {
+    GptPlanOptions o = flags("1x2x1x4", 8, ov);
+    const Prediction plain = predict(m, o, mc);
+    o.shard_optimizer = true;
+    const Prediction p = predict(m, o, mc);
+    const Timeline& t = p.timeline;
+    EXPECT_NEAR(p.compute.optimizer.params * 4, plain.compute.optimizer.params,
+                0.001 * plain.compute.optimizer.params);
+    EXPECT_EQ(t.count[data][ar], 0) << ov;
+    EXPECT_EQ(t.count[data][rs], m.layers + 1) << ov;
+    EXPECT_EQ(t.count[data][ag], m.layers + 1) << ov;
+    EXPECT_EQ(plain.timeline.count[data][ag], 0) << ov;
+    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
+        << ov;
+    if (std::string(ov) == "none") {
+      EXPECT_NEAR(t.exposed_total_us(), total_comm(t), 1e-9 * total_comm(t));
+    } else {
+      // Only AdamW (stretched by interference) hides the all-gathers, and some of it does.
+      const double stretched = t.comm_us[data][ag] * (1 + mc.comm_slowdown);
+      EXPECT_LT(t.exposed_us[data][ag], stretched);
+      EXPECT_GE(t.exposed_us[data][ag],
+                stretched - p.compute.optimizer.time_us - t.interference_us - 1e-9);
+    }
+  }
 }

@@ -21,7 +21,10 @@
 //  - linear biases are sharded like their output features and replicated over the other TP dim;
 //    layer-norm and bias gradients are all-reduced over Z (tokens differ), then over data.
 //  - data-parallel gradient all-reduce: one bucket per block (its weight-gradient shards and
-//    small parameters), and one "head" bucket (LM-head shard, final LN, embeddings).
+//    small parameters), and one "head" bucket (LM-head shard, final LN, embeddings). With the
+//    sharded optimizer (ZeRO-1) each bucket is instead reduce-scattered over data into equal
+//    chunks (data_chunk()), each data rank updates its chunk, and the step all-gathers the
+//    updated working weights of every bucket over data.
 //  - the loss sum and the gradient-norm sum of squares are all-reduced over the world (2 floats).
 //  - micro-steps (gradient accumulation): every micro-step runs the forward and backward with all
 //    their tensor-parallel collectives and Z reduce-scatters (each adds into the accumulated
@@ -151,6 +154,9 @@ struct GptPlanOptions {
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
   bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
+  // fp32 master weights and AdamW moments split over the data group (ZeRO-1): gradient buckets
+  // reduce-scattered over data instead of all-reduced, updated weights all-gathered in the step.
+  bool shard_optimizer = false;
   double gemm_workspace_bytes = 32.0 * 1024 * 1024;  // cuBLASLt workspace (0 on the host backend)
 };
 
@@ -177,15 +183,32 @@ void validate_gpt_shape(const GptShape& m);  // the grid-free part
 std::string describe(const GptShape& m);
 void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
 
+// ---- Data-parallel buckets ----
+
+// True when the optimizer state is actually split: shard_optimizer and Gdata > 1.
+bool optimizer_sharded(const GptPlanOptions& o);
+// Elements of a gradient bucket of `count` elements that one data rank reduces and updates:
+// count without sharding; with it ceil(count / Gdata) - the bucket is padded with zeros to
+// Gdata equal chunks and data rank d owns chunk d, so an uneven bucket puts its padding (fewer
+// than Gdata elements) at the end of the last chunk.
+std::int64_t data_chunk(std::int64_t count, const GptPlanOptions& o);
+// The bucket's extent in the flat parameter buffers: count, or Gdata * data_chunk() when sharded.
+std::int64_t bucket_extent(std::int64_t count, const GptPlanOptions& o);
+// Elements of the block buckets and of the head bucket (weight shards + small parameters).
+std::int64_t block_bucket_count(const GptShape& m, const GridShape& g);
+std::int64_t head_bucket_count(const GptShape& m, const GridShape& g);
+
 // ---- Memory per rank ----
 
 // Bytes one rank holds at the peak of an iteration, by what they are for. gpt4d allocates exactly
 // these buffers, all before training (endtoend/src/train/state.hpp, gather.hpp; a test checks
 // that the two agree term by term), so change both together.
 struct GptMemory {
-  double params = 0;       // fp32 master shards + working copy in act_dtype (when not fp32)
-  double grads = 0;        // fp32 gradient shards
-  double optimizer = 0;    // AdamW m and v, fp32
+  double params = 0;       // fp32 master shards + working copy in act_dtype (when not fp32);
+                           // sharded optimizer: the master only for the rank's data chunks
+                           // (in fp32 the working copy, all of it, is the master)
+  double grads = 0;        // fp32 gradient shards (every bucket, padded when sharded)
+  double optimizer = 0;    // AdamW m and v, fp32 (the rank's data chunks when sharded)
   double gathered = 0;     // Z-gathered weight blocks (Gz > 1): every layer's when cached; else
                            // the LM head's + K slots of the largest block linear, K = 1 (4 with
                            // recompute) + 1 with OAG
@@ -235,8 +258,10 @@ enum class CollRole {
   ln_grad_stats,        // backward LN row sums over X, 2T fp32 (RMSNorm: T)
   ce_stats,             // vocab-parallel cross-entropy (max, sum exp, target) all-gather over Y
   param_grad_reduce,    // Z all-reduce of LN/bias/embedding gradients
-  data_grad_reduce,     // data-parallel gradient all-reduce of one bucket
+  data_grad_reduce,     // data-parallel gradient all-reduce of one bucket (reduce-scatter of its
+                        // chunks with the sharded optimizer)
   scalars,              // world all-reduce of (loss sum, grad-norm sum of squares)
+  param_gather,         // sharded optimizer: data all-gather of a bucket's updated working weights
 };
 std::string_view name_of(CollRole r);
 

@@ -51,7 +51,7 @@ enum RunOptionGroup : unsigned {
                         // --ffn-hidden --rope-theta
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch --micro-batch
-  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window
+  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --shard-optimizer
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
 };

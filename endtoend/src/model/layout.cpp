@@ -4,8 +4,11 @@
 // weight shards are equal over data after the data all-reduce, so data rank 0 owns them. Layer
 // norms, embeddings and the biases of transposed layers are replicated over Y (and Z, data): the
 // rank with y = z = d = 0 owns them. Biases of normal layers are replicated over X: x = z = d = 0.
+// With the sharded optimizer a gradient is final only in its data rank's chunk: there, the
+// conditions other than d = 0 (owner_in_data_rank) decide.
 #include "model/layout.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ovb::gpt {
@@ -52,6 +55,7 @@ class Builder {
     t.init = Init::normal;
     t.stddev = stddev;
     t.decay = true;
+    t.owner_in_data_rank = true;
     t.owner = c_[Dim::data] == 0;
     lp.weight = add(std::move(t));
     return lp;
@@ -68,7 +72,8 @@ class Builder {
     t.col0 = c_[dim] * t.count;
     t.block_cols = t.count;
     t.init = init;
-    t.owner = c_[replicated] == 0 && c_[Dim::z] == 0 && c_[Dim::data] == 0;
+    t.owner_in_data_rank = c_[replicated] == 0 && c_[Dim::z] == 0;
+    t.owner = t.owner_in_data_rank && c_[Dim::data] == 0;
     return add(std::move(t));
   }
 
@@ -86,8 +91,21 @@ class Builder {
     t.init = Init::normal;
     t.stddev = 0.02f;
     t.decay = true;
-    t.owner = c_[Dim::y] == 0 && c_[Dim::z] == 0 && c_[Dim::data] == 0;
+    t.owner_in_data_rank = c_[Dim::y] == 0 && c_[Dim::z] == 0;
+    t.owner = t.owner_in_data_rank && c_[Dim::data] == 0;
     return add(std::move(t));
+  }
+
+  // Closes bucket b at the current end: its padding to Gdata chunks and the rank's chunk.
+  void close(Bucket& b) {
+    b.count = p_.total - b.offset;
+    b.extent = bucket_extent(b.count, o_);
+    b.own_count = data_chunk(b.count, o_);
+    const bool sharded = optimizer_sharded(o_);
+    b.own_offset = b.offset + (sharded ? c_[Dim::data] * b.own_count : 0);
+    b.shard_offset = sharded ? p_.shard_total : b.own_offset;
+    p_.total = b.offset + b.extent;
+    p_.shard_total = sharded ? p_.shard_total + b.own_count : p_.total;
   }
 
   void bias(LinearParams& lp, const std::string& name, std::uint64_t id) {
@@ -102,6 +120,16 @@ class Builder {
 };
 
 }  // namespace
+
+TensorDesc slice(const TensorDesc& t, std::int64_t lo, std::int64_t hi, std::int64_t offset) {
+  TensorDesc s = t;
+  const std::int64_t first = std::max(lo, t.offset);
+  const std::int64_t last = std::min(hi, t.offset + t.count);
+  s.offset = offset + (first - lo);
+  s.count = std::max<std::int64_t>(0, last - first);
+  s.flat0 = t.flat0 + (first - t.offset);
+  return s;
+}
 
 ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords& c) {
   ParamLayout p;
@@ -134,7 +162,7 @@ ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords
       b.bias(bp.mlp_down, L + "mlp_down", id + 7);
     }
     bucket.small_count = p.total - bucket.small_offset;
-    bucket.count = p.total - bucket.offset;
+    b.close(bucket);
     p.blocks.push_back(bp);
     p.buckets.push_back(bucket);
   }
@@ -147,7 +175,7 @@ ParamLayout make_layout(const GptShape& m, const GptPlanOptions& o, const Coords
   p.head.wte = b.embedding("wte", 1, m.vocab, h);
   if (!m.llama()) p.head.wpe = b.embedding("wpe", 2, m.seq, h);  // Llama: RoPE instead
   head.small_count = p.total - head.small_offset;
-  head.count = p.total - head.offset;
+  b.close(head);
   p.buckets.push_back(head);
   return p;
 }

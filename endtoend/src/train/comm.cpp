@@ -47,6 +47,7 @@ CommEngine::Route CommEngine::route(const CollOp& op) {
     case CollRole::weight_grad_scatter:
     case CollRole::data_grad_reduce:
     case CollRole::param_grad_reduce:
+    case CollRole::param_gather:
       return {op.group == Group::data ? data_.get() : z_.get(), grad_.get()};
     default: break;
   }

@@ -8,7 +8,8 @@
 //   gather   - Z all-gathers of weight shards, on their own communicator "z-allgather" so that
 //              they never queue behind reduce-scatters;
 //   grad     - Z reduce-scatters of dW and Z all-reduces of small-parameter gradients ("z"),
-//              data-parallel bucket all-reduces ("data").
+//              data-parallel bucket all-reduces or reduce-scatters and, with the sharded
+//              optimizer, the step's all-gathers of updated weights ("data").
 // A collective starts after the work enqueued so far on the compute stream (an event) and after
 // the collectives it depends on; the compute stream waits for it only where the result is used
 // (wait()). On the host backend the same code runs with MPI non-blocking collectives: an event

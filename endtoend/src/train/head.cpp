@@ -1,5 +1,6 @@
 // Embedding, final layer norm, LM head and the vocab-parallel cross-entropy, the model's forward
-// and backward, and the data-parallel gradient buckets.
+// and backward, and the data-parallel gradient buckets (all-reduced, or reduce-scattered into
+// the data ranks' chunks with the sharded optimizer).
 //
 // Cross-entropy with the vocabulary split over Y: each Y rank computes, per token, the max and
 // sum of exp over its vocabulary slice and the target's logit (0 when the target is elsewhere);
@@ -81,10 +82,13 @@ void Model::bucket_reduce(int bucket_index, int layer, const char* name) {
                                    small, small);
   if (!o_.ors) comm_.wait(z);
   bucket_deps_.push_back(z);
+  // Sharded optimizer: a reduce-scatter leaves each data rank the sum over its own chunk (in
+  // place); otherwise the whole bucket is all-reduced (own chunk = bucket).
   float* all = st_.grads() + b.offset;
+  const CollKind kind = optimizer_sharded(o_) ? CollKind::reduce_scatter : CollKind::all_reduce;
   const CollHandle d = comm_.issue(op(Phase::backward, layer, name, CollRole::data_grad_reduce,
-                                      CollKind::all_reduce, Group::data, b.count, o_.grad_dtype),
-                                   all, all, bucket_deps_);
+                                      kind, Group::data, b.own_count, o_.grad_dtype),
+                                   all, st_.grads() + b.own_offset, bucket_deps_);
   if (!o_.ors) comm_.wait(d);
   bucket_deps_.clear();
 }

@@ -3,7 +3,12 @@
 // the device from the reduced norm: no host synchronisation).
 //
 // The norm counts every parameter once: each rank adds the squares of the tensors it owns
-// (layout.hpp), so the world sum is the norm of the whole model's gradient on every grid.
+// (layout.hpp), so the world sum is the norm of the whole model's gradient on every grid. With
+// the sharded optimizer a gradient is final only in its data rank's chunk of each bucket, so each
+// rank adds the owned elements of its chunks, and AdamW updates those chunks only; after each
+// bucket's update its working weights are all-gathered over data (in place; with ORS behind the
+// next buckets' updates, else waited for at once), and the step waits for those all-gathers
+// before the next forward reads the weights.
 #pragma once
 
 #include <vector>
@@ -26,14 +31,21 @@ class Optimizer {
 
  private:
   struct Run {
-    std::int64_t offset, count;
+    std::int64_t offset, count;  // flat buffers
     bool decay;
+    std::int64_t shard;  // where `offset` is in the master and moment buffers
+  };
+  struct BucketStep {
+    const Bucket* bucket;
+    std::vector<Run> runs;  // the rank's chunk, consecutive tensors of one decay merged
   };
   const Config& cfg_;
   ModelState& st_;
   Kernels& k_;
   CommEngine& comm_;
-  std::vector<Run> norm_runs_, update_runs_;  // consecutive tensors merged
+  bool sharded_;
+  std::vector<Run> norm_runs_;  // consecutive owned ranges merged
+  std::vector<BucketStep> buckets_;
 };
 
 }  // namespace ovb::gpt

@@ -23,11 +23,13 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
       layers_(static_cast<int>(m.layers)) {
   const GridShape& g = o.grid;
   const std::size_t n = static_cast<std::size_t>(layout.total);
-  params_ = mem.allocate(n * 4, MemKind::params);
-  if (o.act_dtype != DType::f32) work_ = mem.allocate(n * a_, MemKind::params);
+  const std::size_t own = static_cast<std::size_t>(layout.shard_total);
+  const bool separate = o.act_dtype != DType::f32;
+  params_ = mem.allocate((separate ? own : n) * 4, MemKind::params);
+  if (separate) work_ = mem.allocate(n * a_, MemKind::params);
   grads_ = mem.allocate(n * 4, MemKind::grads);
-  m_ = mem.allocate(n * 4, MemKind::optimizer);
-  v_ = mem.allocate(n * 4, MemKind::optimizer);
+  m_ = mem.allocate(own * 4, MemKind::optimizer);
+  v_ = mem.allocate(own * 4, MemKind::optimizer);
 
   const std::int64_t T = tokens_per_rank(m, o);
   const std::int64_t hx = m.hidden / g.gx, hy = m.hidden / g.gy, hl = m.heads / g.gy;

@@ -1,8 +1,10 @@
 // Every buffer of a gpt4d rank, allocated once before training through TrackedMemory (nothing is
 // allocated on the hot path). The categories and sizes are those of ovb::gpt_memory():
-//   params      fp32 master weights (flat, layout.hpp) + a working copy in the activation dtype
-//               (none in fp32: the master is the working copy)
-//   grads       fp32 gradients, same offsets;   optimizer   AdamW m and v, fp32
+//   params      fp32 master weights + a working copy in the activation dtype (flat, layout.hpp;
+//               in fp32 there is no separate copy: the master is the working copy, all of it)
+//   grads       fp32 gradients, flat;   optimizer   AdamW m and v, fp32
+// The separate master and the moments are indexed by the layout's shard offsets: the rank's
+// chunks only with the sharded optimizer, else the flat offsets.
 //   gathered    Z-gathered weight blocks (owned by WeightGatherer)
 //   grad_blocks fp32 dW blocks awaiting their Z reduce-scatter (owned by DwWindow)
 //   activations residual stream res[0..L] [T, h/Gx] and the saved tensors of each block (of one
@@ -39,9 +41,10 @@ class ModelState {
   ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLayout& layout,
              TrackedMemory& mem);
 
+  // fp32 master: flat offsets when !separate_work(), else shard offsets (Bucket::shard_offset).
   float* params() const { return params_.as<float>(); }
   float* grads() const { return grads_.as<float>(); }
-  float* adam_m() const { return m_.as<float>(); }
+  float* adam_m() const { return m_.as<float>(); }  // moments: shard offsets
   float* adam_v() const { return v_.as<float>(); }
   void* work() const { return work_.data() ? work_.data() : params_.data(); }
   bool separate_work() const { return work_.data() != nullptr; }

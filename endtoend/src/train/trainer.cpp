@@ -1,6 +1,7 @@
 // One gpt4d rank (see trainer.hpp).
 #include "train/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -30,17 +31,19 @@ void check_memory(const Config& cfg, Backend& backend) {
   const GptMemory need = gpt_memory(cfg.model, cfg.plan);
   const double free = free_device_memory(backend, query_launch_context());
   if (need.total() <= free) return;
-  throw UsageError(
-      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
-      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
-      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
-      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
-      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
-      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
-      " is free for it on " + std::string(backend.name()) +
-      "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
-      (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
-      (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
+  throw UsageError("GPT " + std::to_string(cfg.model.layers) + "x" +
+                   std::to_string(cfg.model.hidden) + " with batch " +
+                   std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() + " needs " +
+                   gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+                   gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+                   gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+                   gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
+                   gib(free) + " is free for it on " + std::string(backend.name()) +
+                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
+                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+                   (cfg.plan.grid.gdata > 1 && !cfg.plan.shard_optimizer ? ", --shard-optimizer"
+                                                                         : "") +
+                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 
@@ -88,15 +91,32 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   // Grouped-query attention has only the CUDA-core kernels (and the host backend its loops).
   if (cfg.model.kv() != cfg.model.heads && attention_ == "cudnn") attention_ = "simt";
 
-  // Weights by global index; moments zero; the working copy cast from the master.
+  // Weights by global index; moments zero; the working copy cast from the full weights. Every
+  // buffer starts at zero, so the padding of sharded buckets stays zero (and finite).
   Stream& s = comm_->compute();
-  for (const TensorDesc& t : layout_->tensors)
-    kernels_->init_tensor(s, state_->params(), t, cfg.seed);
   const std::size_t n = static_cast<std::size_t>(layout_->total);
-  kernels_->zero(s, state_->adam_m(), n * 4);
-  kernels_->zero(s, state_->adam_v(), n * 4);
-  if (state_->separate_work())
-    kernels_->to_act(s, state_->params(), state_->work(), layout_->total);
+  const std::size_t own = static_cast<std::size_t>(layout_->shard_total);
+  kernels_->zero(s, state_->grads(), n * 4);
+  kernels_->zero(s, state_->adam_m(), own * 4);
+  kernels_->zero(s, state_->adam_v(), own * 4);
+  if (!state_->separate_work()) {
+    kernels_->zero(s, state_->params(), n * 4);
+    for (const TensorDesc& t : layout_->tensors)
+      kernels_->init_tensor(s, state_->params(), t, cfg.seed);
+  } else {
+    // The full weights go through the gradient buffer (unused until the first backward): the
+    // working copy needs all of them, the master only the rank's chunks.
+    for (const TensorDesc& t : layout_->tensors)
+      kernels_->init_tensor(s, state_->grads(), t, cfg.seed);
+    kernels_->to_act(s, state_->grads(), state_->work(), layout_->total);
+    kernels_->zero(s, state_->params(), own * 4);
+    for (const Bucket& b : layout_->buckets)
+      for (const TensorDesc& t : layout_->tensors) {
+        const TensorDesc part = slice(t, b.own_offset, b.own_offset + b.own_count, b.shard_offset);
+        if (part.count > 0) kernels_->init_tensor(s, state_->params(), part, cfg.seed);
+      }
+    kernels_->zero(s, state_->grads(), n * 4);
+  }
   s.synchronize();
   const std::int64_t iter_tokens = local_batch(cfg.plan) * cfg.model.seq;
   host_tokens_.resize(static_cast<std::size_t>(iter_tokens));
@@ -186,6 +206,9 @@ const TensorDesc& Trainer::tensor(const std::string& name) const {
 }
 
 void Trainer::perturb(const std::string& name, std::int64_t index, float delta) {
+  if (state_->separate_work() && optimizer_sharded(cfg_.plan))
+    throw Error("perturb: the master weights are split over data (--shard-optimizer) and kept "
+                "apart from the working copy; perturb needs fp32 activations or no sharding");
   const TensorDesc& t = tensor(name);
   for (std::int64_t e = 0; e < t.count; ++e) {
     if (t.global_index(e) != index) continue;
@@ -208,13 +231,30 @@ void Trainer::perturb(const std::string& name, std::int64_t index, float delta) 
 
 std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient) {
   const TensorDesc* t = &tensor(name);
+  const bool sharded = optimizer_sharded(cfg_.plan);
+  if (!gradient && sharded && state_->separate_work())
+    throw Error("global_tensor: the master weights are split over data (--shard-optimizer) and "
+                "kept apart from the working copy; read them with fp32 activations");
   std::vector<float> global(static_cast<std::size_t>(t->rows * t->cols), 0.0f);
-  if (t->owner) {
-    std::vector<float> local(static_cast<std::size_t>(t->count));
+  // Which elements this rank contributes: its copy when it owns the tensor; for sharded
+  // gradients, the owned elements of its data chunk (the only reduced ones).
+  std::int64_t lo = t->offset, hi = t->offset + t->count;
+  bool contributes = t->owner;
+  if (gradient && sharded) {
+    contributes = t->owner_in_data_rank;
+    for (const Bucket& b : layout_->buckets)
+      if (t->offset >= b.offset && t->offset < b.offset + b.count) {
+        lo = std::max(lo, b.own_offset);
+        hi = std::min(hi, b.own_offset + b.own_count);
+      }
+  }
+  if (contributes && hi > lo) {
+    std::vector<float> local(static_cast<std::size_t>(hi - lo));
     backend_.download(local.data(), gradient ? state_->grads_buffer() : state_->params_buffer(),
-                      local.size() * 4, static_cast<std::size_t>(t->offset) * 4);
-    for (std::int64_t e = 0; e < t->count; ++e)
-      global[static_cast<std::size_t>(t->global_index(e))] = local[static_cast<std::size_t>(e)];
+                      local.size() * 4, static_cast<std::size_t>(lo) * 4);
+    for (std::int64_t e = lo - t->offset; e < hi - t->offset; ++e)
+      global[static_cast<std::size_t>(t->global_index(e))] =
+          local[static_cast<std::size_t>(e - (lo - t->offset))];
   }
   OVB_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, global.data(), static_cast<int>(global.size()),
                               MPI_FLOAT, MPI_SUM, grid_.world()));

@@ -42,13 +42,15 @@ struct BlockComm {
   std::array<LinearComm, 4> lin;  // qkv, attn_out, mlp_up, mlp_down
   CommSlot ln1, ln2, ln1_rc, ln2_rc, ln1_grad, ln2_grad;
   CommSlot param_reduce, data_reduce;
+  CommSlot param_gather;  // sharded optimizer: the step's data all-gather of the bucket
 };
 
 struct HeadComm {
   LinearComm lm_head;
   CommSlot ln_f, ln_f_grad, ce;
   CommSlot param_reduce, data_reduce;
-  CommSlot scalars;  // the world all-reduce of the step
+  CommSlot scalars;       // the world all-reduce of the step
+  CommSlot param_gather;  // sharded optimizer: the step's data all-gather of the head bucket
 };
 
 // Issued once per iteration (in the last micro-step or the step), not once per micro-step: the Z
@@ -106,13 +108,14 @@ void for_each_slot(const PlanComm& pc, F&& f) {
   for (const BlockComm& b : pc.blocks) {
     for (const LinearComm& l : b.lin) linear(l, mult);
     for (const CommSlot* s : {&b.ln1, &b.ln2, &b.ln1_rc, &b.ln2_rc, &b.ln1_grad, &b.ln2_grad,
-                              &b.param_reduce, &b.data_reduce})
+                              &b.param_reduce, &b.data_reduce, &b.param_gather})
       visit(s, mult);
   }
   const HeadComm& h = pc.head;
   linear(h.lm_head, 1.0);
   for (const CommSlot* s :
-       {&h.ln_f, &h.ln_f_grad, &h.ce, &h.param_reduce, &h.data_reduce, &h.scalars})
+       {&h.ln_f, &h.ln_f_grad, &h.ce, &h.param_reduce, &h.data_reduce, &h.scalars,
+        &h.param_gather})
     visit(s, 1.0);
 }
 

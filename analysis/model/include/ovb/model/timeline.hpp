@@ -7,6 +7,10 @@
 //    queued on the gradient stream and waited for once, before the step (when a layer's dX
 //    all-reduce is not issued - its group has size 1 - the dW GEMM and its reduce-scatter come
 //    before the dX GEMM);
+//  - sharded optimizer: the data reduce-scatters take the place of the bucket all-reduces (and
+//    are queued like them under ORS); in the step each bucket's data all-gather of updated
+//    weights follows its share of AdamW: blocking without ORS, with ORS on the gradient stream
+//    behind the next buckets' updates, all waited for at the end of the step;
 //  - OAG: each Z all-gather is issued when the previous one of its phase was consumed (one layer
 //    ahead), so it hides behind the previous layer's work.
 // Micro-steps: forward and backward run once per micro-step, the Z small-parameter and data
