@@ -54,10 +54,11 @@ struct HeadComm {
 };
 
 // Issued once per iteration (in the last micro-step or the step), not once per micro-step: the Z
-// small-parameter and data reductions and the step's world all-reduce.
+// small-parameter and data reductions, and the step's collectives (world all-reduce, sharded-optimizer
+// all-gathers).
 inline bool once_per_iteration(const CollOp& op) {
-  return op.role == CollRole::param_grad_reduce || op.role == CollRole::data_grad_reduce ||
-         op.role == CollRole::scalars;
+  return op.phase == Phase::step || op.role == CollRole::param_grad_reduce ||
+         op.role == CollRole::data_grad_reduce || op.role == CollRole::scalars;
 }
 
 struct PlanComm {
