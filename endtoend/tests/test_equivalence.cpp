@@ -76,6 +76,29 @@ std::vector<Case> equivalence_cases() {
   return cases;
 }
 
+// Every tensor's largest gradient element (the best signal over fp32 rounding of the loss)
+// against a central finite difference of the loss; returns the number of tensors checked.
+int expect_gradients_match_finite_differences(TrainerRun& run) {
+  run.trainer.compute_gradients(0);
+  const float eps = 1e-2f;
+  int tensors = 0;
+  for (const TensorDesc& t : run.trainer.layout().tensors) {
+    ++tensors;
+    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
+    const auto it = std::max_element(g.begin(), g.end(),
+                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
+    const std::int64_t i = it - g.begin();
+    run.trainer.perturb(t.name, i, eps);
+    const double lp = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, -2 * eps);
+    const double lm = run.trainer.compute_gradients(0);
+    run.trainer.perturb(t.name, i, eps);
+    const double fd = (lp - lm) / (2 * eps);
+    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
+  }
+  return tensors;
+}
+
 }  // namespace
 
 TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
@@ -248,22 +271,7 @@ TEST(Equivalence, MicroBatchGradientsMatchSerialTensorByTensor) {
 
 TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
   TrainerRun run(test_config({}), MPI_COMM_SELF);
-  run.trainer.compute_gradients(0);
-  const float eps = 1e-2f;
-  for (const TensorDesc& t : run.trainer.layout().tensors) {
-    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
-    // The element with the largest gradient: the best signal over fp32 rounding of the loss.
-    const auto it = std::max_element(g.begin(), g.end(),
-                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
-    const std::int64_t i = it - g.begin();
-    run.trainer.perturb(t.name, i, eps);
-    const double lp = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, -2 * eps);
-    const double lm = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, eps);
-    const double fd = (lp - lm) / (2 * eps);
-    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
-  }
+  expect_gradients_match_finite_differences(run);
 }
 
 // ---- Llama
@@ -318,23 +326,7 @@ TEST(Equivalence, LlamaSerialGradientsMatchFiniteDifferences) {
   Case c;
   c.llama = true;
   TrainerRun run(test_config(c), MPI_COMM_SELF);
-  run.trainer.compute_gradients(0);
-  const float eps = 1e-2f;
-  int tensors = 0;
-  for (const TensorDesc& t : run.trainer.layout().tensors) {
-    ++tensors;
-    const std::vector<float> g = run.trainer.global_tensor(t.name, true);
-    const auto it = std::max_element(g.begin(), g.end(),
-                                     [](float a, float b) { return std::abs(a) < std::abs(b); });
-    const std::int64_t i = it - g.begin();
-    run.trainer.perturb(t.name, i, eps);
-    const double lp = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, -2 * eps);
-    const double lm = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, eps);
-    const double fd = (lp - lm) / (2 * eps);
-    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
-  }
+  const int tensors = expect_gradients_match_finite_differences(run);
   // Per block 4 weights and 2 RMSNorm gains; head: LM head, final gain, token embedding.
   EXPECT_EQ(tensors, 2 * 6 + 3);
 }
