@@ -121,7 +121,6 @@ TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
 // The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
 // flag (recompute and weight caching alternating), the same list and the same memory.
 TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {
-  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
   int n = 0;
   for (const std::string& grid : grids_for(ovb::testing::launch().world)) {
     if (llama_test_model().kv() % GridShape::parse(grid).gy != 0) continue;

@@ -302,7 +302,6 @@ std::vector<Case> llama_cases() {
 }  // namespace
 
 TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
-  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
   Case serial;
   serial.llama = true;
   const std::vector<double> ref = losses(test_config(serial), MPI_COMM_SELF);
@@ -314,7 +313,8 @@ TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
     for (std::size_t i = 0; i < ref.size(); ++i) {
       const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
       worst = std::max(worst, dev);
-      EXPECT_LT(dev, 2e-5) << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
+      EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5)
+          << c.str() << " iteration " << i << ": " << got[i] << " vs " << ref[i];
     }
   }
   if (ovb::testing::launch().rank == 0)
@@ -322,7 +322,8 @@ TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
 }
 
 TEST(Equivalence, LlamaSerialGradientsMatchFiniteDifferences) {
-  if (on_gpu()) GTEST_SKIP() << "the Llama kernels run on the host backend only";
+  // On the GPU the Llama kernels are checked against the host kernels (gpt4d.cuda.kernels).
+  if (on_gpu()) GTEST_SKIP() << "finite differences are checked on the host backend";
   Case c;
   c.llama = true;
   TrainerRun run(test_config(c), MPI_COMM_SELF);
