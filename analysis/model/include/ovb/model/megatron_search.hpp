@@ -24,6 +24,9 @@ struct MegatronSearchOptions {
   bool distributed_optimizer = true;
   // A published configuration pins these (0 = search every value).
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
+  // Uneven pipeline: layers of the first / last stage (0 = even); only pp that split the rest
+  // evenly over the other stages are searched (MegatronConfig).
+  int first_stage_layers = 0, last_stage_layers = 0;
 };
 
 struct MegatronSearchResult {
