@@ -219,12 +219,13 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   const double layer_fwd = T.layer_fwd_us + T.tp_fwd_us;
   const double layer_bwd = T.layer_bwd_us + T.recompute_us + T.tp_bwd_us;
   // 1F1B (Narayanan et al. SC21, Section 2.2): the slowest stage runs all m micro-batches, the
-  // others' times fill and drain the pipeline, 1/v of them with interleaving; the last stage also
-  // runs the LM head and loss for every micro-batch. Even stages: m (stage + head) + (pp-1)/v stage.
+  // others' times fill and drain the pipeline, 1/v of them with interleaving; the last stage (the
+  // only one without a pipeline) also runs the LM head and loss for every micro-batch. Even
+  // stages: m (stage + head) + (pp-1)/v stage.
   double slowest = 0, all = 0, most = 0;
   for (int i = 0; i < c.pp; ++i) {
     const double n = static_cast<double>(st.of(i, c.pp));
-    const double t = n * (layer_fwd + layer_bwd) + (c.pp > 1 && i == c.pp - 1 ? T.head_us : 0);
+    const double t = n * (layer_fwd + layer_bwd) + (i == c.pp - 1 ? T.head_us : 0);
     slowest = std::max(slowest, t);
     all += t;
     most = std::max(most, n);

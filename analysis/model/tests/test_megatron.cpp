@@ -250,6 +250,22 @@ TEST(Megatron, SearchEqualsPredictionsAndRanksFittingFirst) {
   }
 }
 
+TEST(Megatron, WithoutPipelineTheHeadStillRunsEveryMicroBatch) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();  // tp 2, micro-batch 2: the layer terms of the pp 2 case
+  const MegatronPrediction staged = predict_megatron(m, c, mc);
+  const double f = staged.time.stage_fwd_us / 2, b = staged.time.stage_bwd_us / 2;
+  c.pp = 1;
+  c.dp = 4;  // 16 / (4 * 2) = 2 micro-batches of all 4 layers, then the LM head and loss
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us +
+                      p.time.optimizer_us;
+  EXPECT_DOUBLE_EQ(p.time.bubble_us, 0);
+  EXPECT_NEAR(p.time.iteration_us - rest, 2 * (4 * (f + b) + p.time.head_us), 1e-6);
+  EXPECT_GT(p.time.head_us, 0);
+}
+
 TEST(Megatron, UnevenStagesSplitTheRestEvenly) {
   auto split = [](std::int64_t L, int pp, int f, int l) {
     const auto s = split_stages(L, pp, f, l);
