@@ -136,7 +136,8 @@ def llama_run(times, warmup, flop, peak=None, **model):
     return doc
 
 
-def write_llama_folder(tmp_path, torch_model=None, kernel_failures=0, cuda_loss=4.0):
+def write_llama_folder(tmp_path, torch_model=None, kernel_failures=0, cuda_loss=4.0,
+                       same_model_gpt_ok=True):
     case = {"status": "RUN", "result": "COMPLETED", "name": "RmsNorm/0"}
     cases = [case, {**case, "name": "Gqa/0"}, {**case, "result": "SKIPPED", "name": "Cudnn/0"}]
     for c in cases[:kernel_failures]:
@@ -145,6 +146,12 @@ def write_llama_folder(tmp_path, torch_model=None, kernel_failures=0, cuda_loss=
     for name, loss in (("host", 4.0), ("cuda_fp32", cuda_loss), ("cuda_bf16", 4.01)):
         write(tmp_path / f"compare_{name}.json",
               {"iterations": [{"loss": loss - 0.1 * i} for i in range(30)]})
+    write(tmp_path / "same_model.json",
+          {"tolerance": 1e-5, "runs": {
+              "llama": {"gpt4d": [5.5] * 8, "pytorch": [5.5] * 8, "worst_relative": 3e-7,
+                        "passed": True},
+              "gpt": {"gpt4d": [5.6] * 8, "pytorch": [5.6] * 8, "worst_relative": 2e-5,
+                      "passed": same_model_gpt_ok}}})
     # 25 iterations: 5 warm-up (1000 ms) then 20 timed, 100..119 ms; median 109.5 ms.
     times = [1000.0] * 5 + [100.0 + i for i in range(20)]
     flop = 1.095e14  # 1000 TFLOP/s at the median
@@ -168,18 +175,20 @@ def test_llama_gpu_rows_mfu_and_checks(tmp_path):
                                                           pytest.approx(500.0))
     assert "| llama3-8B-L8 | PyTorch eager | 20 | 219.0 |" in s.markdown
     assert "| 50.6 % | 3.0 | 2.00x |" in s.markdown
+    assert "| llama | 8 | 3.00e-07 | ok (<= 1e-05) |" in s.markdown
 
 
 def test_llama_gpu_refuses_a_reference_of_another_shape_and_failed_checks(tmp_path):
     from ovb_analysis.summaries import llama_gpu
     write_llama_folder(tmp_path, torch_model={"kv_heads": 32}, kernel_failures=1,
-                       cuda_loss=4.01)
+                       cuda_loss=4.01, same_model_gpt_ok=False)
     s = llama_gpu.summarize(str(tmp_path))
     assert not s.ok
     text = "\n".join(s.problems)
     assert "PyTorch eager llama3-8B-L8: not the run of gpt4d (kv_heads 32 vs 8)" in text
     assert "1 of 2 kernel tests failed" in text
     assert "CUDA fp32 left the host's loss curve" in text
+    assert "gpt: gpt4d's loss left the PyTorch reference's (2.00e-05 relative)" in text
     # Every case skipped: no kernel was checked, which is no pass either.
     skipped = {"status": "RUN", "result": "SKIPPED", "name": "x"}
     write(tmp_path / "kernel_tests.json", {"testsuites": [{"testsuite": [skipped]}]})

@@ -283,7 +283,8 @@ class LlamaGpuPlan(unittest.TestCase):
         steps = build_steps(CAMPAIGNS["llama-gpu"], "cuda", "", {})
         names = [s.name for s in steps]
         self.assertEqual(names, ["gpu_info", "kernels", "compare_host", "compare_cuda_fp32",
-                                 "compare_cuda_bf16", "parallel_tests", "gpt4d-llama3-8B-L8",
+                                 "compare_cuda_bf16", "same_model", "parallel_tests",
+                                 "gpt4d-llama3-8B-L8",
                                  "torch-eager-llama3-8B-L8", "torch-compile-llama3-8B-L8",
                                  "summary"])
         by = {s.name: s for s in steps}
@@ -298,7 +299,10 @@ class LlamaGpuPlan(unittest.TestCase):
         self.assertEqual(self.value(by["compare_cuda_fp32"], "--dtype"), "fp32")
         # gpt4d and both references: llama3-8B with 8 blocks, seq 2048, batch 2, 30 iterations
         # of which 5 warm-up: the same words for every system.
-        runs = [by[n] for n in names[6:9]]
+        same = by["same_model"].command
+        self.assertTrue(same[1].endswith("endtoend/reference/check_same_model.py"))
+        self.assertEqual(same[same.index("--gpt4d") + 1], by["compare_host"].command[0])
+        runs = [by[n] for n in names[7:10]]
         for s in runs:
             for flag, want in (("--preset", "llama3-8B"), ("--layers", "8"), ("--seq", "2048"),
                                ("--batch", "2"), ("--iters", "30"), ("--warmup", "5")):

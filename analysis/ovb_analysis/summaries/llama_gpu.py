@@ -1,8 +1,10 @@
 """Summary of an `ovb-suite run --preset llama-gpu` folder: the Llama CUDA kernel tests, llama-tiny's
-loss on host and CUDA, and gpt4d beside the PyTorch reference on llama3-8B's block shape, every
-system timed the same way (baselines.timing). Not ok when a kernel test fails or none ran, CUDA
-fp32 leaves the host's loss curve, a timed run has fewer than 20 samples, or the reference did not
-run the shape, batch and iterations of gpt4d (a comparison of different runs is no comparison).
+loss on host and CUDA, gpt4d's host backend against the PyTorch reference on the CPU, and gpt4d
+beside the PyTorch reference on llama3-8B's block shape, every system timed the same way
+(baselines.timing). Not ok when a kernel test fails or none ran, CUDA fp32 leaves the host's loss
+curve, gpt4d's loss leaves the reference's, a timed run has fewer than 20 samples, or the
+reference did not run the shape, batch and iterations of gpt4d (a comparison of different runs is
+no comparison).
 """
 
 import json
@@ -69,6 +71,25 @@ def _losses(out, md, doc, problems):
         problems.append(f"CUDA fp32 left the host's loss curve ({worst:.2e} relative)")
 
 
+def _same_model(out, md, doc, problems):
+    res = _load(Path(out) / "same_model.json")
+    if res is None:
+        md.append("No check of gpt4d against the PyTorch reference on the CPU yet "
+                  "(same_model.json).\n")
+        return
+    doc["same_model"] = res
+    md.append("## gpt4d's host backend against the PyTorch reference (CPU, fp32, same weights)\n")
+    md.append("| model | iterations | largest relative loss difference | verdict |")
+    md.append("|---|---|---|---|")
+    for arch, r in res["runs"].items():
+        md.append(f"| {arch} | {len(r['gpt4d'])} | {r['worst_relative']:.2e} | "
+                  f"{'ok' if r['passed'] else 'FAILED'} (<= {res['tolerance']:g}) |")
+        if not r["passed"]:
+            problems.append(f"{arch}: gpt4d's loss left the PyTorch reference's "
+                            f"({r['worst_relative']:.2e} relative)")
+    md.append("")
+
+
 def _mismatch(ref, base):
     """What differs between a reference run and gpt4d's (shape, batch, iterations), or []."""
     rm, bm = ref["config"]["model"], base["config"]["model"]
@@ -133,8 +154,10 @@ def _training(out, md, doc, problems):
 
 def summarize(out):
     md, problems = [], []
-    doc = {"kernel_tests": None, "loss_deviation_cuda_fp32": None, "training": []}
+    doc = {"kernel_tests": None, "loss_deviation_cuda_fp32": None, "same_model": None,
+           "training": []}
     _kernels(out, md, doc, problems)
     _losses(out, md, doc, problems)
+    _same_model(out, md, doc, problems)
     _training(out, md, doc, problems)
     return Summary("\n".join(md) + "\n", doc, ok=not problems, problems=problems)

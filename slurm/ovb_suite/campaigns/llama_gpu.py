@@ -5,6 +5,10 @@ endtoend part and its tests; PyTorch in the report Python, OVB_PYTHON, for the r
                      (--param kernel_filter, a GoogleTest filter of gpt4d.cuda.kernels)
   compare_*          llama-tiny on the committed text on host (fp32), CUDA fp32 and CUDA bf16
                      (1 rank, 30 iterations): CUDA fp32 must follow the host's loss curve
+  same_model         gpt4d's host backend against the PyTorch reference on the CPU, tiny Llama
+                     (GQA, RoPE) and GPT from the same weights: the loss of every iteration within
+                     fp32 tolerance (endtoend/reference/check_same_model.py; PyTorch is on the GPU
+                     machine, not on the CPU-only one)
   parallel_tests     the Llama multi-rank tests on the CUDA backend (4 ranks sharing the GPU under
                      CUDA MPS): every grid and overlap flag set gives the 1-rank loss
   gpt4d-SHAPE        llama3-8B's block (hidden 4096, 32 heads, 8 K/V heads, SwiGLU 14336, vocab
@@ -68,6 +72,10 @@ def _checks(b, g):
                           ("compare_cuda_bf16", ["--backend", "cuda", "--dtype", "bf16"])):
         b.add(name, [gpt4d, *backend, *tiny, "--out", f"{{tmp}}/{name}.json"], group=g,
               outputs=[f"{name}.json"], timeout=120)
+    b.add("same_model", [report_python(b.t.repo), b.script("endtoend/reference/check_same_model.py"),
+                         "--gpt4d", gpt4d, "--json", "{tmp}/same_model.json"],
+          group=g, outputs=["same_model.json"], timeout=300,
+          description="gpt4d (host backend) against the PyTorch reference on the CPU, same weights")
     b.add("parallel_tests", [b.exe("ovb-gpt4d-parallel-tests"), "--backend=cuda",
                              "--ranks-per-gpu=4", "--gtest_filter=*Llama*"],
           group=g, ranks=4, timeout=240,
