@@ -1,8 +1,8 @@
-"""gpt4d's initial weights loaded into the PyTorch reference (pytorch_gpt.py's modules), so that both
-start from the same model: gpt4d's counter-based initialiser (endtoend/src/model/rng.hpp) evaluated
-at every global index, laid out as gpt4d lays out its tensors (endtoend/src/model/layout.cpp,
-docs/algorithm.md) and moved to the reference's parameter order. Pure Python, for the small
-models of check_same_model.py.
+"""gpt4d's initial weights loaded into the PyTorch reference (pytorch_gpt.py's modules), so that
+both start from the same model: gpt4d's counter-based initialiser (endtoend/src/model/rng.hpp)
+evaluated at every global index, laid out as gpt4d lays out its tensors
+(endtoend/src/model/layout.cpp, docs/algorithm.md) and moved to the reference's parameter order.
+Pure Python, for the small models of check_same_model.py.
 
   load_gpt4d_init(model, a, seed, torch)   a: the reference's options (shape, arch)
 """
@@ -60,8 +60,9 @@ def load_gpt4d_init(model, a, seed, torch):
             qkv = gpt4d_tensor(torch, seed, tid + 0, (a.heads + 2 * kv) * d, h, std_w)
             # gpt4d's QKV rows: per K/V group [q of its r query heads | k | v] (GPT: r = 1).
             groups = qkv.view(kv, (r + 2) * d, h)
-            q, k, v = (groups[:, :r * d].reshape(-1, h), groups[:, r * d:(r + 1) * d].reshape(-1, h),
-                       groups[:, (r + 1) * d:].reshape(-1, h))
+            q = groups[:, :r * d].reshape(-1, h)
+            k = groups[:, r * d:(r + 1) * d].reshape(-1, h)
+            v = groups[:, (r + 1) * d:].reshape(-1, h)
             if llama:
                 blk.q.weight.copy_(q)
                 blk.kv.weight.copy_(torch.cat((k, v)))

@@ -1,10 +1,10 @@
-"""Summary of an `ovb-suite run --preset llama-gpu` folder: the Llama CUDA kernel tests, llama-tiny's
-loss on host and CUDA, gpt4d's host backend against the PyTorch reference on the CPU, and gpt4d
-beside the PyTorch reference on llama3-8B's block shape, every system timed the same way
-(baselines.timing). Not ok when a kernel test fails or none ran, CUDA fp32 leaves the host's loss
-curve, gpt4d's loss leaves the reference's, a timed run has fewer than 20 samples, or the
-reference did not run the shape, batch and iterations of gpt4d (a comparison of different runs is
-no comparison).
+"""Summary of an `ovb-suite run --preset llama-gpu` folder: the Llama CUDA kernel tests,
+llama-tiny's loss on host and CUDA, gpt4d's host backend against the PyTorch reference on the
+CPU, and gpt4d beside the PyTorch reference on llama3-8B's block shape, every system timed the
+same way (baselines.timing). Not ok when a kernel test fails or none ran, CUDA fp32 leaves the
+host's loss curve, gpt4d's loss leaves the reference's, a timed run has fewer than 20 samples, or
+the reference did not run the shape, batch and iterations of gpt4d (a comparison of different
+runs is no comparison).
 """
 
 import json

@@ -72,8 +72,9 @@ def _checks(b, g):
                           ("compare_cuda_bf16", ["--backend", "cuda", "--dtype", "bf16"])):
         b.add(name, [gpt4d, *backend, *tiny, "--out", f"{{tmp}}/{name}.json"], group=g,
               outputs=[f"{name}.json"], timeout=120)
-    b.add("same_model", [report_python(b.t.repo), b.script("endtoend/reference/check_same_model.py"),
-                         "--gpt4d", gpt4d, "--json", "{tmp}/same_model.json"],
+    check = b.script("endtoend/reference/check_same_model.py")
+    b.add("same_model", [report_python(b.t.repo), check, "--gpt4d", gpt4d,
+                         "--json", "{tmp}/same_model.json"],
           group=g, outputs=["same_model.json"], timeout=300,
           description="gpt4d (host backend) against the PyTorch reference on the CPU, same weights")
     b.add("parallel_tests", [b.exe("ovb-gpt4d-parallel-tests"), "--backend=cuda",
