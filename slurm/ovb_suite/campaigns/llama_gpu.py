@@ -25,10 +25,11 @@ Why 8 layers at batch 2 (docs/gpu-campaigns.md): `ovb-model explain 1x1x1x1 --ma
 65.5, 12 layers: 74.5; batch 4 at 8 layers: 62.6). The reference is the tighter one: it keeps fp32
 weights, gradients and AdamW moments (16 B per parameter x 2.80e9 = 44.7 GB), bf16 copies of the
 linear weights (4.5 GB), logits of 128256 words in bf16 and fp32 with their gradient (about 6 GB)
-and every block's activations unrecomputed (about 0.36 MB per token and block, 11.9 GB): about
-67 GB at batch 2 of the H100's 85.5 GB (79.6 GiB), about 78 GB with 10 layers, over 85 GB at batch
-4. Each layer has llama3-8B's exact shape; with 8 of 32 blocks the LM head's share of the model
-FLOPs is 23 % instead of 7 %.
+and every block's activations unrecomputed (0.25 MB per token and block, measured on the CPU under
+bf16 autocast: 8.1 GB): about 63 GB at batch 2 of the H100's 85.5 GB (79.6 GiB), about 73 GB with
+10 layers and 77 GB at batch 4, too close with the allocator's fragmentation. Each layer has
+llama3-8B's exact shape; with 8 of 32 blocks the LM head's share of the model FLOPs is 23 %
+instead of 7 %.
 """
 
 from ..plan import report_python
