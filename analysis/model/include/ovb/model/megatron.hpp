@@ -1,11 +1,11 @@
 // The Megatron-LM strategy in the performance model: tensor parallelism with sequence parallelism
-// inside a node (across nodes on request), pipeline parallelism (1F1B, optionally interleaved
-// over virtual stages), data parallelism with the distributed optimizer (gradient reduce-scatter
-// and parameter all-gather overlapped with the first/last micro-batch), micro-batches, and no /
-// selective / full activation recomputation. Memory per GPU by the published formulas (Korthikanti et al. 2022,
-// arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes per
-// parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms on
-// the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
+// inside a node (across nodes on request), pipeline parallelism (1F1B, optionally interleaved over
+// virtual stages), data parallelism with the distributed optimizer (gradient reduce-scatter and
+// parameter all-gather overlapped with the first/last micro-batch), micro-batches, and no /
+// selective / full activation recomputation. Memory per GPU by the published formulas (Korthikanti
+// et al. 2022, arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes
+// per parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms
+// on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
 // collective is costed by cost_collective, so both strategies share one machine description.
 // Formulas: docs/model.md, "The Megatron-LM strategy".
 #pragma once
