@@ -5,8 +5,10 @@ that links them, at start, whether it calls them or not; the analysis tools (ovb
 never do and must start without them. For each program after --host: the libraries the dynamic
 loader maps at start (ldd: the whole tree of DT_NEEDED entries) must name no CUDA library, and its
 symbol tables (nm) no CUDA function, as statically linked CUDA code would (cudart_static, NVTX).
-For each program after --cuda: it must link a CUDA library, so a check that went blind (no ldd
-output, a changed soname) fails instead of passing.
+For each program after --cuda (those that link ovb::cuda_backend): it must link a CUDA library,
+so a check that went blind (no ldd output, a changed soname) fails instead of passing, and carry
+the backend's hooks (ovb::cuda::backend_hooks, core/src/cuda/entry.cpp), without which it would
+have CUDA's libraries but run on the host backend.
 Exit status 0 when clean, 1 with the findings listed, 2 on bad usage or a program not found.
 Usage: ci/check_cuda_links.py --host PROGRAM... --cuda PROGRAM... (ctest: tree.cuda_links)."""
 
@@ -20,6 +22,8 @@ CUDA_LIBRARY = re.compile(r"^lib(cuda|cublas|nccl|cupti|cudnn|nvrtc|nvidia-ml|nv
                           r"nvJitLink|cufft|curand|cusolver|cusparse)")
 # C functions of those libraries, and what nvcc's registration code and NVTX define.
 CUDA_SYMBOL = re.compile(r"^(__cuda|cuda|cublas|nccl|cupti|cudnn|nvtx)[A-Z_]")
+# ovb::cuda::backend_hooks, as the linker names it.
+BACKEND_HOOKS = "_ZN3ovb4cuda13backend_hooksE"
 
 
 def cuda_libraries(ldd_output):
@@ -36,6 +40,12 @@ def cuda_libraries(ldd_output):
                 where = "not found" if parts[2] == "not" else parts[2]
             found.append((name, where))
     return found
+
+
+def has_backend_hooks(nm_output):
+    """True when `nm -P` output defines the hooks (as data: D or R)."""
+    return any(line.split()[:2] in ([BACKEND_HOOKS, "D"], [BACKEND_HOOKS, "R"])
+               for line in nm_output.splitlines())
 
 
 def cuda_symbols(nm_output):
@@ -69,9 +79,13 @@ def findings(host_programs, cuda_programs, ldd=lambda p: run(["ldd", p]),
             out.append(f"{name}: contains {len(symbols)} CUDA function(s) ({shown}), but runs "
                        "no CUDA code")
     for p in cuda_programs:
+        name = os.path.basename(p)
         if not cuda_libraries(ldd(p)):
-            out.append(f"{os.path.basename(p)}: links no CUDA library, but runs CUDA code "
-                       "(or ldd's output could not be read)")
+            out.append(f"{name}: links no CUDA library, but runs CUDA code (or ldd's output "
+                       "could not be read)")
+        if not has_backend_hooks(nm(p)):
+            out.append(f"{name}: lacks the CUDA backend's hooks (ovb::cuda::backend_hooks): "
+                       "link ovb::cuda_backend, which links the backend whole")
     return out
 
 

@@ -1,7 +1,8 @@
 """Unit tests of ci/check_cuda_links.py on made-up ldd and nm output: a program without CUDA code
 that maps a CUDA library (by soname, resolved or not) or contains a CUDA function is reported by
 name; the suite's own C++ symbols (ovb::cuda::..., mangled) are not CUDA functions; a program with
-CUDA code that links no CUDA library is reported too; a program that does not exist is an error.
+CUDA code that links no CUDA library, or lacks the CUDA backend's hooks, is reported too; a program
+that does not exist is an error.
 
 Run: python3 -m unittest discover -s ci/tests -v      (ctest: tree.layering_selftest)
 """
@@ -36,6 +37,7 @@ NM_CUDA = NM_HOST + """\
 cudaGetDeviceCount@libcudart.so.13 U
 ncclCommInitRank U
 """
+NM_BACKEND = NM_CUDA + "_ZN3ovb4cuda13backend_hooksE D 000000000132d320 0000000000000038\n"
 
 
 def check(host, cuda, ldd, nm):
@@ -45,12 +47,12 @@ def check(host, cuda, ldd, nm):
 class CheckCudaLinks(unittest.TestCase):
     def test_clean_build_passes(self):
         out = check(["ovb-model"], ["gpt4d"], {"ovb-model": LDD_HOST, "gpt4d": LDD_CUDA},
-                    {"ovb-model": NM_HOST, "gpt4d": NM_CUDA})
+                    {"ovb-model": NM_HOST, "gpt4d": NM_BACKEND})
         self.assertEqual(out, [])
 
     def test_cuda_library_in_an_analysis_program_is_reported(self):
         out = check(["bin/ovb-trace"], ["gpt4d"], {"bin/ovb-trace": LDD_CUDA, "gpt4d": LDD_CUDA},
-                    {"bin/ovb-trace": NM_HOST, "gpt4d": NM_CUDA})
+                    {"bin/ovb-trace": NM_HOST, "gpt4d": NM_BACKEND})
         self.assertEqual(out, [
             "ovb-trace: links libcudart.so.13 (/usr/local/cuda/lib/libcudart.so.13), but runs "
             "no CUDA code",
@@ -59,16 +61,23 @@ class CheckCudaLinks(unittest.TestCase):
 
     def test_static_cuda_code_is_reported(self):
         out = check(["ovb-model"], ["gpt4d"], {"ovb-model": LDD_HOST, "gpt4d": LDD_CUDA},
-                    {"ovb-model": NM_CUDA, "gpt4d": NM_CUDA})
+                    {"ovb-model": NM_CUDA, "gpt4d": NM_BACKEND})
         self.assertEqual(len(out), 1)
         self.assertIn("ovb-model: contains 2 CUDA function(s) (cudaGetDeviceCount, "
                       "ncclCommInitRank)", out[0])
 
     def test_cuda_program_without_cuda_is_reported(self):
         out = check(["ovb-model"], ["gpt4d"], {"ovb-model": LDD_HOST, "gpt4d": LDD_HOST},
-                    {"ovb-model": NM_HOST, "gpt4d": NM_HOST})
+                    {"ovb-model": NM_HOST, "gpt4d": NM_BACKEND})
         self.assertEqual(out, ["gpt4d: links no CUDA library, but runs CUDA code (or ldd's "
                                "output could not be read)"])
+
+    def test_cuda_program_without_the_backend_hooks_is_reported(self):
+        # CUDA's libraries but not the backend's entry: it would run on the host backend.
+        out = check(["ovb-model"], ["gpt4d"], {"ovb-model": LDD_HOST, "gpt4d": LDD_CUDA},
+                    {"ovb-model": NM_HOST, "gpt4d": NM_CUDA})
+        self.assertEqual(out, ["gpt4d: lacks the CUDA backend's hooks (ovb::cuda::backend_hooks): "
+                               "link ovb::cuda_backend, which links the backend whole"])
 
     def test_bad_usage(self):
         err = io.StringIO()

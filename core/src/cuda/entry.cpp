@@ -52,7 +52,12 @@ void nvtx_pop() {
   nvtxDomainRangePop(domain());
 }
 
-constexpr cuda_entry::Hooks kHooks{
+}  // namespace
+
+// A name of its own, not file-local: ci/check_cuda_links.py looks for it to see that a program
+// carries the backend, not only CUDA's libraries.
+extern const cuda_entry::Hooks backend_hooks;
+constexpr cuda_entry::Hooks backend_hooks{
     .visible_device_count = visible_device_count,
     .make_backend = make_cuda_backend,
     .make_cublaslt_gemm = make_cublaslt_gemm,
@@ -62,9 +67,9 @@ constexpr cuda_entry::Hooks kHooks{
     .device_memory_peak_bytes = device_memory_peak_of,
 };
 
+namespace {
 // A program that links this library has the CUDA backend from its first line on.
-[[maybe_unused]] const bool installed = (cuda_entry::install(&kHooks), true);
-
+[[maybe_unused]] const bool installed = (cuda_entry::install(&backend_hooks), true);
 }  // namespace
 
 }  // namespace ovb::cuda
