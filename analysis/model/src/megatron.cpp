@@ -44,9 +44,9 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (m.kv() % c.tp != 0)
     fail("query groups (kv-heads) " + std::to_string(m.kv()) + " not divisible by tp");
   if (m.ffn() % c.tp != 0) fail("ffn-hidden " + std::to_string(m.ffn()) + " not divisible by tp");
-  if (c.tp > mc.ranks_per_node())
+  if (c.tp > mc.ranks_per_node() && !c.tp_across_nodes)
     fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
-         " GPUs");
+         " GPUs unless tensor parallelism across nodes is allowed");
   if (c.first_stage_layers < 0 || c.last_stage_layers < 0)
     fail("the first and last stage's layers must be >= 0 (0: as the other stages)");
   if (!c.uneven() && m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)

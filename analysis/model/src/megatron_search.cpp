@@ -33,7 +33,8 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
   r.memory_limit_bytes = memory_limit_bytes(mc);
   std::map<std::pair<int, int>, ComputeTerms> terms;  // (tp, micro-batch)
   for (int tp : divisors_of(opt.gpus)) {
-    if (!pinned_or(opt.tp, tp) || tp > mc.ranks_per_node() || m.heads % tp || m.hidden % tp)
+    if (!pinned_or(opt.tp, tp) || (tp > mc.ranks_per_node() && !opt.tp_across_nodes) ||
+        m.heads % tp || m.hidden % tp)
       continue;
     for (int pp : divisors_of(opt.gpus / tp)) {
       const bool uneven = opt.first_stage_layers > 0 || opt.last_stage_layers > 0;
@@ -60,6 +61,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           c.distributed_optimizer = opt.distributed_optimizer;
           c.first_stage_layers = opt.first_stage_layers;
           c.last_stage_layers = opt.last_stage_layers;
+          c.tp_across_nodes = opt.tp_across_nodes;
           if (v > 1 && c.microbatches() % pp) continue;
           const auto key = std::make_pair(tp, c.micro_batch);
           auto it = terms.find(key);

@@ -119,6 +119,8 @@ ValidationSet load_published_runs(const std::string& path) {
     // before FlashAttention existed put the attention scores through memory).
     if (p.config.contains("flash_attention") && !p.config["flash_attention"].is_boolean())
       bad(path, at + "config.flash_attention must be true or false");
+    if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
+      bad(path, at + "config.tp_across_nodes must be true or false");
     set.runs.push_back(p);
   }
   return set;
@@ -146,6 +148,7 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     o.last_stage_layers = pinned(cfg, "last_stage_layers");
     o.sequence_parallel = cfg.value("sequence_parallel", true);
     o.distributed_optimizer = cfg.value("distributed_optimizer", true);
+    o.tp_across_nodes = cfg.value("tp_across_nodes", false);
     const MegatronSearchResult r = search_megatron(run.model, o, mc);
     if (r.ranked.empty())
       throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");

@@ -2,8 +2,8 @@
 // node; intra 2 ranks 100 GB/s, 4 ranks 200 GB/s; node 50 GB/s; latency 2 us per rank; memory
 // 1000 GB/s): memory per recompute mode (Korthikanti et al. 2022), in-flight micro-batches and
 // interleaving, the pipeline bubble, p2p sends, sequence-parallel collectives, distributed-
-// optimizer traffic, uneven first/last stages, the FLOP report, and the search against
-// predict_megatron.
+// optimizer traffic, uneven first/last stages, tensor parallelism across nodes when allowed,
+// the FLOP report, and the search against predict_megatron.
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
@@ -358,4 +358,58 @@ TEST(Megatron, UnevenStagesInvalidAreNamedAndSearched) {
     EXPECT_EQ(p.config.virtual_stages, 1);  // the first stage's single layer is one chunk
     EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
   }
+}
+
+TEST(Megatron, TensorParallelAcrossNodesByHand) {
+  const Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt();
+  m.heads = 8;  // tp = 8 divides heads and hidden: only the node rule stands in the way
+  MegatronConfig c = base_config();
+  c.tp = 8;
+  c.pp = 1;
+  c.dp = 1;
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+  c.tp_across_nodes = true;
+  EXPECT_NO_THROW(validate_megatron(m, c, mc));
+  // 8 ranks, stride 1, over 2 nodes of 4: the ring crosses the network at the node's 50 GB/s
+  // (one rank per node on each crossing, no sharing); latency 2 us x 8 ranks. All-gather and
+  // reduce-scatter move 7/8 of the 4096 B activation (s 16 x micro-batch 2 x h 64 x 2 B).
+  const double coll = 16 + 3584 / 50e3;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_fwd_us, 4 * coll, 1e-9);
+}
+
+TEST(Megatron, SearchAcrossNodesAddsTheLargerTensorParallelSizes) {
+  const Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt();
+  m.heads = 8;
+  MegatronSearchOptions o;
+  o.gpus = 8;
+  o.batch = 16;
+  // Brute force as above, tp among the given sizes.
+  auto count = [](std::initializer_list<int> tps) {
+    std::int64_t n = 0;
+    for (int tp : tps)
+      for (int pp : {1, 2, 4}) {
+        if ((8 / tp) % pp) continue;
+        const int dp = 8 / (tp * pp);
+        for (int mb = 1; mb <= 16 / dp; mb *= 2) {
+          if ((16 / dp) % mb) continue;
+          for (int v = 1; v <= 4 / pp; ++v)
+            if (!((4 / pp) % v || (v > 1 && pp < 2) || (v > 1 && (16 / dp / mb) % pp))) n += 3;
+        }
+      }
+    return n;
+  };
+  EXPECT_EQ(search_megatron(m, o, mc).configs, count({1, 2, 4}));
+  o.tp_across_nodes = true;
+  const MegatronSearchResult r = search_megatron(m, o, mc);
+  EXPECT_EQ(r.configs, count({1, 2, 4, 8}));
+  bool eight = false;
+  for (const MegatronPrediction& p : r.ranked) {
+    if (p.config.tp != 8) continue;
+    eight = true;
+    EXPECT_TRUE(p.config.tp_across_nodes);
+    EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
+  }
+  EXPECT_TRUE(eight);
 }

@@ -1,6 +1,7 @@
 // Validation data file: every shipped run says where its figures are in its source and whether
 // they were verified; bad verification or software fields are named; a run's flash_attention
-// setting predicts exactly what the same machine with that setting does; Llama runs read their
+// setting predicts exactly what the same machine with that setting does; a run's
+// tp_across_nodes lets its Megatron configuration span nodes; Llama runs read their
 // architecture and carry their preset's shape; published uneven stages are pinned.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 #include "ovb/model/machine.hpp"
+#include "ovb/model/megatron.hpp"
 #include "ovb/model/validate.hpp"
 
 using namespace ovb;
@@ -171,4 +173,35 @@ TEST(Validate, ShippedLlamaRunsHaveThePresetsPublishedShape) {
     EXPECT_EQ(p.model.vocab, want.vocab) << p.id;
   }
   EXPECT_GE(llama, 2);
+}
+
+TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
+  // 8 GPUs of a 4-GPU-node machine with tp 8 pinned: only valid across nodes.
+  json r = small_run();
+  r["machine"] = "perlmutter-a100";
+  r["config"]["tp"] = 8;
+  EXPECT_THROW(validate_run(load_published_runs(write("tp-node", runs_file(r))).runs[0], 25),
+               UsageError);
+  r["config"]["tp_across_nodes"] = true;
+  const ValidationRow row =
+      validate_run(load_published_runs(write("tp-across", runs_file(r))).runs[0], 25);
+  // Reference: the same configuration predicted directly.
+  GptShape m;
+  m.layers = 4;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.seq = 4096;
+  m.vocab = 51200;
+  MegatronConfig c;
+  c.tp = 8;
+  c.micro_batch = 1;
+  c.batch = 16;
+  c.recompute = Recompute::full;
+  c.tp_across_nodes = true;
+  EXPECT_DOUBLE_EQ(row.predicted_ms,
+                   predict_megatron(m, c, load_machine("perlmutter-a100")).time.iteration_us / 1e3);
+  r["config"]["tp_across_nodes"] = "yes";
+  EXPECT_NE(load_error(r).find("run r: config.tp_across_nodes must be true or false"),
+            std::string::npos)
+      << load_error(r);
 }

@@ -29,6 +29,9 @@ void MegatronArgs::add(CLI::App& app, bool with_strategy) {
                "Megatron without sequence parallelism (TP all-reduces, replicated LN/dropout)");
   app.add_flag("--no-distributed-optimizer", no_distributed_optimizer,
                "Megatron with the optimizer state replicated on every data rank");
+  app.add_flag("--megatron-tp-across-nodes", tp_across_nodes,
+               "Also search Megatron tensor-parallel sizes larger than a node (their TP "
+               "collectives cross the network)");
 }
 
 MegatronSearchOptions MegatronArgs::search_options(int gpus, std::int64_t batch,
@@ -44,6 +47,7 @@ MegatronSearchOptions MegatronArgs::search_options(int gpus, std::int64_t batch,
   o.virtual_stages = virtual_stages;
   o.sequence_parallel = !no_sequence_parallel;
   o.distributed_optimizer = !no_distributed_optimizer;
+  o.tp_across_nodes = tp_across_nodes;
   return o;
 }
 
@@ -54,7 +58,8 @@ nlohmann::json MegatronArgs::inputs_json() const {
           {"micro_batch", micro_batch},
           {"virtual_stages", virtual_stages},
           {"sequence_parallel", !no_sequence_parallel},
-          {"distributed_optimizer", !no_distributed_optimizer}};
+          {"distributed_optimizer", !no_distributed_optimizer},
+          {"tp_across_nodes", tp_across_nodes}};
 }
 
 }  // namespace ovb::model::cli

@@ -1,11 +1,11 @@
 // The Megatron-LM strategy in the performance model: tensor parallelism with sequence parallelism
-// inside a node, pipeline parallelism (1F1B, optionally interleaved over virtual stages), data
-// parallelism with the distributed optimizer (gradient reduce-scatter and parameter all-gather
-// overlapped with the first/last micro-batch), micro-batches, and no / selective / full
-// activation recomputation. Memory per GPU by the published formulas (Korthikanti et al. 2022,
-// arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes per
-// parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms on
-// the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
+// inside a node (across nodes on request), pipeline parallelism (1F1B, optionally interleaved over
+// virtual stages), data parallelism with the distributed optimizer (gradient reduce-scatter and
+// parameter all-gather overlapped with the first/last micro-batch), micro-batches, and no /
+// selective / full activation recomputation. Memory per GPU by the published formulas (Korthikanti
+// et al. 2022, arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes
+// per parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms
+// on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
 // collective is costed by cost_collective, so both strategies share one machine description.
 // Formulas: docs/model.md, "The Megatron-LM strategy".
 #pragma once
@@ -37,6 +37,9 @@ struct MegatronConfig {
   Recompute recompute = Recompute::none;
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
+  // Megatron-LM accepts any tp dividing the heads; the search keeps it inside a node (its
+  // recommended use) unless asked, e.g. where nothing else fits in memory.
+  bool tp_across_nodes = false;
   std::int64_t batch = 0;  // global batch, sequences
   DType act_dtype = DType::bf16;
   int gpus() const { return tp * pp * dp; }
@@ -100,9 +103,10 @@ struct MegatronPrediction {
 };
 
 // Throws UsageError naming the first failed condition (tp divides heads and hidden and fits in a
-// node, pp * virtual_stages divides layers, dp * micro_batch divides the batch, interleaving
-// needs pp > 1 and micro-batches % pp == 0). Uneven stages: pp > 1 (pp > 2 with both ends set),
-// the other stages split the remaining layers evenly (at least one each), v divides that split.
+// node unless tp_across_nodes, pp * virtual_stages divides layers, dp * micro_batch divides the
+// batch, interleaving needs pp > 1 and micro-batches % pp == 0). Uneven stages: pp > 1 (pp > 2
+// with both ends set), the other stages split the remaining layers evenly (at least one each),
+// v divides that split.
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c);
