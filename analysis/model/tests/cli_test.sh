@@ -129,6 +129,12 @@ has "$work/versus-node.json" "d['versus']['best_megatron'] is None and d['versus
 grep -q "tp stays inside a node of 4 GPUs; --megatron-tp-across-nodes" "$work/versus-node.out" || fail "versus-node: no hint at --megatron-tp-across-nodes"
 ok versus-across "$model" versus "${headline[@]}" --megatron-tp-across-nodes --json "$work/versus-across.json"
 has "$work/versus-across.json" "d['versus']['best_megatron']['tp'] > 4 and d['versus']['best_megatron']['fits'] and d['inputs']['megatron']['tp_across_nodes'] is True"
+# Uneven pipeline stages: Llama 3 405B's 126 layers on 16 stages only as 7 + 14 x 8 + 7.
+llama405=(search --strategy megatron --machine dgx-h100 --preset llama3-405B --seq 8192 --batch 2048 --gpus 8192 --megatron-tp 8 --megatron-pp 16)
+bad megatron-even-405b "pp the layers" "$model" "${llama405[@]}"
+ok megatron-uneven "$model" "${llama405[@]}" --megatron-first-stage-layers 7 --megatron-last-stage-layers 7 --top 2 --json "$work/uneven.json"
+has "$work/uneven.json" "all(c['pp'] == 16 and c['first_stage_layers'] == 7 and c['last_stage_layers'] == 7 for c in d['configs']) and d['inputs']['megatron']['first_stage_layers'] == 7"
+bad megatron-uneven-split "pp - 1 or pp - 2 the layers left" "$model" "${llama405[@]}" --megatron-first-stage-layers 8 --megatron-last-stage-layers 7
 ok validate "$model" validate --only megatron-sc21-1t-3072 --json "$work/validate.json"
 has "$work/validate.json" "len(d['rows']) == 1 and d['rows'][0]['gpus'] == 3072 and d['rows'][0]['best']['tp'] == 8 and d['rows'][0]['best']['pp'] == 64 and abs(d['rows'][0]['error_pct'] - 100 * (d['rows'][0]['predicted_tflops_per_gpu'] - 163) / 163) < 1e-9"
 bad megatron-recompute "--megatron-recompute: .*some" "$model" search --strategy megatron --machine dgx-h100 "${common[@]}" --gpus 8 --megatron-recompute some

@@ -176,7 +176,10 @@ class Search : public Command {
                        (meg_.tp_across_nodes
                             ? std::string()
                             : " and stay in a node of " + std::to_string(mc.ranks_per_node())) +
-                       ", pp the layers, dp * micro-batch the batch)");
+                       (meg_.first_stage_layers > 0 || meg_.last_stage_layers > 0
+                            ? ", pp - 1 or pp - 2 the layers left after the first/last stage's"
+                            : ", pp the layers") +
+                       ", dp * micro-batch the batch)");
     std::cout << "Megatron-LM: " << r.configs << " configurations, " << r.unfit
               << " do not fit in " << fmt(r.memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1)
               << " ms\n";
