@@ -62,8 +62,7 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
     // Interleaving cuts every stage into v chunks of at least one layer; the middle stages'
     // chunks are equal (the time model uses each stage's total, so the ends' need not be).
     const std::int64_t v = c.virtual_stages;
-    if (v > 1 && (std::min(split->first, split->last) < v ||
-                  (c.pp > 2 && split->middle % v != 0)))
+    if (v > 1 && (std::min(split->first, split->last) < v || (c.pp > 2 && split->middle % v != 0)))
       fail("virtual stages " + std::to_string(v) +
            " must divide the middle stages' layers and be at most the first and last stage's");
   }
@@ -98,8 +97,9 @@ namespace {
 
 StageLayers stages_of(const GptShape& m, const MegatronConfig& c) {
   const auto split = split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
-  if (!split) throw UsageError("Megatron pp=" + std::to_string(c.pp) + ": layers " +
-                               std::to_string(m.layers) + " do not split over the stages");
+  if (!split)
+    throw UsageError("Megatron pp=" + std::to_string(c.pp) + ": layers " +
+                     std::to_string(m.layers) + " do not split over the stages");
   return *split;
 }
 
@@ -114,12 +114,14 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
   const double block = static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * h;
   const StageLayers st = stages_of(m, c);
-  mem.params_local = static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
+  mem.params_local =
+      static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
   // Uneven stages: a middle stage, or Llama's last with its untied head, may hold more.
   if (c.uneven()) {
-    if (c.pp > 2) mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
-    mem.params_local = std::max(mem.params_local,
-                                static_cast<double>(st.last) * block / t + (m.llama() ? V * h / t : 0));
+    if (c.pp > 2)
+      mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
+    mem.params_local = std::max(
+        mem.params_local, static_cast<double>(st.last) * block / t + (m.llama() ? V * h / t : 0));
   }
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
@@ -145,12 +147,13 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   }
   mem.activation_per_layer = per_layer;
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
-  // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti, Section 4.2.3).
-  // Stage i holds min(pp - i, m) micro-batches of its layers: the first when even.
+  // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,
+  // Section 4.2.3). Stage i holds min(pp - i, m) micro-batches of its layers: the first when even.
   double layers = 0;
   for (int i = 0; i < c.pp; ++i)
-    layers = std::max(layers, static_cast<double>(st.of(i, c.pp)) *
-                                  std::min<double>(c.pp - i, static_cast<double>(c.microbatches())));
+    layers =
+        std::max(layers, static_cast<double>(st.of(i, c.pp)) *
+                             std::min<double>(c.pp - i, static_cast<double>(c.microbatches())));
   if (c.virtual_stages > 1) layers *= 1 + (c.pp - 1.0) / (c.pp * c.virtual_stages);
   mem.inflight_layers = layers;
   mem.activations = per_layer * layers;

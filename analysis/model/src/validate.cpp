@@ -161,8 +161,8 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
                  std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
                  " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
     if (c.uneven()) {
-      const StageLayers st = *split_stages(run.model.layers, c.pp, c.first_stage_layers,
-                                           c.last_stage_layers);
+      const StageLayers st =
+          *split_stages(run.model.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
       row.config += " stages " + std::to_string(st.first) + "+" +
                     (c.pp > 2 ? std::to_string(c.pp - 2) + "x" + std::to_string(st.middle) + "+"
                               : std::string()) +

@@ -259,8 +259,8 @@ TEST(Megatron, WithoutPipelineTheHeadStillRunsEveryMicroBatch) {
   c.pp = 1;
   c.dp = 4;  // 16 / (4 * 2) = 2 micro-batches of all 4 layers, then the LM head and loss
   const MegatronPrediction p = predict_megatron(m, c, mc);
-  const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us +
-                      p.time.optimizer_us;
+  const double rest =
+      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
   EXPECT_DOUBLE_EQ(p.time.bubble_us, 0);
   EXPECT_NEAR(p.time.iteration_us - rest, 2 * (4 * (f + b) + p.time.head_us), 1e-6);
   EXPECT_GT(p.time.head_us, 0);
@@ -278,10 +278,10 @@ TEST(Megatron, UnevenStagesSplitTheRestEvenly) {
   EXPECT_EQ(split(126, 16, 0, 0), "none");  // 16 does not divide 126
   EXPECT_EQ(split(10, 3, 2, 0), "2,4,4");   // the last stage as the middle ones
   EXPECT_EQ(split(4, 2, 1, 3), "1,0,3");
-  EXPECT_EQ(split(4, 2, 1, 2), "none");     // the ends do not add up to the layers
-  EXPECT_EQ(split(9, 4, 2, 2), "none");     // 5 left over 2 stages
-  EXPECT_EQ(split(5, 4, 2, 2), "none");     // 1 left for 2 stages: one would be empty
-  EXPECT_EQ(split(4, 1, 1, 0), "none");     // one stage cannot be uneven
+  EXPECT_EQ(split(4, 2, 1, 2), "none");  // the ends do not add up to the layers
+  EXPECT_EQ(split(9, 4, 2, 2), "none");  // 5 left over 2 stages
+  EXPECT_EQ(split(5, 4, 2, 2), "none");  // 1 left for 2 stages: one would be empty
+  EXPECT_EQ(split(4, 1, 1, 0), "none");  // one stage cannot be uneven
 }
 
 TEST(Megatron, UnevenStagesTimeAndMemoryByHand) {
@@ -300,8 +300,8 @@ TEST(Megatron, UnevenStagesTimeAndMemoryByHand) {
   // The last stage (3 layers + head) is the slowest: it runs all 4 micro-batches, the first
   // stage's 1 layer fills and drains.
   EXPECT_NEAR(p.time.bubble_us, f + b, 1e-9);
-  const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us +
-                      p.time.optimizer_us;
+  const double rest =
+      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
   EXPECT_NEAR(p.time.iteration_us - rest, 4 * (3 * (f + b) + head) + (f + b), 1e-6);
   // Memory: the last stage's 3 layers (no embedding: GPT's head is the embedding's) outweigh
   // the first stage's 1 layer + embeddings: 3 * 49984 / 2 = 74976 > 49984 / 2 + 4096 + 1024.

@@ -142,12 +142,14 @@ TEST(Validate, UnevenStagesOfARunArePinned) {
   r["gpus"] = 16;
   r["config"]["pp"] = 2;
   r["config"]["first_stage_layers"] = 2;
-  const ValidationRow row = validate_run(load_published_runs(write("uneven", runs_file(r))).runs[0], 25);
+  const ValidationRow row =
+      validate_run(load_published_runs(write("uneven", runs_file(r))).runs[0], 25);
   EXPECT_EQ(row.best["first_stage_layers"], 2);
   EXPECT_NE(row.config.find("stages 2+4"), std::string::npos) << row.config;
   json even = r;
   even["config"].erase("first_stage_layers");
-  const ValidationRow e = validate_run(load_published_runs(write("even", runs_file(even))).runs[0], 25);
+  const ValidationRow e =
+      validate_run(load_published_runs(write("even", runs_file(even))).runs[0], 25);
   EXPECT_FALSE(e.best.contains("first_stage_layers"));
   // 2 + 4 layers: the 4-layer stage is slower than the even split's 3.
   EXPECT_GT(row.predicted_ms, e.predicted_ms);
@@ -161,7 +163,7 @@ TEST(Validate, ShippedLlamaRunsHaveThePresetsPublishedShape) {
   for (const PublishedRun& p : set.runs) {
     if (!p.model.llama()) continue;
     ++llama;
-    const std::string name = p.model.layers == 126 ? "llama3-405B"
+    const std::string name = p.model.layers == 126  ? "llama3-405B"
                              : p.model.layers == 80 ? "llama3-70B"
                                                     : "llama3-8B";
     const GptShape want = gpt_preset(name);
