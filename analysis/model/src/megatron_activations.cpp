@@ -43,8 +43,9 @@ double llama_layer_activation_bytes(const LayerActivationShape& x, Recompute r) 
   // Sharded by t (local heads, local ffn columns), the same with or without SP:
   //   Q after RoPE, e h, and K after RoPE, e kv d (d = h/heads): RoPE keeps only its cos/sin
   //     (s x d, not per token and hidden), so the pre-RoPE Q, K are not kept;
-  //   V, e kv d: the fused attention copies Q, K, V to a layout it accepts and keeps the
-  //     copies; V is otherwise a view of the QKV GEMM's output (see selective below);
+  //   V, e kv d: the fused attention (Transformer Engine's cuDNN backend, its choice on Hopper)
+  //     copies Q, K, V to a layout it accepts and keeps the copies; V is otherwise a strided
+  //     view of the QKV GEMM's output (see selective below);
   //   the attention output O, e h: kept by the fused attention and as the out-projection's input,
   //     one storage (no s x s scores: fused attention recomputes them in its backward);
   //   the softmax log-sum-exp, fp32 per local head: 4 heads;
