@@ -10,7 +10,10 @@ Slurm). The model and batch come from its `inputs`
 object - `inputs.model.{layers,hidden,heads,seq,vocab}` (or the same keys directly in `inputs`),
 for a Llama search also `inputs.model.{arch,kv_heads,ffn_hidden,rope_theta}`,
 `inputs.batch`, `inputs.gpus`, optionally `inputs.overlap` (list or comma string) and
-`inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
+`inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`,
+with its micro-batch and optimizer sharding (`configs[i].{micro_batch,micro_steps,
+shard_optimizer}`, what the search chose; older files: `inputs.micro_batch` and
+`inputs.shard_optimizer` when they are values).
 Configurations that do not fit in memory are left out. `--gpt4d-args` adds words to every gpt4d
 command (e.g. "--iters 50 --recompute").
 """
@@ -62,6 +65,10 @@ def read_search(path):
     overlap = inputs.get("overlap", "none")
     if isinstance(overlap, list):
         overlap = ",".join(overlap) or "none"
+    # A search file without per-configuration choices: the values it was pinned to, if any.
+    pinned_mb = inputs.get("micro_batch")
+    pinned_mb = pinned_mb if isinstance(pinned_mb, int) and not isinstance(pinned_mb, bool) else 0
+    pinned_shard = inputs.get("shard_optimizer") is True
     configs = _get(doc, "configs", path)
     if not isinstance(configs, list):
         raise SuiteError(f"{path}: 'configs' is not a list")
@@ -71,8 +78,12 @@ def read_search(path):
         if grid[0] * grid[1] * grid[2] * grid[3] != gpus:
             raise SuiteError(f"{path}: configs[{i}] grid {grid} does not multiply to {gpus} GPUs")
         if c.get("fits", True):
+            # One micro-step needs no option (gpt4d's default is the whole local batch).
+            steps = int(c.get("micro_steps", 2))
+            mb = int(c.get("micro_batch", pinned_mb)) if steps > 1 else 0
             out.append({"rank": int(c.get("rank", i + 1)), "grid": grid,
-                        "order": str(c.get("order") or "x,y,z")})
+                        "order": str(c.get("order") or "x,y,z"), "micro_batch": mb,
+                        "shard_optimizer": bool(c.get("shard_optimizer", pinned_shard))})
     return shape, batch, gpus, str(overlap), sorted(out, key=lambda c: c["rank"])
 
 
@@ -95,6 +106,10 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
                                               for w in (f"--{k.replace('_', '-')}", f"{shape[k]:g}")]
     if shape.get("recompute"):
         words.append("--recompute")
+    if c.get("micro_batch"):
+        words += ["--micro-batch", str(c["micro_batch"])]
+    if c.get("shard_optimizer"):
+        words.append("--shard-optimizer")
     return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra
 
 
