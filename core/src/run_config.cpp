@@ -466,8 +466,8 @@ void add_run_options(CLI::App& app, RunConfig& cfg, unsigned groups) {
   // A binary that runs one configuration has nothing to choose among.
   static const CLI::Validator no_auto(
       [](std::string& s) {
-        return s == "auto" ? std::string("auto is ovb-model's choice (search, explain); give a value")
-                           : std::string();
+        if (s != "auto") return std::string();
+        return std::string("auto is ovb-model's choice (search, explain); give a value");
       },
       "");
   for (const RunOption& r : run_options())

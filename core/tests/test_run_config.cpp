@@ -250,10 +250,10 @@ TEST(RunConfig, AutoChoicesOnlyWhereTheBinaryChooses) {
   EXPECT_FALSE(c.micro_batch_auto);
   EXPECT_EQ(c.plan.micro_batch, 4);
   // Binaries that run one configuration refuse auto, at parsing and in validate().
-  EXPECT_TRUE(has(parse({"--preset", "tiny", "--micro-batch", "auto"}),
-                  "auto is ovb-model's choice"));
-  EXPECT_TRUE(has(parse({"--preset", "tiny", "--shard-optimizer=auto"}),
-                  "auto is ovb-model's choice"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--micro-batch", "auto"}), "auto is ovb-model's choice"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--shard-optimizer=auto"}), "auto is ovb-model's choice"));
   RunConfig s = sample();
   s.micro_batch_auto = true;
   EXPECT_TRUE(has(error_of([&] { validate(s); }), "micro_batch is auto"));

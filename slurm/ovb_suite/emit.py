@@ -28,6 +28,8 @@ import sys
 from .launch import find_binary, pick_build
 from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
+from ovb_analysis.search_choices import choice_args  # noqa: E402 (the path is set by .util)
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
 # A Llama search's further shape: the jobs must train the model that was searched.
@@ -65,10 +67,6 @@ def read_search(path):
     overlap = inputs.get("overlap", "none")
     if isinstance(overlap, list):
         overlap = ",".join(overlap) or "none"
-    # A search file without per-configuration choices: the values it was pinned to, if any.
-    pinned_mb = inputs.get("micro_batch")
-    pinned_mb = pinned_mb if isinstance(pinned_mb, int) and not isinstance(pinned_mb, bool) else 0
-    pinned_shard = inputs.get("shard_optimizer") is True
     configs = _get(doc, "configs", path)
     if not isinstance(configs, list):
         raise SuiteError(f"{path}: 'configs' is not a list")
@@ -78,12 +76,9 @@ def read_search(path):
         if grid[0] * grid[1] * grid[2] * grid[3] != gpus:
             raise SuiteError(f"{path}: configs[{i}] grid {grid} does not multiply to {gpus} GPUs")
         if c.get("fits", True):
-            # One micro-step needs no option (gpt4d's default is the whole local batch).
-            steps = int(c.get("micro_steps", 2))
-            mb = int(c.get("micro_batch", pinned_mb)) if steps > 1 else 0
             out.append({"rank": int(c.get("rank", i + 1)), "grid": grid,
-                        "order": str(c.get("order") or "x,y,z"), "micro_batch": mb,
-                        "shard_optimizer": bool(c.get("shard_optimizer", pinned_shard))})
+                        "order": str(c.get("order") or "x,y,z"),
+                        "choices": choice_args(c, inputs)})
     return shape, batch, gpus, str(overlap), sorted(out, key=lambda c: c["rank"])
 
 
@@ -106,10 +101,7 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
                                               for w in (f"--{k.replace('_', '-')}", f"{shape[k]:g}")]
     if shape.get("recompute"):
         words.append("--recompute")
-    if c.get("micro_batch"):
-        words += ["--micro-batch", str(c["micro_batch"])]
-    if c.get("shard_optimizer"):
-        words.append("--shard-optimizer")
+    words += c.get("choices", [])
     return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra
 
 

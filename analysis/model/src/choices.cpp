@@ -11,10 +11,11 @@ std::vector<std::int64_t> micro_batch_candidates(std::int64_t local_batch) {
 }
 
 std::vector<GptPlanOptions> plan_variants(const GptPlanOptions& o, const Choices& c) {
-  const std::vector<std::int64_t> mbs =
-      c.micro_batch ? micro_batch_candidates(local_batch(o)) : std::vector<std::int64_t>{o.micro_batch};
+  const std::vector<std::int64_t> mbs = c.micro_batch ? micro_batch_candidates(local_batch(o))
+                                                      : std::vector<std::int64_t>{o.micro_batch};
   std::vector<bool> shards{o.shard_optimizer};
-  if (c.shard_optimizer) shards = o.grid.gdata > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  if (c.shard_optimizer)
+    shards = o.grid.gdata > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
   std::vector<GptPlanOptions> out;
   for (bool s : shards)
     for (std::int64_t mb : mbs) {

@@ -92,15 +92,15 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
         // A variant that does not fit cannot beat one that does; one that fits is not replayed
         // when its compute alone (a lower bound: iteration = compute + interference + exposed)
         // is no faster than the best so far, and stops being replayed once it is no faster.
-        if (have && b.fits && (!fits || ct.total_us(m.layers, v.recompute) >=
-                                            b.timeline.iteration_us))
+        if (have && b.fits &&
+            (!fits || ct.total_us(m.layers, v.recompute) >= b.timeline.iteration_us))
           continue;
         recost(pc, mc, orders[k]);
-        const Timeline tl = simulate(ct, pc, v, mc,
-                                     have && b.fits ? b.timeline.iteration_us
-                                                    : std::numeric_limits<double>::infinity());
-        if (have && !preferred(fits, tl.iteration_us, mem, b.fits, b.timeline.iteration_us,
-                               b.memory_bytes))
+        const Timeline tl = simulate(
+            ct, pc, v, mc,
+            have && b.fits ? b.timeline.iteration_us : std::numeric_limits<double>::infinity());
+        if (have &&
+            !preferred(fits, tl.iteration_us, mem, b.fits, b.timeline.iteration_us, b.memory_bytes))
           continue;
         b.grid = orders[k];
         b.options = v;

@@ -213,10 +213,9 @@ TEST(Search, ChosenMicroBatchAndShardingMatchExhaustiveEnumeration) {
         o.shard_optimizer = shard;
         const Prediction p = predict(m, o, mc);
         const bool better =
-            !best.set || (p.fits != best.p.fits
-                              ? p.fits
-                              : p.fits ? p.timeline.iteration_us < best.p.timeline.iteration_us
-                                       : p.memory.total() < best.p.memory.total());
+            !best.set || (p.fits != best.p.fits ? p.fits
+                          : p.fits ? p.timeline.iteration_us < best.p.timeline.iteration_us
+                                   : p.memory.total() < best.p.memory.total());
         if (better) best = {p, true};
       }
     ASSERT_TRUE(best.set);

@@ -164,20 +164,16 @@ class Search : public Command {
       if (f)
         std::cout << "  fastest ignoring memory: " << f->grid.str() << " micro-batch "
                   << micro_batch(f->options) << (f->options.shard_optimizer ? ", sharded" : "")
-                  << " "
-                  << fmt(f->timeline.iteration_us / 1e3, 1) << " ms, "
+                  << " " << fmt(f->timeline.iteration_us / 1e3, 1) << " ms, "
                   << fmt(f->memory_bytes / 1e9) << " GB per GPU"
                   << (so.choose.micro_batch || so.choose.shard_optimizer
                           ? " (of each configuration's smallest variant)"
                           : "")
                   << "\n";
     }
-    counts["4d"] = {{"grids", r.grids},
-                    {"invalid", r.invalid},
-                    {"configs", r.configs},
-                    {"variants", r.variants},
-                    {"unfit", r.unfit},
-                    {"unfit_by_term", r.unfit_by_term}};
+    counts["4d"] = {{"grids", r.grids},     {"invalid", r.invalid},
+                    {"configs", r.configs}, {"variants", r.variants},
+                    {"unfit", r.unfit},     {"unfit_by_term", r.unfit_by_term}};
     return ms;
   }
 
