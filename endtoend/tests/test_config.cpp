@@ -115,11 +115,11 @@ TEST(Config, BadOptionsNameTheProblem) {
   else
     EXPECT_TRUE(has(llama_cudnn, "--attention cudnn: this gpt4d was built without cuDNN"))
         << llama_cudnn;
-  EXPECT_TRUE(has(parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn",
-                         "--dtype", "fp32"},
-                        nullptr, "cuda"),
-                  ovb::gpt::cudnn_attention_built() ? "--attention cudnn needs bf16 activations"
-                                                    : "built without cuDNN"));
+  EXPECT_TRUE(has(
+      parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn", "--dtype", "fp32"},
+            nullptr, "cuda"),
+      ovb::gpt::cudnn_attention_built() ? "--attention cudnn needs bf16 activations"
+                                        : "built without cuDNN"));
   EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}), "");
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));

@@ -26,39 +26,7 @@ namespace {
 // Tensor ids of the variant packs.
 enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kdO, kdQ, kdK, kdV };
 
-using Dims = std::vector<std::int64_t>;
-
-// The cuDNN view of gpt4d's tensors (header comment): dimensions, strides and offsets in
-// elements; `runs` graph executions, each `*_step` elements further on.
-struct Layout {
-  Dims q_dims, kv_dims, qkv, out_dims, out, stats_dims, stats;
-  std::int64_t k_at = 0, v_at = 0;  // where the first k and v start, from the first q
-  std::int64_t runs = 1, qkv_step = 0, out_step = 0, stats_step = 0;
-
-  explicit Layout(const AttnShape& a) {
-    const std::int64_t r = a.H / a.Hkv, row = a.Hkv * (r + 2) * a.D;
-    k_at = r * a.D;
-    v_at = (r + 1) * a.D;
-    if (r == 1 || a.Hkv == 1) {  // every query head one stride apart: one run
-      q_dims = {a.B, a.H, a.S, a.D};
-      kv_dims = {a.B, a.Hkv, a.S, a.D};
-      qkv = {a.S * row, (r == 1 ? 3 : 1) * a.D, row, 1};
-      out = {a.S * a.H * a.D, a.D, a.H * a.D, 1};
-    } else {  // per sequence, groups as cuDNN's batch
-      q_dims = {a.Hkv, r, a.S, a.D};
-      kv_dims = {a.Hkv, 1, a.S, a.D};
-      qkv = {(r + 2) * a.D, a.D, row, 1};
-      out = {r * a.D, a.D, a.H * a.D, 1};
-      runs = a.B;
-      qkv_step = a.S * row;
-      out_step = a.S * a.H * a.D;
-      stats_step = a.H * a.S;
-    }
-    out_dims = q_dims;
-    stats_dims = {q_dims[0], q_dims[1], a.S, 1};
-    stats = {q_dims[1] * a.S, a.S, 1, 1};  // packed
-  }
-};
+using Dims = CudnnAttnView::Dims;
 
 std::shared_ptr<fe::graph::Graph> new_graph(DType act) {
   auto g = std::make_shared<fe::graph::Graph>();
@@ -80,7 +48,7 @@ float attn_scale(const AttnShape& a) {
 }
 
 std::shared_ptr<fe::graph::Graph> forward_graph(const AttnShape& a, DType act) {
-  const Layout l(a);
+  const CudnnAttnView l(a);
   auto g = new_graph(act);
   auto Q = input(*g, "Q", kQ, l.q_dims, l.qkv);
   auto K = input(*g, "K", kK, l.kv_dims, l.qkv);
@@ -101,7 +69,7 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttnShape& a, DType act) {
 }
 
 std::shared_ptr<fe::graph::Graph> backward_graph(const AttnShape& a, DType act) {
-  const Layout l(a);
+  const CudnnAttnView l(a);
   auto g = new_graph(act);
   auto Q = input(*g, "Q", kQ, l.q_dims, l.qkv);
   auto K = input(*g, "K", kK, l.kv_dims, l.qkv);
@@ -139,13 +107,14 @@ std::string build(fe::graph::Graph& g, cudnnHandle_t h) {
 using Pack = std::unordered_map<std::int64_t, void*>;  // variant pack: tensor id -> pointer
 
 // Element `at` of a buffer of activations.
-void* at(const void* base, std::int64_t at, DType act) {
+void* at(const void* base, std::int64_t i, DType act) {
   return const_cast<char*>(static_cast<const char*>(base) +
-                           at * static_cast<std::int64_t>(size_of(act)));
+                           i * static_cast<std::int64_t>(size_of(act)));
 }
 
 // The three views q, k, v (or dq, dk, dv) of one qkv buffer, from element `q` on.
-void add_qkv(Pack& pack, Uid first, const void* base, std::int64_t q, const Layout& l, DType act) {
+void add_qkv(Pack& pack, Uid first, const void* base, std::int64_t q, const CudnnAttnView& l,
+             DType act) {
   pack[first] = at(base, q, act);
   pack[first + 1] = at(base, q + l.k_at, act);
   pack[first + 2] = at(base, q + l.v_at, act);
@@ -251,7 +220,7 @@ CudnnAttention::Graphs& CudnnAttention::ready(const AttnShape& shape, DType act)
 void CudnnAttention::forward(Stream& s, const void* qkv, void* out, float* lse,
                              const AttnShape& shape, DType act) {
   fe::graph::Graph& graph = *ready(shape, act).fwd;
-  const Layout l(shape);
+  const CudnnAttnView l(shape);
   for (std::int64_t i = 0; i < l.runs; ++i) {
     Pack pack{{kO, at(out, i * l.out_step, act)}, {kStats, lse + i * l.stats_step}};
     add_qkv(pack, kQ, qkv, i * l.qkv_step, l, act);
@@ -262,7 +231,7 @@ void CudnnAttention::forward(Stream& s, const void* qkv, void* out, float* lse,
 void CudnnAttention::backward(Stream& s, const void* qkv, const void* out, const void* dout,
                               const float* lse, void* dqkv, const AttnShape& shape, DType act) {
   fe::graph::Graph& graph = *ready(shape, act).bwd;
-  const Layout l(shape);
+  const CudnnAttnView l(shape);
   for (std::int64_t i = 0; i < l.runs; ++i) {
     Pack pack{{kO, at(out, i * l.out_step, act)},
               {kdO, at(dout, i * l.out_step, act)},

@@ -3,17 +3,7 @@
 // (cmake/OvbCudnn.cmake, OVB_HAVE_CUDNN); CudaKernels falls back to its CUDA-core kernels
 // (attention.cu, "simt") where this is not built or cannot run a shape.
 //
-// No copies: the tensors are strided views of gpt4d's buffers. qkv [B*S, Hkv (r+2) D] holds per
-// token Hkv groups of [r query heads | k | v] (r = H/Hkv; r = 1 is multi-head attention: per head
-// q, k, v); out and dout [B*S, H*D]; dqkv like qkv. cuDNN sees [batch, heads, S, D] tensors, and
-// a group's query heads are D apart while groups are (r+2) D apart, so no one head stride covers
-// all H query heads when 1 < Hkv < H. Three views (Layout in the .cpp):
-//   r = 1: Q, K, V [B, H, S, D], head stride 3D (offsets 0, D, 2D), one run;
-//   Hkv = 1: Q [B, H, S, D], K, V [B, 1, S, D], head stride D (offsets 0, H D, (H+1) D), one run;
-//   else: one run per sequence, the groups as cuDNN's batch: Q [Hkv, r, S, D], K, V [Hkv, 1, S,
-//     D], batch stride (r+2) D, sequence stride Hkv (r+2) D (an "sbhd" layout); out [Hkv, r, S, D]
-//     (strides r D, D, H D, 1) and the statistics [Hkv, r, S] stay packed, as cuDNN before 9.26
-//     requires of the backward's statistics input.
+// No copies: the tensors are strided views of gpt4d's buffers (cudnn_attention_view.hpp).
 // cuDNN's grouped-query attention sums dK and dV over a group's query heads itself. bf16 in and
 // out, fp32 math, scale 1/sqrt(D), causal mask, the log-sum-exp of each softmax row saved as fp32
 // [B, H, S] (the same quantity as the CUDA-core kernels' lse, so either backward can follow either
@@ -23,13 +13,13 @@
 // Plain C++ header (no cuDNN types), so host code can include it.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "kernels/cuda/cudnn_attention_view.hpp"
 #include "ovb/backend.hpp"
 #include "ovb/tracked_memory.hpp"
 
@@ -38,17 +28,6 @@ class Graph;
 }
 
 namespace ovb::gpt::cuda {
-
-// Hkv K/V heads, each shared by H/Hkv query heads (Hkv = H: multi-head attention).
-struct AttnShape {
-  std::int64_t B = 0, S = 0, H = 0, Hkv = 0, D = 0;
-  auto operator<=>(const AttnShape&) const = default;
-  std::string str() const {  // "B 4, S 2048, H 32, Hkv 8, D 128" (Hkv only when < H)
-    return "B " + std::to_string(B) + ", S " + std::to_string(S) + ", H " + std::to_string(H) +
-           (Hkv != H ? ", Hkv " + std::to_string(Hkv) : std::string()) + ", D " +
-           std::to_string(D);
-  }
-};
 
 class CudnnAttention {
  public:
