@@ -52,6 +52,17 @@ grep -q "mlp_down" "$work/explain.out" || fail "explain: no per-layer term"
 ok explain-shard "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1.3B \
   --batch 16 --overlap oar,ors --shard-optimizer --json "$work/explain-shard.json"
 has "$work/explain-shard.json" "abs(2 * d['memory']['optimizer'] - json.load(open('$work/explain.json'))['memory']['optimizer']) <= 8 * 2 * 25 and any(c['role'] == 'param_gather' and c['kind'] == 'all_gather' for c in d['collectives']) and all(c['kind'] == 'reduce_scatter' for c in d['collectives'] if c['role'] == 'data_grad_reduce')"
+# --micro-batch auto, --shard-optimizer auto: each configuration's choice in the JSON and the
+# table; the default (one micro-step, not sharded) is among the variants, so the best is no slower.
+ok search-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --micro-batch auto --shard-optimizer auto --top 5 --json "$work/search-auto.json"
+has "$work/search-auto.json" "d['inputs']['micro_batch'] == 'auto' and d['inputs']['shard_optimizer'] == 'auto' and d['counts']['variants'] > d['counts']['configs'] and all(c['micro_batch'] * c['micro_steps'] * c['gdata'] * c['gz'] == 16 and c['shard_optimizer'] in (True, False) for c in d['configs'])"
+has "$work/search-auto.json" "d['configs'][0]['predicted_ms'] <= json.load(open('$work/search.json'))['configs'][0]['predicted_ms']"
+grep -q "variants costed" "$work/search-auto.out" || fail "search-auto: no line saying what was chosen"
+ok explain-auto "$model" explain 1x1x2x4 --machine perlmutter-a100 --preset 1.3B --batch 16 \
+  --overlap all --micro-batch auto --shard-optimizer auto --json "$work/explain-auto.json"
+has "$work/explain-auto.json" "d['inputs']['micro_batch'] == 'auto' and d['config']['micro_batch'] * d['config']['micro_steps'] == 2 and d['config']['shard_optimizer'] in (True, False)"
+grep -q "^chosen .*: micro-batch [12] " "$work/explain-auto.out" || fail "explain-auto: no chosen line"
 
 ok calibrate "$model" calibrate --base generic-h100-8nic \
   --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \
@@ -85,6 +96,8 @@ bad unknown-subcommand "unknown subcommand 'serch'" "$model" serch --gpus 8
 nofit_rc=$?
 { [ "$nofit_rc" = 1 ] && grep -q "^ovb-model: error: none of the .* fits in .* try --recompute" \
   "$work/nofit.out"; } || fail "nofit: exit $nofit_rc: $(cat "$work/nofit.out")"
+bad micro-batch-word "--micro-batch: must be a whole number or auto, got two" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --micro-batch two
+bad shard-word "expected on, off or auto, got 'maybe'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --shard-optimizer maybe
 bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0
 bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 --seq 0
 bad negative-batch "--batch: must be > 0, got -16" "$model" search --machine perlmutter-a100 --preset 1.3B --batch -16 --gpus 8

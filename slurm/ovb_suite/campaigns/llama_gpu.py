@@ -1,7 +1,7 @@
 """Preset `llama-gpu`: every GPU check of gpt4d's Llama in one call (a CUDA build with the
 endtoend part and its tests; PyTorch in the report Python, OVB_PYTHON, for the reference):
   kernels            the Llama CUDA kernels against their host kernels, fp32 and bf16: RMSNorm,
-                     SwiGLU, RoPE, grouped-query attention (simt) and cuDNN attention
+                     SwiGLU, RoPE, grouped-query attention (simt and cuDNN) and cuDNN attention
                      (--param kernel_filter, a GoogleTest filter of gpt4d.cuda.kernels)
   compare_*          llama-tiny on the committed text on host (fp32), CUDA fp32 and CUDA bf16
                      (1 rank, 30 iterations): CUDA fp32 must follow the host's loss curve
