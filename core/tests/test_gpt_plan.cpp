@@ -147,7 +147,8 @@ TEST(GptPlan, CollectivesOf2x2x2ByHand) {
 }
 
 TEST(GptPlan, TransposedFourHToHLayerPutsTheFactorOnTheRightAllReduce) {
-  // docs/model.md ("Communication"): forward over Y carries T*h/Gx, backward over X carries T*4h/Gy.
+  // docs/model-costs.md ("Communication"): forward over Y carries T*h/Gx, backward over X carries
+  // T*4h/Gy.
   const GptShape m = tiny();
   const auto ops = gpt_collectives(m, opts("2x4x1x1", 4));
   const std::int64_t T = 4 * 32;

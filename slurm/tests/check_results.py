@@ -35,7 +35,7 @@ KINDS = {
     "model/compare.json": ("context", "configs"),
 }
 GPT4D_KEYS = ("context", "config", "iterations", "summary")
-# Keys of a machine file (docs/model.md "Machine file") that calibration must leave.
+# Keys of a machine file (docs/model-machines.md "Machine file") that calibration must leave.
 MACHINE_KEYS = ("name", "gpu", "comm", "calibration", "sources")
 # Losses of the same training on different grids agree up to fp32 reduction order.
 LOSS_RTOL = 1e-5

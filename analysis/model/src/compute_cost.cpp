@@ -1,5 +1,5 @@
 // Compute term of the model: GEMMs per local shape, attention, memory-bound kernels, optimizer
-// (see compute_cost.hpp; byte counts documented in docs/model.md, "Compute").
+// (see compute_cost.hpp; byte counts documented in docs/model-costs.md, "Compute").
 #include "ovb/model/compute_cost.hpp"
 
 #include "ovb/metrics.hpp"

@@ -1,5 +1,5 @@
 // Machine files: JSON <-> ovb::model::Machine, with one clear message per missing or bad field
-// (format: docs/model.md, "Machine file").
+// (format: docs/model-machines.md, "Machine file").
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -72,7 +72,7 @@ class Reader {
 
  private:
   const json& at(const char* key) const {
-    if (!has(key)) fail(key_path(key), "is missing (see docs/model.md, \"Machine file\")");
+    if (!has(key)) fail(key_path(key), "is missing (see docs/model-machines.md, \"Machine file\")");
     return j_.at(key);
   }
   std::string key_path(const char* key) const { return path_.empty() ? key : path_ + "." + key; }

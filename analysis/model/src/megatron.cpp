@@ -1,5 +1,5 @@
 // The Megatron-LM strategy: time and memory of one (tp, pp, dp, micro-batch, virtual stages,
-// recompute) configuration (see megatron.hpp; formulas in docs/model.md).
+// recompute) configuration (see megatron.hpp; formulas in docs/model-megatron.md).
 #include "ovb/model/megatron.hpp"
 
 #include <algorithm>

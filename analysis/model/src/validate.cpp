@@ -1,4 +1,4 @@
-// Validation against published runs (see validate.hpp; docs/model.md, "Validation").
+// Validation against published runs (see validate.hpp; docs/validation.md).
 #include "ovb/model/validate.hpp"
 
 #include <cmath>

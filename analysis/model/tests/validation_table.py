@@ -1,9 +1,9 @@
-"""The validation table of docs/model.md against `ovb-model validate` (ctest model.validate.docs):
+"""The validation table of docs/validation.md against `ovb-model validate` (ctest model.validate.docs):
 every row of the table must name a run of the validation file (by strategy, machine, GPUs and
 published TFLOP/s) and quote its predicted configuration, predicted TFLOP/s, error and verdict as
 the program prints them today, so a model change that moves a figure fails until the page follows.
 
-Usage: validation_table.py OVB_MODEL DOCS_MODEL_MD WORK_DIR
+Usage: validation_table.py OVB_MODEL DOCS_VALIDATION_MD WORK_DIR
 """
 
 import json

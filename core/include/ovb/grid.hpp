@@ -1,7 +1,7 @@
 // The 4D process grid (Gx, Gy, Gz, Gdata) of docs/algorithm.md.
 // Rank placement: the first dimension of `order` varies fastest (default X, then Y, then Z), data
-// is always slowest. The stride of a dimension ("ip" in docs/model.md) is the product of the sizes
-// of the dimensions that vary faster than it.
+// is always slowest. The stride of a dimension ("ip" in docs/model-costs.md) is the product of the
+// sizes of the dimensions that vary faster than it.
 #pragma once
 
 #include <array>

@@ -1,6 +1,6 @@
 // Communication term of the model: the time of one collective from its kind, group size p, group
 // stride ip and buffer size, with the ring volume of docs/metrics.md and the placement rule of
-// docs/model.md ("Communication"):
+// docs/model-costs.md ("Communication"):
 //   t = alpha + S * F(kind, p) / bw(kind, p, ip)
 //   F = 2(p-1)/p all-reduce, (p-1)/p reduce-scatter / all-gather   (bytes each rank moves / S)
 //   bw = intra(kind, p, ip)                          if ip * p <= ranks per node (group in a node)

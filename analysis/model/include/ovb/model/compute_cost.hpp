@@ -15,7 +15,7 @@
 //    micro-step, and each micro-step after the first adds every linear layer's new weight and
 //    bias gradient to the accumulated one in fp32 (the shard with Gz > 1, else the block: read
 //    two, write one).
-// Formulas for the byte counts: docs/model.md, "Compute".
+// Formulas for the byte counts: docs/model-costs.md, "Compute".
 #pragma once
 
 #include <array>

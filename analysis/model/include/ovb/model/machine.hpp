@@ -1,7 +1,7 @@
 // The machine description of the performance model: node shape, device compute and memory, GEMM
 // efficiency data, communication parameters per collective kind and placement, and the
 // interference of overlapped compute and communication. Read from / written to the JSON format of
-// docs/model.md ("Machine file"); presets live in analysis/machines/.
+// docs/model-machines.md ("Machine file"); presets live in analysis/machines/.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -35,7 +35,7 @@ struct InterEntry {
 
 // Latency of one NCCL algorithm, as NCCL's own tuning model (src/graph/tuning.cc) states it: a
 // base latency plus one hop latency per pipeline step, NVLink hops inside a node and network hops
-// between nodes (docs/model.md, "Latency").
+// between nodes (docs/model-costs.md, "Latency").
 struct AlgoLatency {
   double base_us = 0;
   double intra_hop_us = 0;

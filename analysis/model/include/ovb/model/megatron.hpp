@@ -8,7 +8,7 @@
 // bytes per parameter). The GEMM, attention and memory-bound costs are the 4D model's own
 // (compute_terms on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel
 // ones) and every collective is costed by cost_collective, so both strategies share one machine
-// description. Formulas: docs/model.md, "The Megatron-LM strategy".
+// description. Formulas: docs/model-megatron.md.
 #pragma once
 
 #include <cstdint>

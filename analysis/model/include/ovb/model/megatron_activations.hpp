@@ -3,7 +3,7 @@
 // and with or without sequence parallelism. GPT blocks: Korthikanti et al. 2022 (arXiv
 // 2205.05198, Table 2). Llama blocks (RMSNorm, RoPE, GQA, SwiGLU, no biases, no dropout, fused
 // attention): derived here from the tensors Megatron-Core saves for the backward; the derivation
-// is in megatron_activations.cpp and docs/model.md ("The Megatron-LM strategy").
+// is in megatron_activations.cpp and docs/model-megatron.md ("Llama blocks").
 #pragma once
 
 #include "ovb/gpt_plan.hpp"
