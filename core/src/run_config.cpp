@@ -325,6 +325,12 @@ std::vector<RunOption> make_table() {
       "gradient bucket is reduce-scattered over data instead of all-reduced, every data rank "
       "updates its chunk, and the updated weights are all-gathered over data in the step",
       false, [](RunConfig & c) -> auto& { return c.plan.shard_optimizer; }));
+  t.push_back(boolean(
+      "--shard-gradients", "shard_gradients",
+      "With --shard-optimizer: split the fp32 gradients over the data group as well (ZeRO-2): "
+      "each bucket's gradient is computed in a bucket buffer, reduce-scattered over data every "
+      "micro-step and only the rank's chunk is kept",
+      false, [](RunConfig & c) -> auto& { return c.plan.shard_gradients; }));
   // Precisions.
   t.push_back(
       {"--dtype", "dtype",

@@ -72,7 +72,8 @@ std::string explain_text(const Prediction& p) {
      << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
      << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string())
-     << (o.shard_optimizer ? ", optimizer sharded over data" : "") << ", "
+     << (o.shard_optimizer ? ", optimizer sharded over data" : "")
+     << (o.shard_gradients ? ", gradients too" : "") << ", "
      << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
      << "\ntokens per rank T = " << ct.tokens
      << (ct.micro_steps > 1
