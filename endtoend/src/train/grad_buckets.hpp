@@ -70,8 +70,8 @@ class GradBuckets {
   std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> added_;  // per bucket, relative
   Slot head_;
   std::vector<Slot> ring_;
-  std::size_t next_ = 0;          // ring slots taken this iteration
-  std::vector<Slot*> current_;    // per bucket: the slot last taken for it
+  std::size_t next_ = 0;           // ring slots taken this iteration
+  std::vector<Slot*> current_;     // per bucket: the slot last taken for it
   std::vector<CollHandle> first_;  // per bucket: micro-step 0's reduce-scatter into the shard
 };
 
