@@ -112,6 +112,11 @@ def from_model(path):
     if best is None:
         raise AnalysisError(f"{path}: no fitting Megatron configuration (search with --strategy "
                             "megatron or all, or ovb-model versus)")
+    if best.get("first_stage_layers") or best.get("last_stage_layers"):
+        # The launch splits the layers evenly; an uneven split would be a different run.
+        raise AnalysisError(f"{path}: the best Megatron configuration has uneven pipeline stages "
+                            "(first_stage_layers / last_stage_layers), which megatron-cmd does "
+                            "not emit")
     m, inputs = doc["inputs"]["model"], doc["inputs"]
     return {"layers": int(m["layers"]), "hidden": int(m["hidden"]), "heads": int(m["heads"]),
             "seq": int(m["seq"]), "vocab": int(m["vocab"]), "global_batch": int(inputs["batch"]),

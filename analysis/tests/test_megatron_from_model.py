@@ -71,3 +71,9 @@ def test_virtual_stage_rules():
     from ovb_analysis.errors import AnalysisError
     with pytest.raises(AnalysisError, match="5 virtual stages need PP >= 2"):
         ml.validate(replace(base, virtual_stages=5))
+
+
+def test_uneven_pipeline_stages_are_refused_by_name(cli, tmp_path):
+    path = write(tmp_path, [dict(MEG, first_stage_layers=11, last_stage_layers=11)])
+    rc, out, err = cli("megatron-cmd", "--from-model", path)
+    assert rc == 1 and "uneven pipeline stages" in err and out == ""

@@ -124,3 +124,78 @@ def test_baselines_tables_and_failed_collective_check(tmp_path):
     assert "| 1.3B | gpt4d | 4 | 100.0 | 97.2-102.8 | 10.0 |  |" in s.markdown
     assert "| 1.3B | PyTorch eager | 4 | 125.0 | 125.0-125.0 | 8.0 | 1.25x |" in s.markdown
     assert "No Megatron-LM comparison yet" in s.markdown
+
+
+def llama_run(times, warmup, flop, peak=None, **model):
+    """A gpt4d/pytorch_gpt result of the llama-gpu preset: config as both write it."""
+    m = {"layers": 8, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+         "seq": 2048, "vocab": 128256, "rope_theta": 500000.0, **model}
+    doc = run(times, warmup, model_flop_per_iter=flop, peak_tflops=peak,
+              peak_memory_bytes=3 * 2**30)
+    doc["config"] = {"model": m, "batch": 2, "iters": len(times), "kernels": "cuda test"}
+    return doc
+
+
+def write_llama_folder(tmp_path, torch_model=None, kernel_failures=0, cuda_loss=4.0,
+                       same_model_gpt_ok=True):
+    case = {"status": "RUN", "result": "COMPLETED", "name": "RmsNorm/0"}
+    cases = [case, {**case, "name": "Gqa/0"}, {**case, "result": "SKIPPED", "name": "Cudnn/0"}]
+    for c in cases[:kernel_failures]:
+        c["failures"] = [{"failure": "expected"}]
+    write(tmp_path / "kernel_tests.json", {"testsuites": [{"testsuite": cases}]})
+    for name, loss in (("host", 4.0), ("cuda_fp32", cuda_loss), ("cuda_bf16", 4.01)):
+        write(tmp_path / f"compare_{name}.json",
+              {"iterations": [{"loss": loss - 0.1 * i} for i in range(30)]})
+    write(tmp_path / "same_model.json",
+          {"tolerance": 1e-5, "runs": {
+              "llama": {"gpt4d": [5.5] * 8, "pytorch": [5.5] * 8, "worst_relative": 3e-7,
+                        "passed": True},
+              "gpt": {"gpt4d": [5.6] * 8, "pytorch": [5.6] * 8, "worst_relative": 2e-5,
+                      "passed": same_model_gpt_ok}}})
+    # 25 iterations: 5 warm-up (1000 ms) then 20 timed, 100..119 ms; median 109.5 ms.
+    times = [1000.0] * 5 + [100.0 + i for i in range(20)]
+    flop = 1.095e14  # 1000 TFLOP/s at the median
+    write(tmp_path / "training" / "gpt4d_llama3-8B-L8.json", llama_run(times, 5, flop, peak=989.0))
+    write(tmp_path / "training" / "torch_llama3-8B-L8_eager.json",
+          llama_run([2 * t for t in times], 5, flop, peak=989.0, **(torch_model or {})))
+
+
+def test_llama_gpu_rows_mfu_and_checks(tmp_path):
+    from ovb_analysis.summaries import llama_gpu
+    write_llama_folder(tmp_path)
+    s = llama_gpu.summarize(str(tmp_path))
+    assert s.ok, s.problems
+    assert s.doc["kernel_tests"] == {"run": 2, "failed": 0, "skipped": 1}
+    assert s.doc["loss_deviation_cuda_fp32"] == 0.0
+    g, t = s.doc["training"]
+    assert (g["system"], g["n"], g["median_ms"]) == ("gpt4d", 20, pytest.approx(109.5))
+    assert g["tflops"] == pytest.approx(1000.0)
+    assert g["mfu"] == pytest.approx(1000.0 / 989.0)
+    assert (t["system"], t["median_ms"], t["tflops"]) == ("PyTorch eager", pytest.approx(219.0),
+                                                          pytest.approx(500.0))
+    assert "| llama3-8B-L8 | PyTorch eager | 20 | 219.0 |" in s.markdown
+    assert "| 50.6 % | 3.0 | 2.00x |" in s.markdown
+    assert "| llama | 8 | 3.00e-07 | ok (<= 1e-05) |" in s.markdown
+
+
+def test_llama_gpu_refuses_a_reference_of_another_shape_and_failed_checks(tmp_path):
+    from ovb_analysis.summaries import llama_gpu
+    write_llama_folder(tmp_path, torch_model={"kv_heads": 32}, kernel_failures=1,
+                       cuda_loss=4.01, same_model_gpt_ok=False)
+    s = llama_gpu.summarize(str(tmp_path))
+    assert not s.ok
+    text = "\n".join(s.problems)
+    assert "PyTorch eager llama3-8B-L8: not the run of gpt4d (kv_heads 32 vs 8)" in text
+    assert "1 of 2 kernel tests failed" in text
+    assert "CUDA fp32 left the host's loss curve" in text
+    assert "gpt: gpt4d's loss left the PyTorch reference's (2.00e-05 relative)" in text
+    # Every case skipped: no kernel was checked, which is no pass either.
+    skipped = {"status": "RUN", "result": "SKIPPED", "name": "x"}
+    write(tmp_path / "kernel_tests.json", {"testsuites": [{"testsuite": [skipped]}]})
+    assert "no kernel test ran" in "\n".join(llama_gpu.summarize(str(tmp_path)).problems)
+    # A reference with 10 timed iterations: too few samples, and not gpt4d's iteration count.
+    write(tmp_path / "training" / "torch_llama3-8B-L8_compile.json",
+          llama_run([100.0] * 15, 5, 1.095e14, peak=989.0))
+    text = "\n".join(llama_gpu.summarize(str(tmp_path)).problems)
+    assert "torch.compile llama3-8B-L8: 10 timed iterations, fewer than 20" in text
+    assert "torch.compile llama3-8B-L8: not the run of gpt4d (iters 15 vs 25)" in text

@@ -1,5 +1,5 @@
-// NVTX ranges in the "OverlapBench" domain (CUDA builds: cuda/entry.cpp) plus the host-timeline
-// recorder (see ovb/annotate.hpp).
+// NVTX ranges in the "OverlapBench" domain (cuda/entry.cpp, in programs that link the CUDA
+// backend) plus the host-timeline recorder (see ovb/annotate.hpp).
 #include "ovb/annotate.hpp"
 
 #include "cuda_entry.hpp"
@@ -14,7 +14,7 @@ void set_range_recorder(RangeRecorder* r) { g_recorder = r; }
 RangeRecorder* range_recorder() { return g_recorder; }
 
 ScopedRange::ScopedRange(const RangeInfo& info) {
-  cuda::nvtx_push(info);
+  cuda_entry::nvtx_push(info);
   if (g_recorder) g_recorder->begin(info);
 }
 
@@ -23,7 +23,7 @@ ScopedRange::ScopedRange(const std::string& name, const char* category)
 
 ScopedRange::~ScopedRange() {
   if (g_recorder) g_recorder->end();
-  cuda::nvtx_pop();
+  cuda_entry::nvtx_pop();
 }
 
 }  // namespace ovb

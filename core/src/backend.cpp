@@ -64,39 +64,34 @@ void Communicator::run(CollKind k, const void* send, void* recv, std::size_t cou
 }
 
 bool cuda_backend_built() {
-  return cuda::built();
+  return cuda_entry::built();
 }
 
 std::string backend_kind(const BackendOptions& opts) {
   if (opts.name == "host" || opts.name == "cuda") return opts.name;
   if (opts.name != "auto")
     throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
-  return cuda::visible_device_count() > 0 ? "cuda" : "host";
+  return cuda_entry::visible_device_count() > 0 ? "cuda" : "host";
 }
 
 std::unique_ptr<Backend> make_backend(const BackendOptions& opts, const LaunchContext& ctx) {
   if (opts.name == "host") return std::make_unique<HostBackend>(ctx);
   if (opts.name != "cuda" && opts.name != "auto")
     throw UsageError("unknown backend '" + opts.name + "' (expected auto, cuda or host)");
-  if (opts.name == "cuda" || cuda::visible_device_count() > 0) return cuda::make_backend(opts, ctx);
+  if (opts.name == "cuda" || cuda_entry::visible_device_count() > 0)
+    return cuda_entry::make_backend(opts, ctx);
   return std::make_unique<HostBackend>(ctx);
 }
 
 // The measures live on the CUDA backend alone; reached here, where the backends are known, rather
 // than through the Backend interface that every kernel and benchmark includes.
 nlohmann::json backend_telemetry(const Backend& b) {
-#ifdef OVB_HAVE_CUDA
-  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b)) return c->telemetry();
-#endif
+  if (auto t = cuda_entry::telemetry(b)) return *t;
   return telemetry::not_available(std::string(b.name()) + " backend: no GPU to sample");
 }
 
-std::optional<double> device_memory_peak_bytes([[maybe_unused]] const Backend& b) {
-#ifdef OVB_HAVE_CUDA
-  if (const auto* c = dynamic_cast<const cuda::CudaBackend*>(&b))
-    return c->device_memory_peak_bytes();
-#endif
-  return std::nullopt;
+std::optional<double> device_memory_peak_bytes(const Backend& b) {
+  return cuda_entry::device_memory_peak_bytes(b);
 }
 
 }  // namespace ovb

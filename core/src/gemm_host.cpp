@@ -68,7 +68,7 @@ class HostGemm final : public Gemm {
 
 std::unique_ptr<Gemm> make_gemm(Backend& backend) {
   if (backend.name() == "host") return std::make_unique<HostGemm>();
-  if (backend.name() == "cuda") return cuda::make_cublaslt_gemm(backend);
+  if (backend.name() == "cuda") return cuda_entry::make_cublaslt_gemm(backend);
   throw Error("no GEMM for backend '" + std::string(backend.name()) + "'");
 }
 

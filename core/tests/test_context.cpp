@@ -49,9 +49,18 @@ TEST(Context, HostRunContextHasEveryField) {
   EXPECT_FALSE(ovb::device_memory_peak_bytes(*backend).has_value());
 }
 
-TEST(Context, CudaBackendRequestedInHostOnlyBuildSaysSo) {
-  if (ovb::cuda_backend_built()) GTEST_SKIP() << "CUDA backend built";
+// This program links ovb::core alone, as the analysis tools do: no CUDA backend in any build
+// (test_cuda_link.cpp checks the programs that link it).
+TEST(Context, CudaBackendRequestedWithoutItSaysSo) {
+  EXPECT_FALSE(ovb::cuda_backend_built());
   ovb::BackendOptions opts;
   opts.name = "cuda";
   EXPECT_THROW(ovb::make_backend(opts, ovb::testing::launch()), ovb::UsageError);
+  try {
+    ovb::make_backend(opts, ovb::testing::launch());
+  } catch (const ovb::UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("-DOVB_ENABLE_CUDA=ON"), std::string::npos) << e.what();
+  }
+  opts.name = "auto";
+  EXPECT_EQ(ovb::make_backend(opts, ovb::testing::launch())->name(), "host");
 }

@@ -48,6 +48,7 @@ LLAMA_PRESETS = {  # name: (layers, hidden, heads, kv_heads, ffn_hidden), as cor
 }
 LLAMA3_VOCAB, LLAMA3_ROPE_THETA = 128256, 500000.0
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+LR = 3e-4  # constant (gpt4d decays it unless --min-lr equals --lr)
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
 
 
@@ -248,6 +249,25 @@ def build_llama(a, torch):
     return Llama()
 
 
+def make_optimizer(model, torch, lr, fused):
+    """AdamW as gpt4d's defaults: betas (0.9, 0.95), eps 1e-8, weight decay 0.1 on weight matrices
+    and embeddings only."""
+    decay = [p for p in model.parameters() if p.dim() == 2]
+    no_decay = [p for p in model.parameters() if p.dim() != 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, betas=(0.9, 0.95), eps=1e-8, fused=fused)
+
+
+def update(model, opt, torch, loss):
+    """The rest of an iteration after the forward: backward, the global gradient norm clipped at
+    1.0 (gpt4d's --clip default), the AdamW step."""
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
 def main(argv):
     a = parse_args(argv)
     try:
@@ -261,11 +281,7 @@ def main(argv):
     torch.manual_seed(a.seed)
     dev = torch.device("cuda")
     model = build(a, torch).to(dev)
-    decay = [p for n, p in model.named_parameters() if p.dim() == 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() != 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                             {"params": no_decay, "weight_decay": 0.0}],
-                            lr=3e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
+    opt = make_optimizer(model, torch, LR, fused=True)
     step_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     n_params = sum(p.numel() for p in model.parameters())
     gen = torch.Generator(device=dev).manual_seed(a.seed)
@@ -284,10 +300,7 @@ def main(argv):
         t0 = time.perf_counter()
         with torch.autocast("cuda", dtype=torch.bfloat16):
             loss = step_model(idx[:, :-1], idx[:, 1:])
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
+        update(model, opt, torch, loss)
         torch.cuda.synchronize()
         dt = time.perf_counter() - t0
         iters.append({"iter": i, "loss": loss.item(), "time_ms": dt * 1e3})

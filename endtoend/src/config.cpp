@@ -115,13 +115,6 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   if (cfg.attention == "cudnn" && cfg.plan.act_dtype != DType::bf16)
     throw UsageError("--attention cudnn needs bf16 activations (cuDNN's fused attention has no " +
                      std::string(name_of(cfg.plan.act_dtype)) + " path)");
-  // cuDNN's attention graphs here have one K/V head per query head; grouped-query attention runs
-  // on the CUDA-core kernels.
-  if (cfg.attention == "cudnn" && cfg.model.kv() != cfg.model.heads)
-    throw UsageError("--attention cudnn: grouped-query attention (--kv-heads " +
-                     std::to_string(cfg.model.kv()) + " < --heads " +
-                     std::to_string(cfg.model.heads) +
-                     ") runs on the simt kernels only; use --attention auto or simt");
   // The CUDA attention kernel keeps a head's row in registers spread over a warp: head <= 256.
   if (backend_name == "cuda" && cfg.model.heads > 0 && cfg.model.hidden % cfg.model.heads == 0 &&
       cfg.model.head_dim() > 256)

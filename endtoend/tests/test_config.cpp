@@ -102,16 +102,24 @@ TEST(Config, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(
       parse({"--layers", "1", "--hidden", "1024", "--heads", "2", "--batch", "4"}, nullptr, "cuda"),
       "head size hidden/heads = 512 is larger than 256"));
-  // Llama runs on both backends; its grouped-query attention has only the simt CUDA kernels.
+  // Llama runs on both backends; its grouped-query attention takes every --attention, cuDNN's
+  // where the build has it (whether cuDNN runs the shape is decided on the device).
   EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}, nullptr, "cuda"), "");
   EXPECT_EQ(
       parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "simt"}, nullptr, "cuda"),
       "");
-  if (ovb::gpt::cudnn_attention_built()) {
-    EXPECT_TRUE(has(
-        parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn"}, nullptr, "cuda"),
-        "--attention cudnn: grouped-query attention"));
-  }
+  const std::string llama_cudnn =
+      parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn"}, nullptr, "cuda");
+  if (ovb::gpt::cudnn_attention_built())
+    EXPECT_EQ(llama_cudnn, "");
+  else
+    EXPECT_TRUE(has(llama_cudnn, "--attention cudnn: this gpt4d was built without cuDNN"))
+        << llama_cudnn;
+  EXPECT_TRUE(has(
+      parse({"--preset", "llama-tiny", "--batch", "4", "--attention", "cudnn", "--dtype", "fp32"},
+            nullptr, "cuda"),
+      ovb::gpt::cudnn_attention_built() ? "--attention cudnn needs bf16 activations"
+                                        : "built without cuDNN"));
   EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}), "");
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));

@@ -122,6 +122,33 @@ class CudaVsHost : public ::testing::TestWithParam<DType> {
     expect_close(act_out(DX, dqkv.size()), dqkv, dqkv_tol, ("attention dqkv " + shape).c_str());
   }
 
+  // Grouped-query attention (qkv: Hkv groups of [r query heads | k | v]) of `k` against the host
+  // loops, as compare_attention; dqkv starts at 5 on the device, so every element must be written.
+  void compare_gqa(Kernels& k, std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t Hkv,
+                   std::int64_t D, float out_tol, float dqkv_tol) {
+    const std::int64_t rows = B * S, width = (H + 2 * Hkv) * D;
+    const std::vector<float> qkv = quantized(random_vec(rows * width, 61)),
+                             dout = quantized(random_vec(rows * H * D, 62));
+    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
+    hk_->gqa_attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, Hkv, D);
+    const std::vector<float> outq = quantized(out);
+    hk_->gqa_attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
+                                scratch.data(), B, S, H, Hkv, D);
+    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
+                              std::to_string(H) + " Hkv" + std::to_string(Hkv) + " D" +
+                              std::to_string(D);
+    Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
+           DX = act_buf(std::vector<float>(qkv.size(), 5.0f)), SC = f32_buf(scratch);
+    k.gqa_attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, Hkv, D);
+    expect_close(act_out(O, out.size()), out, out_tol, ("gqa out " + shape).c_str());
+    expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("gqa lse " + shape).c_str());
+    O = act_buf(outq);
+    upload(L, lse.data(), lse.size() * 4);
+    k.gqa_attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
+                             SC.as<float>(), B, S, H, Hkv, D);
+    expect_close(act_out(DX, dqkv.size()), dqkv, dqkv_tol, ("gqa dqkv " + shape).c_str());
+  }
+
   void layer_norm_case(std::int64_t T, std::int64_t C);
 
   std::unique_ptr<Backend> host_, cuda_;
@@ -328,7 +355,7 @@ TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
                                   {1, 70, 2, 64},
                                   {1, 33, 1, 80},
                                   {1, 40, 2, 128}}) {
-    ASSERT_EQ(simt->prepare_attention(B, S, H, D), "simt");
+    ASSERT_EQ(simt->prepare_attention(B, S, H, H, D), "simt");
     compare_attention(*simt, B, S, H, D, tol(1e-4f, 2e-2f), tol(2e-4f, 3e-2f));
   }
 }
@@ -338,9 +365,9 @@ TEST_P(CudaVsHost, FlashAttentionForwardAndBackward) {
 TEST_P(CudaVsHost, CudnnFusedAttention) {
   if (!cudnn_attention_built()) GTEST_SKIP() << "this build has no cuDNN (OVB_ENABLE_CUDNN)";
   if (!bf16()) {
-    EXPECT_EQ(make_kernels(*cuda_, act())->prepare_attention(1, 128, 2, 64), "simt");
+    EXPECT_EQ(make_kernels(*cuda_, act())->prepare_attention(1, 128, 2, 2, 64), "simt");
     auto forced = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
-    EXPECT_THROW(forced->prepare_attention(1, 128, 2, 64), UsageError);
+    EXPECT_THROW(forced->prepare_attention(1, 128, 2, 2, 64), UsageError);
     return;
   }
   auto cudnn = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
@@ -348,7 +375,7 @@ TEST_P(CudaVsHost, CudnnFusedAttention) {
                                   {1, 256, 2, 128},
                                   {1, 192, 4, 32},
                                   {1, 1024, 1, 128}}) {
-    ASSERT_EQ(cudnn->prepare_attention(B, S, H, D), "cudnn");
+    ASSERT_EQ(cudnn->prepare_attention(B, S, H, H, D), "cudnn");
     compare_attention(*cudnn, B, S, H, D, 2e-2f, 3e-2f);
   }
   EXPECT_NE(cudnn->description().find("cuDNN fused flash attention"), std::string::npos)
@@ -356,8 +383,8 @@ TEST_P(CudaVsHost, CudnnFusedAttention) {
   // auto: cuDNN where it runs the shape; a length that is no multiple of 64 either runs on cuDNN
   // (and must then be right) or falls back to simt with the reason in the description.
   auto automatic = make_kernels(*cuda_, act());
-  EXPECT_EQ(automatic->prepare_attention(2, 128, 2, 64), "cudnn");
-  const std::string odd = automatic->prepare_attention(1, 70, 2, 64);
+  EXPECT_EQ(automatic->prepare_attention(2, 128, 2, 2, 64), "cudnn");
+  const std::string odd = automatic->prepare_attention(1, 70, 2, 2, 64);
   EXPECT_TRUE(odd == "cudnn" || odd == "simt") << odd;
   compare_attention(*automatic, 1, 70, 2, 64, 2e-2f, 3e-2f);
 }
@@ -507,45 +534,67 @@ TEST_P(CudaVsHost, RotaryEmbeddingForwardAndBackward) {
   }
 }
 
-// Grouped-query attention on the CUDA-core kernels against the host loops; cuDNN is not used
-// for it (auto falls back, --attention cudnn refuses).
+// Grouped-query attention on the CUDA-core kernels (forced) and under auto (cuDNN in bf16 where
+// it is built and runs the shape, else simt) against the host loops.
 TEST_P(CudaVsHost, GroupedQueryAttention) {
   for (const auto [B, S, H, Hkv, D] :
        {std::array<std::int64_t, 5>{2, 50, 4, 2, 16}, {1, 70, 6, 2, 64}, {1, 40, 4, 1, 128}}) {
-    const std::int64_t rows = B * S, width = (H + 2 * Hkv) * D;
-    const std::vector<float> qkv = quantized(random_vec(rows * width, 61)),
-                             dout = quantized(random_vec(rows * H * D, 62));
-    std::vector<float> out(rows * H * D), lse(B * H * S), dqkv(qkv.size()), scratch(B * H * S);
-    hk_->gqa_attention_forward(*hs_, qkv.data(), out.data(), lse.data(), B, S, H, Hkv, D);
-    const std::vector<float> outq = quantized(out);
-    hk_->gqa_attention_backward(*hs_, qkv.data(), outq.data(), dout.data(), lse.data(), dqkv.data(),
-                                scratch.data(), B, S, H, Hkv, D);
-    const std::string shape = "B" + std::to_string(B) + " S" + std::to_string(S) + " H" +
-                              std::to_string(H) + " Hkv" + std::to_string(Hkv) + " D" +
-                              std::to_string(D);
     for (const AttentionKind kind : {AttentionKind::automatic, AttentionKind::simt}) {
       auto k = make_kernels(*cuda_, act(), nullptr, kind);
-      Buffer X = act_buf(qkv), O = act_buf(out), L = f32_buf(lse), DO = act_buf(dout),
-             DX = act_buf(std::vector<float>(qkv.size(), 5.0f)), SC = f32_buf(scratch);
-      k->gqa_attention_forward(*cs_, X.data(), O.data(), L.as<float>(), B, S, H, Hkv, D);
-      expect_close(act_out(O, out.size()), out, tol(1e-4f, 2e-2f), ("gqa out " + shape).c_str());
-      expect_close(f32_out(L, lse.size()), lse, 1e-4f, ("gqa lse " + shape).c_str());
-      O = act_buf(outq);
-      upload(L, lse.data(), lse.size() * 4);
-      k->gqa_attention_backward(*cs_, X.data(), O.data(), DO.data(), L.as<float>(), DX.data(),
-                                SC.as<float>(), B, S, H, Hkv, D);
-      expect_close(act_out(DX, dqkv.size()), dqkv, tol(2e-4f, 3e-2f),
-                   ("gqa dqkv " + shape).c_str());
+      compare_gqa(*k, B, S, H, Hkv, D, tol(1e-4f, 2e-2f), tol(2e-4f, 3e-2f));
     }
   }
-  if (cudnn_attention_built() && bf16()) {
+}
+
+// cuDNN's fused flash attention with grouped-query attention (bf16) against the host loops, in
+// each of its views of gpt4d's grouped qkv (cudnn_attention.hpp): K/V heads shared by all query
+// heads (one run), groups as cuDNN's batch with one run per sequence (B > 1: the runs' offsets),
+// multi-head attention beside. auto picks cuDNN for these shapes as for multi-head attention;
+// what cuDNN cannot run is refused in one line under --attention cudnn and runs on simt under
+// auto; fp32 is simt's.
+TEST_P(CudaVsHost, CudnnGroupedQueryAttention) {
+  if (!cudnn_attention_built()) GTEST_SKIP() << "this build has no cuDNN (OVB_ENABLE_CUDNN)";
+  if (!bf16()) {
+    EXPECT_EQ(make_kernels(*cuda_, act())->prepare_attention(1, 128, 4, 2, 64), "simt");
     auto forced = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
-    Buffer X = act_buf(std::vector<float>(64 * 8 * 64)),
-           O = act_buf(std::vector<float>(64 * 4 * 64)), L = f32_buf(std::vector<float>(4 * 64));
-    EXPECT_THROW(
-        forced->gqa_attention_forward(*cs_, X.data(), O.data(), L.as<float>(), 1, 64, 4, 2, 64),
-        UsageError);
+    EXPECT_THROW(forced->prepare_attention(1, 128, 4, 2, 64), UsageError);
+    return;
   }
+  auto cudnn = make_kernels(*cuda_, act(), nullptr, AttentionKind::cudnn);
+  for (const auto [B, S, H, Hkv, D] : {std::array<std::int64_t, 5>{1, 128, 4, 1, 64},
+                                       {2, 128, 4, 1, 128},
+                                       {2, 128, 8, 2, 64},
+                                       {3, 192, 6, 3, 128},
+                                       {2, 256, 32, 8, 128},  // llama3-8B's heads on one GPU
+                                       {2, 128, 4, 4, 64}}) {
+    ASSERT_EQ(cudnn->prepare_attention(B, S, H, Hkv, D), "cudnn");
+    compare_gqa(*cudnn, B, S, H, Hkv, D, 2e-2f, 3e-2f);
+  }
+  EXPECT_NE(cudnn->description().find("cuDNN fused flash attention"), std::string::npos)
+      << cudnn->description();
+  auto automatic = make_kernels(*cuda_, act());
+  EXPECT_EQ(automatic->prepare_attention(2, 128, 8, 2, 64), "cudnn");
+  // A length that is no multiple of 64: cuDNN (and then right) or simt.
+  const std::string odd = automatic->prepare_attention(2, 70, 6, 2, 64);
+  EXPECT_TRUE(odd == "cudnn" || odd == "simt") << odd;
+  compare_gqa(*automatic, 2, 70, 6, 2, 64, 2e-2f, 3e-2f);
+  // Head size 60 is no multiple of 8, which cuDNN's attention needs: refused by name under
+  // --attention cudnn, simt (and right) under auto.
+  try {
+    cudnn->prepare_attention(1, 64, 4, 2, 60);
+    ADD_FAILURE() << "--attention cudnn accepted head size 60";
+  } catch (const UsageError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("--attention cudnn: cuDNN cannot run attention with B 1, S 64, H 4, Hkv 2, "
+                       "D 60"),
+              std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  EXPECT_EQ(automatic->prepare_attention(1, 64, 4, 2, 60), "simt");
+  compare_gqa(*automatic, 1, 64, 4, 2, 60, 2e-2f, 3e-2f);
+  // Query heads that do not split into the K/V heads.
+  EXPECT_THROW(cudnn->prepare_attention(1, 64, 4, 3, 64), UsageError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaVsHost, ::testing::Values(DType::f32, DType::bf16),

@@ -1,7 +1,8 @@
 // A large generated trace (200 MB by default; OVB_LARGE_TRACE_MB overrides) is analyzed by the
 // ovb-trace binary in a child process: its peak resident memory (getrusage of the child) must stay
-// well below the file size - a DOM parse would need several times the file - and the numbers must
-// be exactly those the generator put in.
+// well below the file size - a DOM parse would need several times the file - over a small footprint
+// of its own (no CUDA library, in any build), and the numbers must be exactly those the generator
+// put in.
 #include <gtest/gtest.h>
 
 #include <utility>
@@ -90,8 +91,8 @@ TEST(LargeTrace, MemoryStaysWellBelowTheFileSize) {
   const Generated g = generate(trace, mb << 20);
   ASSERT_GE(g.bytes, mb << 20);
 
-  // The program's own footprint (its shared libraries: MPI, and CUDA's in a CUDA build) from a
-  // run that reads nothing, then the analysis; RUSAGE_CHILDREN's peak is the largest child's.
+  // The program's own footprint (its shared libraries) from a run that reads nothing, then the
+  // analysis; RUSAGE_CHILDREN's peak is the largest child's.
   auto run = [](std::vector<const char*> argv) {
     argv.push_back(nullptr);
     const pid_t pid = fork();
@@ -112,14 +113,16 @@ TEST(LargeTrace, MemoryStaysWellBelowTheFileSize) {
   ASSERT_TRUE(WIFEXITED(status));
   ASSERT_EQ(WEXITSTATUS(status), 0);
   const double file = static_cast<double>(g.bytes);
-  const double grown = peak_bytes - base_bytes;
-  std::printf("trace %.0f MB, %lld iterations; ovb-trace peak RSS %.1f MB, %.1f MB above the "
-              "program's own %.1f MB (%.3f x the file)\n",
-              file / 1e6, g.iterations, peak_bytes / 1e6, grown / 1e6, base_bytes / 1e6,
-              grown / file);
+  std::printf("trace %.0f MB, %lld iterations; ovb-trace peak RSS %.1f MB (%.3f x the file), "
+              "its own footprint %.1f MB\n",
+              file / 1e6, g.iterations, peak_bytes / 1e6, peak_bytes / file, base_bytes / 1e6);
+  // ovb-trace links no CUDA library, in a CUDA build too (ctest tree.cuda_links): its footprint
+  // is MPI's, ~15 MB; CUDA's libraries, mapped at start, would add some 200 MB.
+  EXPECT_LT(base_bytes, 64e6);
   // A DOM parse needs several times the file. The streaming reader keeps 32 bytes per kernel (the
-  // analysis about as much again): ~0.25 x for this file, less for larger ones.
-  EXPECT_LT(grown, 0.5 * file);
+  // analysis about as much again) over that footprint: ~0.27 x for this file, less for larger
+  // ones.
+  EXPECT_LT(peak_bytes, 0.5 * file);
 
   const auto a = nlohmann::json::parse(ovb::trace::testing::read_file(out));
   const auto& r = a["ranks"][0];

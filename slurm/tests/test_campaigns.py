@@ -272,6 +272,65 @@ class GpuCampaignPlans(unittest.TestCase):
             build_steps(CAMPAIGNS["profile-1.3B"], "cuda", "", {"short": "40"})
 
 
+class LlamaGpuPlan(unittest.TestCase):
+    """The llama-gpu preset: the Llama checks, then gpt4d and the reference on one shape."""
+
+    @staticmethod
+    def value(step, flag):
+        return step.command[step.command.index(flag) + 1]
+
+    def test_checks_then_gpt4d_beside_the_reference_on_the_same_run(self):
+        steps = build_steps(CAMPAIGNS["llama-gpu"], "cuda", "", {})
+        names = [s.name for s in steps]
+        self.assertEqual(names, ["gpu_info", "kernels", "compare_host", "compare_cuda_fp32",
+                                 "compare_cuda_bf16", "same_model", "parallel_tests",
+                                 "gpt4d-llama3-8B-L8",
+                                 "torch-eager-llama3-8B-L8", "torch-compile-llama3-8B-L8",
+                                 "summary"])
+        by = {s.name: s for s in steps}
+        # The Llama kernels, GQA attention included, from the CUDA kernel tests.
+        self.assertIn("--gtest_filter=*RmsNorm*:*SwiGlu*:*Rotary*:*GroupedQuery*:*Cudnn*",
+                      by["kernels"].command)
+        self.assertIn("--gtest_filter=*Llama*", by["parallel_tests"].command)
+        self.assertEqual(by["parallel_tests"].ranks, 4)
+        self.assertTrue(CAMPAIGNS["llama-gpu"].MPS)
+        for name in ("compare_host", "compare_cuda_fp32", "compare_cuda_bf16"):
+            self.assertEqual(self.value(by[name], "--preset"), "llama-tiny")
+        self.assertEqual(self.value(by["compare_cuda_fp32"], "--dtype"), "fp32")
+        # gpt4d and both references: llama3-8B with 8 blocks, seq 2048, batch 2, 30 iterations
+        # of which 5 warm-up: the same words for every system.
+        same = by["same_model"].command
+        self.assertTrue(same[1].endswith("endtoend/reference/check_same_model.py"))
+        self.assertEqual(same[same.index("--gpt4d") + 1], by["compare_host"].command[0])
+        runs = [by[n] for n in names[7:10]]
+        for s in runs:
+            for flag, want in (("--preset", "llama3-8B"), ("--layers", "8"), ("--seq", "2048"),
+                               ("--batch", "2"), ("--iters", "30"), ("--warmup", "5")):
+                self.assertEqual(self.value(s, flag), want, (s.name, flag))
+            self.assertTrue(s.unfit, s.name)
+        self.assertEqual(self.value(runs[0], "--backend"), "cuda")
+        self.assertTrue(runs[1].command[1].endswith("endtoend/reference/pytorch_gpt.py"))
+        self.assertNotIn("--compile", runs[1].command)
+        self.assertIn("--compile", runs[2].command)
+        self.assertEqual(runs[0].outputs, ["training/gpt4d_llama3-8B-L8.json"])
+        self.assertEqual(runs[2].outputs, ["training/torch_llama3-8B-L8_compile.json"])
+        self.assertEqual(by["summary"].command[-2:], ["llama-gpu", "{out}"])
+
+    def test_params_and_fewer_than_20_timed_iterations_refused(self):
+        steps = build_steps(CAMPAIGNS["llama-gpu"], "cuda", "",
+                            {"layers": "4", "batch": "1", "kernel_filter": "*Rotary*"})
+        by = {s.name: s for s in steps}
+        self.assertIn("gpt4d-llama3-8B-L4", by)
+        self.assertEqual(self.value(by["torch-eager-llama3-8B-L4"], "--batch"), "1")
+        self.assertIn("--gtest_filter=*Rotary*", by["kernels"].command)
+        with self.assertRaisesRegex(SuiteError, "at least 20 timed iterations"):
+            build_steps(CAMPAIGNS["llama-gpu"], "cuda", "", {"iters": "24", "warmup": "5"})
+        with self.assertRaisesRegex(SuiteError, "layers=0: expected a number > 0"):
+            build_steps(CAMPAIGNS["llama-gpu"], "cuda", "", {"layers": "0"})
+        with self.assertRaisesRegex(SuiteError, "runs on the cuda backend, not host"):
+            build_steps(CAMPAIGNS["llama-gpu"], "host", "", {})
+
+
 class MpsStart(unittest.TestCase):
     def test_no_control_binary_is_a_note_not_an_error(self):
         path = os.environ["PATH"]

@@ -44,11 +44,28 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (m.kv() % c.tp != 0)
     fail("query groups (kv-heads) " + std::to_string(m.kv()) + " not divisible by tp");
   if (m.ffn() % c.tp != 0) fail("ffn-hidden " + std::to_string(m.ffn()) + " not divisible by tp");
-  if (c.tp > mc.ranks_per_node())
+  if (c.tp > mc.ranks_per_node() && !c.tp_across_nodes)
     fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
-         " GPUs");
-  if (m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)
+         " GPUs unless tensor parallelism across nodes is allowed");
+  if (c.first_stage_layers < 0 || c.last_stage_layers < 0)
+    fail("the first and last stage's layers must be >= 0 (0: as the other stages)");
+  if (!c.uneven() && m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)
     fail("layers " + std::to_string(m.layers) + " not divisible by pp * virtual stages");
+  if (c.uneven()) {
+    if (c.pp < 2) fail("uneven stages (first/last stage layers) need pp >= 2");
+    const auto split = split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
+    if (!split)
+      fail("layers " + std::to_string(m.layers) + " less the first stage's (" +
+           std::to_string(c.first_stage_layers) + ") and the last stage's (" +
+           std::to_string(c.last_stage_layers) +
+           ") do not split evenly, at least one each, over the other stages");
+    // Interleaving cuts every stage into v chunks of at least one layer; the middle stages'
+    // chunks are equal (the time model uses each stage's total, so the ends' need not be).
+    const std::int64_t v = c.virtual_stages;
+    if (v > 1 && (std::min(split->first, split->last) < v || (c.pp > 2 && split->middle % v != 0)))
+      fail("virtual stages " + std::to_string(v) +
+           " must divide the middle stages' layers and be at most the first and last stage's");
+  }
   if (c.batch % (static_cast<std::int64_t>(c.dp) * c.micro_batch) != 0)
     fail("global batch " + std::to_string(c.batch) + " not divisible by dp * micro-batch");
   if (c.virtual_stages > 1 && c.pp < 2) fail("interleaving needs pp >= 2");
@@ -57,15 +74,55 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
          ") divisible by pp");
 }
 
+std::optional<StageLayers> split_stages(std::int64_t layers, int pp, int first, int last) {
+  if (pp < 1 || first < 0 || last < 0) return std::nullopt;
+  if (first == 0 && last == 0) {
+    if (layers % pp != 0) return std::nullopt;
+    const std::int64_t n = layers / pp;
+    return StageLayers{n, n, n};
+  }
+  if (pp < 2) return std::nullopt;
+  const int others = pp - (first > 0) - (last > 0);
+  const std::int64_t rest = layers - first - last;
+  if (others == 0) {
+    if (rest != 0) return std::nullopt;
+    return StageLayers{first, 0, last};
+  }
+  if (rest < others || rest % others != 0) return std::nullopt;
+  const std::int64_t n = rest / others;
+  return StageLayers{first > 0 ? first : n, n, last > 0 ? last : n};
+}
+
+namespace {
+
+StageLayers stages_of(const GptShape& m, const MegatronConfig& c) {
+  const auto split = split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
+  if (!split)
+    throw UsageError("Megatron pp=" + std::to_string(c.pp) + ": layers " +
+                     std::to_string(m.layers) + " do not split over the stages");
+  return *split;
+}
+
+}  // namespace
+
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   MegatronMemory mem;
   const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
-  const double L = static_cast<double>(m.layers), V = static_cast<double>(m.vocab);
+  const double V = static_cast<double>(m.vocab);
   const double a = static_cast<double>(m.heads), b = c.micro_batch, t = c.tp;
   // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated
   // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
   const double block = static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * h;
-  mem.params_local = L / c.pp * block / t + V * h / t + (m.llama() ? 0 : s * h);
+  const StageLayers st = stages_of(m, c);
+  mem.params_local =
+      static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
+  // Uneven stages: a middle stage, or Llama's last with its untied head, may hold more.
+  if (c.uneven()) {
+    if (c.pp > 2)
+      mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
+    mem.params_local = std::max(
+        mem.params_local, static_cast<double>(st.last) * block / t + (m.llama() ? V * h / t : 0));
+  }
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
@@ -90,9 +147,13 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   }
   mem.activation_per_layer = per_layer;
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
-  // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti, Section 4.2.3).
-  const double inflight = std::min<double>(c.pp, static_cast<double>(c.microbatches()));
-  double layers = L / c.pp * inflight;
+  // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,
+  // Section 4.2.3). Stage i holds min(pp - i, m) micro-batches of its layers: the first when even.
+  double layers = 0;
+  for (int i = 0; i < c.pp; ++i)
+    layers =
+        std::max(layers, static_cast<double>(st.of(i, c.pp)) *
+                             std::min<double>(c.pp - i, static_cast<double>(c.microbatches())));
   if (c.virtual_stages > 1) layers *= 1 + (c.pp - 1.0) / (c.pp * c.virtual_stages);
   mem.inflight_layers = layers;
   mem.activations = per_layer * layers;
@@ -157,14 +218,25 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     T.tp_fwd_us = fwd;
     T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? fwd : 0);
   }
-  const double layers_per_stage = static_cast<double>(m.layers) / c.pp;
-  T.stage_fwd_us = layers_per_stage * (T.layer_fwd_us + T.tp_fwd_us);
-  T.stage_bwd_us = layers_per_stage * (T.layer_bwd_us + T.recompute_us + T.tp_bwd_us);
-  const double per_mb = T.stage_fwd_us + T.stage_bwd_us;
-  // 1F1B: m micro-batches plus the bubble (pp-1)/v micro-batch times (Narayanan et al. SC21,
-  // Section 2.2); the last stage also runs the LM head and loss for every micro-batch.
-  T.bubble_us = (c.pp - 1.0) / c.virtual_stages * per_mb;
-  const double pipeline_us = mb * (per_mb + (c.pp > 1 ? T.head_us : 0)) + T.bubble_us;
+  const StageLayers st = stages_of(m, c);
+  const double layer_fwd = T.layer_fwd_us + T.tp_fwd_us;
+  const double layer_bwd = T.layer_bwd_us + T.recompute_us + T.tp_bwd_us;
+  // 1F1B (Narayanan et al. SC21, Section 2.2): the slowest stage runs all m micro-batches, the
+  // others' times fill and drain the pipeline, 1/v of them with interleaving; the last stage (the
+  // only one without a pipeline) also runs the LM head and loss for every micro-batch. Even
+  // stages: m (stage + head) + (pp-1)/v stage.
+  double slowest = 0, all = 0, most = 0;
+  for (int i = 0; i < c.pp; ++i) {
+    const double n = static_cast<double>(st.of(i, c.pp));
+    const double t = n * (layer_fwd + layer_bwd) + (i == c.pp - 1 ? T.head_us : 0);
+    slowest = std::max(slowest, t);
+    all += t;
+    most = std::max(most, n);
+  }
+  T.stage_fwd_us = most * layer_fwd;
+  T.stage_bwd_us = most * layer_bwd;
+  T.bubble_us = (all - slowest) / c.virtual_stages;
+  const double pipeline_us = mb * slowest + T.bubble_us;
 
   // Point-to-point: the s*b*h activation (1/tp of it with the scatter-gather optimization
   // when SP or tp > 1) to the next stage, tp*dp ranks away in Megatron's rank order (tp

@@ -33,16 +33,22 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
   r.memory_limit_bytes = memory_limit_bytes(mc);
   std::map<std::pair<int, int>, ComputeTerms> terms;  // (tp, micro-batch)
   for (int tp : divisors_of(opt.gpus)) {
-    if (!pinned_or(opt.tp, tp) || tp > mc.ranks_per_node() || m.heads % tp || m.hidden % tp)
+    if (!pinned_or(opt.tp, tp) || (tp > mc.ranks_per_node() && !opt.tp_across_nodes) ||
+        m.heads % tp || m.hidden % tp)
       continue;
     for (int pp : divisors_of(opt.gpus / tp)) {
-      if (!pinned_or(opt.pp, pp) || m.layers % pp) continue;
+      const bool uneven = opt.first_stage_layers > 0 || opt.last_stage_layers > 0;
+      const auto split = split_stages(m.layers, pp, opt.first_stage_layers, opt.last_stage_layers);
+      if (!pinned_or(opt.pp, pp) || !split) continue;
       const int dp = opt.gpus / (tp * pp);
       if (opt.batch % dp) continue;
+      // Interleaving splits a stage into equal chunks: the middle stages' (even: every stage's).
+      const std::int64_t chunked = uneven && pp > 2 ? split->middle : split->first;
+      const std::int64_t ends = std::min(split->first, split->last);
       for (std::int64_t mb = 1; mb <= opt.batch / dp; mb *= 2) {
         if (!pinned_or(opt.micro_batch, static_cast<int>(mb)) || (opt.batch / dp) % mb) continue;
-        for (int v : divisors_of(m.layers / pp)) {
-          if (!pinned_or(opt.virtual_stages, v) || (v > 1 && pp < 2)) continue;
+        for (int v : divisors_of(chunked)) {
+          if (!pinned_or(opt.virtual_stages, v) || (v > 1 && pp < 2) || v > ends) continue;
           MegatronConfig c;
           c.tp = tp;
           c.pp = pp;
@@ -53,6 +59,9 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           c.act_dtype = opt.act_dtype;
           c.sequence_parallel = opt.sequence_parallel;
           c.distributed_optimizer = opt.distributed_optimizer;
+          c.first_stage_layers = opt.first_stage_layers;
+          c.last_stage_layers = opt.last_stage_layers;
+          c.tp_across_nodes = opt.tp_across_nodes;
           if (v > 1 && c.microbatches() % pp) continue;
           const auto key = std::make_pair(tp, c.micro_batch);
           auto it = terms.find(key);
@@ -113,6 +122,10 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
       {"memory_bytes", mem.total()},
       {"memory_limit_bytes", p.memory_limit_bytes},
       {"fits", p.fits}};
+  if (c.uneven()) {  // 0: as the other stages
+    j["first_stage_layers"] = c.first_stage_layers;
+    j["last_stage_layers"] = c.last_stage_layers;
+  }
   j["flops"] = flops_json(flop_report(m, c.batch, c.recompute, t.iteration_us, c.gpus(), mc.peak()));
   return j;
 }

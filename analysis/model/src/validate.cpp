@@ -81,6 +81,25 @@ ValidationSet load_published_runs(const std::string& path) {
     p.model.heads = static_cast<std::int64_t>(number(m, "heads", path, at + "model."));
     p.model.seq = static_cast<std::int64_t>(number(m, "seq", path, at + "model."));
     p.model.vocab = static_cast<std::int64_t>(number(m, "vocab", path, at + "model."));
+    // Llama runs: the architecture and its block widths (GQA's K/V heads, the SwiGLU width).
+    if (m.contains("arch")) {
+      try {
+        p.model.arch = parse_arch(text(m, "arch", path, at + "model."));
+      } catch (const UsageError& e) {
+        bad(path, at + "model.arch: " + e.what());
+      }
+    }
+    if (p.model.llama()) {
+      p.model.kv_heads = static_cast<std::int64_t>(number(m, "kv_heads", path, at + "model."));
+      p.model.ffn_hidden = static_cast<std::int64_t>(number(m, "ffn_hidden", path, at + "model."));
+    } else if (m.contains("kv_heads") || m.contains("ffn_hidden")) {
+      bad(path, at + "model.kv_heads and model.ffn_hidden are Llama's: set model.arch to llama");
+    }
+    try {
+      validate_gpt_shape(p.model);
+    } catch (const UsageError& e) {
+      bad(path, at + "model: " + e.what());
+    }
     p.config = r.contains("config") ? r["config"] : json::object();
     const json& pub = field(r, "published", path, at);
     p.published_tflops = number(pub, "tflops_per_gpu", path, at + "published.");
@@ -100,6 +119,8 @@ ValidationSet load_published_runs(const std::string& path) {
     // before FlashAttention existed put the attention scores through memory).
     if (p.config.contains("flash_attention") && !p.config["flash_attention"].is_boolean())
       bad(path, at + "config.flash_attention must be true or false");
+    if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
+      bad(path, at + "config.tp_across_nodes must be true or false");
     set.runs.push_back(p);
   }
   return set;
@@ -123,8 +144,11 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     o.pp = pinned(cfg, "pp");
     o.micro_batch = pinned(cfg, "micro_batch");
     o.virtual_stages = pinned(cfg, "virtual_stages");
+    o.first_stage_layers = pinned(cfg, "first_stage_layers");
+    o.last_stage_layers = pinned(cfg, "last_stage_layers");
     o.sequence_parallel = cfg.value("sequence_parallel", true);
     o.distributed_optimizer = cfg.value("distributed_optimizer", true);
+    o.tp_across_nodes = cfg.value("tp_across_nodes", false);
     const MegatronSearchResult r = search_megatron(run.model, o, mc);
     if (r.ranked.empty())
       throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");
@@ -136,6 +160,14 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     row.config = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" +
                  std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
                  " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
+    if (c.uneven()) {
+      const StageLayers st =
+          *split_stages(run.model.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
+      row.config += " stages " + std::to_string(st.first) + "+" +
+                    (c.pp > 2 ? std::to_string(c.pp - 2) + "x" + std::to_string(st.middle) + "+"
+                              : std::string()) +
+                    std::to_string(st.last);
+    }
   } else {
     SearchOptions o;
     o.gpus = run.gpus;

@@ -129,6 +129,20 @@ ok versus "$model" versus --machine perlmutter-a100 --preset 13B --batch 128 --g
 has "$work/versus.json" "d['strategy'] == 'all' and d['versus']['faster'] in ('4d', 'megatron') and d['versus']['speedup'] >= 1 and {c['strategy'] for c in d['configs']} == {'4d', 'megatron'}"
 has "$work/versus.json" "abs(d['versus']['speedup'] - max(d['versus']['best_4d']['predicted_ms'], d['versus']['best_megatron']['predicted_ms']) / min(d['versus']['best_4d']['predicted_ms'], d['versus']['best_megatron']['predicted_ms'])) < 1e-9"
 grep -q "x faster" "$work/versus.out" || fail "versus: no verdict line"
+# 80B on 1024 GPUs of 40 GB with 4 per node: Megatron fits only with tp across nodes (asked for).
+headline=(--machine perlmutter-a100 --layers 42 --hidden 12288 --heads 96 --batch 1024 --gpus 1024
+  --recompute --overlap all --pow2 --top 1)
+ok versus-node "$model" versus "${headline[@]}" --json "$work/versus-node.json"
+has "$work/versus-node.json" "d['versus']['best_megatron'] is None and d['versus']['faster'] == '4d' and d['inputs']['megatron']['tp_across_nodes'] is False"
+grep -q "tp stays inside a node of 4 GPUs; --megatron-tp-across-nodes" "$work/versus-node.out" || fail "versus-node: no hint at --megatron-tp-across-nodes"
+ok versus-across "$model" versus "${headline[@]}" --megatron-tp-across-nodes --json "$work/versus-across.json"
+has "$work/versus-across.json" "d['versus']['best_megatron']['tp'] > 4 and d['versus']['best_megatron']['fits'] and d['inputs']['megatron']['tp_across_nodes'] is True"
+# Uneven pipeline stages: Llama 3 405B's 126 layers on 16 stages only as 7 + 14 x 8 + 7.
+llama405=(search --strategy megatron --machine dgx-h100 --preset llama3-405B --seq 8192 --batch 2048 --gpus 8192 --megatron-tp 8 --megatron-pp 16)
+bad megatron-even-405b "pp the layers" "$model" "${llama405[@]}"
+ok megatron-uneven "$model" "${llama405[@]}" --megatron-first-stage-layers 7 --megatron-last-stage-layers 7 --top 2 --json "$work/uneven.json"
+has "$work/uneven.json" "all(c['pp'] == 16 and c['first_stage_layers'] == 7 and c['last_stage_layers'] == 7 for c in d['configs']) and d['inputs']['megatron']['first_stage_layers'] == 7"
+bad megatron-uneven-split "pp - 1 or pp - 2 the layers left" "$model" "${llama405[@]}" --megatron-first-stage-layers 8 --megatron-last-stage-layers 7
 ok validate "$model" validate --only megatron-sc21-1t-3072 --json "$work/validate.json"
 has "$work/validate.json" "len(d['rows']) == 1 and d['rows'][0]['gpus'] == 3072 and d['rows'][0]['best']['tp'] == 8 and d['rows'][0]['best']['pp'] == 64 and abs(d['rows'][0]['error_pct'] - 100 * (d['rows'][0]['predicted_tflops_per_gpu'] - 163) / 163) < 1e-9"
 bad megatron-recompute "--megatron-recompute: .*some" "$model" search --strategy megatron --machine dgx-h100 "${common[@]}" --gpus 8 --megatron-recompute some

@@ -2,7 +2,8 @@
 // node; intra 2 ranks 100 GB/s, 4 ranks 200 GB/s; node 50 GB/s; latency 2 us per rank; memory
 // 1000 GB/s): memory per recompute mode (Korthikanti et al. 2022), in-flight micro-batches and
 // interleaving, the pipeline bubble, p2p sends, sequence-parallel collectives, distributed-
-// optimizer traffic, the FLOP report, and the search against predict_megatron.
+// optimizer traffic, uneven first/last stages, tensor parallelism across nodes when allowed,
+// the FLOP report, and the search against predict_megatron.
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
@@ -247,4 +248,168 @@ TEST(Megatron, SearchEqualsPredictionsAndRanksFittingFirst) {
     EXPECT_EQ(p.config.tp, 2);
     EXPECT_EQ(p.config.pp, 2);
   }
+}
+
+TEST(Megatron, WithoutPipelineTheHeadStillRunsEveryMicroBatch) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();  // tp 2, micro-batch 2: the layer terms of the pp 2 case
+  const MegatronPrediction staged = predict_megatron(m, c, mc);
+  const double f = staged.time.stage_fwd_us / 2, b = staged.time.stage_bwd_us / 2;
+  c.pp = 1;
+  c.dp = 4;  // 16 / (4 * 2) = 2 micro-batches of all 4 layers, then the LM head and loss
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  const double rest =
+      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
+  EXPECT_DOUBLE_EQ(p.time.bubble_us, 0);
+  EXPECT_NEAR(p.time.iteration_us - rest, 2 * (4 * (f + b) + p.time.head_us), 1e-6);
+  EXPECT_GT(p.time.head_us, 0);
+}
+
+TEST(Megatron, UnevenStagesSplitTheRestEvenly) {
+  auto split = [](std::int64_t L, int pp, int f, int l) {
+    const auto s = split_stages(L, pp, f, l);
+    return s ? std::to_string(s->first) + "," + std::to_string(s->middle) + "," +
+                   std::to_string(s->last)
+             : std::string("none");
+  };
+  EXPECT_EQ(split(126, 16, 7, 7), "7,8,7");  // Llama 3 405B (arXiv 2407.21783, Section 3.3.2)
+  EXPECT_EQ(split(128, 16, 0, 0), "8,8,8");
+  EXPECT_EQ(split(126, 16, 0, 0), "none");  // 16 does not divide 126
+  EXPECT_EQ(split(10, 3, 2, 0), "2,4,4");   // the last stage as the middle ones
+  EXPECT_EQ(split(4, 2, 1, 3), "1,0,3");
+  EXPECT_EQ(split(4, 2, 1, 2), "none");  // the ends do not add up to the layers
+  EXPECT_EQ(split(9, 4, 2, 2), "none");  // 5 left over 2 stages
+  EXPECT_EQ(split(5, 4, 2, 2), "none");  // 1 left for 2 stages: one would be empty
+  EXPECT_EQ(split(4, 1, 1, 0), "none");  // one stage cannot be uneven
+}
+
+TEST(Megatron, UnevenStagesTimeAndMemoryByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();  // pp 2, 4 micro-batches
+  const MegatronPrediction even = predict_megatron(m, c, mc);
+  c.first_stage_layers = 1;
+  c.last_stage_layers = 3;
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  // One layer's forward and backward (with its TP collectives) from the even stage of 2 layers.
+  const double f = even.time.stage_fwd_us / 2, b = even.time.stage_bwd_us / 2;
+  const double head = p.time.head_us;
+  EXPECT_NEAR(p.time.stage_fwd_us, 3 * f, 1e-9);  // the stage with the most layers
+  EXPECT_NEAR(p.time.stage_bwd_us, 3 * b, 1e-9);
+  // The last stage (3 layers + head) is the slowest: it runs all 4 micro-batches, the first
+  // stage's 1 layer fills and drains.
+  EXPECT_NEAR(p.time.bubble_us, f + b, 1e-9);
+  const double rest =
+      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
+  EXPECT_NEAR(p.time.iteration_us - rest, 4 * (3 * (f + b) + head) + (f + b), 1e-6);
+  // Memory: the last stage's 3 layers (no embedding: GPT's head is the embedding's) outweigh
+  // the first stage's 1 layer + embeddings: 3 * 49984 / 2 = 74976 > 49984 / 2 + 4096 + 1024.
+  EXPECT_DOUBLE_EQ(p.memory.params_local, 74976);
+  // Activations: stage 0 holds 2 micro-batches of 1 layer, stage 1 one of 3: 3 layers' worth.
+  EXPECT_DOUBLE_EQ(p.memory.inflight_layers, 3);
+  // The same ends as the even split predict exactly the even configuration.
+  c.first_stage_layers = c.last_stage_layers = 2;
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, mc).time.iteration_us, even.time.iteration_us);
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, mc).memory.total(), even.memory.total());
+}
+
+TEST(Megatron, UnevenStagesInvalidAreNamedAndSearched) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt(6);
+  auto err = [&](MegatronConfig c) {
+    try {
+      validate_megatron(m, c, mc);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  MegatronConfig c = base_config();
+  c.first_stage_layers = 2;  // 6 layers, pp 2: the last stage takes the other 4
+  EXPECT_EQ(err(c), "");
+  c.pp = 1;
+  c.dp = 4;
+  EXPECT_NE(err(c).find("uneven stages (first/last stage layers) need pp >= 2"), std::string::npos);
+  c = base_config();
+  c.first_stage_layers = 2;
+  c.last_stage_layers = 3;  // 2 + 3 != 6 with no middle stage
+  EXPECT_NE(err(c).find("do not split evenly"), std::string::npos) << err(c);
+  c = base_config();
+  c.first_stage_layers = -1;
+  EXPECT_NE(err(c).find("must be >= 0"), std::string::npos);
+  c = base_config();
+  c.first_stage_layers = 2;
+  c.virtual_stages = 4;  // the first stage has only 2 layers
+  EXPECT_NE(err(c).find("virtual stages 4 must divide"), std::string::npos) << err(c);
+
+  // Search: only pp whose rest splits, every configuration keeps the ends and predicts as
+  // predict_megatron; v at most the ends' layers.
+  MegatronSearchOptions o;
+  o.gpus = 8;
+  o.batch = 16;
+  o.first_stage_layers = 1;
+  const MegatronSearchResult r = search_megatron(m, o, mc);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const MegatronPrediction& p : r.ranked) {
+    // pp | 8: the 5 layers after the first stage split over 1 other stage, not over 3 or 7.
+    EXPECT_EQ(p.config.pp, 2);
+    EXPECT_EQ(p.config.first_stage_layers, 1);
+    EXPECT_EQ(p.config.virtual_stages, 1);  // the first stage's single layer is one chunk
+    EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
+  }
+}
+
+TEST(Megatron, TensorParallelAcrossNodesByHand) {
+  const Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt();
+  m.heads = 8;  // tp = 8 divides heads and hidden: only the node rule stands in the way
+  MegatronConfig c = base_config();
+  c.tp = 8;
+  c.pp = 1;
+  c.dp = 1;
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+  c.tp_across_nodes = true;
+  EXPECT_NO_THROW(validate_megatron(m, c, mc));
+  // 8 ranks, stride 1, over 2 nodes of 4: the ring crosses the network at the node's 50 GB/s
+  // (one rank per node on each crossing, no sharing); latency 2 us x 8 ranks. All-gather and
+  // reduce-scatter move 7/8 of the 4096 B activation (s 16 x micro-batch 2 x h 64 x 2 B).
+  const double coll = 16 + 3584 / 50e3;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_fwd_us, 4 * coll, 1e-9);
+}
+
+TEST(Megatron, SearchAcrossNodesAddsTheLargerTensorParallelSizes) {
+  const Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt();
+  m.heads = 8;
+  MegatronSearchOptions o;
+  o.gpus = 8;
+  o.batch = 16;
+  // Brute force as above, tp among the given sizes.
+  auto count = [](std::initializer_list<int> tps) {
+    std::int64_t n = 0;
+    for (int tp : tps)
+      for (int pp : {1, 2, 4}) {
+        if ((8 / tp) % pp) continue;
+        const int dp = 8 / (tp * pp);
+        for (int mb = 1; mb <= 16 / dp; mb *= 2) {
+          if ((16 / dp) % mb) continue;
+          for (int v = 1; v <= 4 / pp; ++v)
+            if (!((4 / pp) % v || (v > 1 && pp < 2) || (v > 1 && (16 / dp / mb) % pp))) n += 3;
+        }
+      }
+    return n;
+  };
+  EXPECT_EQ(search_megatron(m, o, mc).configs, count({1, 2, 4}));
+  o.tp_across_nodes = true;
+  const MegatronSearchResult r = search_megatron(m, o, mc);
+  EXPECT_EQ(r.configs, count({1, 2, 4, 8}));
+  bool eight = false;
+  for (const MegatronPrediction& p : r.ranked) {
+    if (p.config.tp != 8) continue;
+    eight = true;
+    EXPECT_TRUE(p.config.tp_across_nodes);
+    EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
+  }
+  EXPECT_TRUE(eight);
 }

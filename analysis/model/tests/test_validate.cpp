@@ -1,6 +1,8 @@
 // Validation data file: every shipped run says where its figures are in its source and whether
 // they were verified; bad verification or software fields are named; a run's flash_attention
-// setting predicts exactly what the same machine with that setting does.
+// setting predicts exactly what the same machine with that setting does; a run's
+// tp_across_nodes lets its Megatron configuration span nodes; Llama runs read their
+// architecture and carry their preset's shape; published uneven stages are pinned.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 #include "ovb/model/machine.hpp"
+#include "ovb/model/megatron.hpp"
 #include "ovb/model/validate.hpp"
 
 using namespace ovb;
@@ -99,4 +102,108 @@ TEST(Validate, RunFlashAttentionEqualsTheMachineWithThatSetting) {
   EXPECT_DOUBLE_EQ(over.predicted_ms, want.predicted_ms);
   // The s x s scores through memory cost time: slower than with flash attention.
   EXPECT_GT(over.predicted_ms, flash.predicted_ms * 1.01);
+}
+
+TEST(Validate, LlamaRunsReadTheirArchitectureAndBadOnesAreNamed) {
+  json r = small_run();
+  r["model"] = json::parse(R"({"arch": "llama", "layers": 4, "hidden": 4096, "heads": 32,
+    "kv_heads": 8, "ffn_hidden": 14336, "seq": 4096, "vocab": 128256})");
+  const PublishedRun p = load_published_runs(write("llama", runs_file(r))).runs[0];
+  EXPECT_TRUE(p.model.llama());
+  EXPECT_EQ(p.model.kv(), 8);
+  EXPECT_EQ(p.model.ffn(), 14336);
+  // The Llama shape changes the prediction (GQA's smaller K/V, the SwiGLU's three GEMMs).
+  json g = small_run();
+  g["model"]["vocab"] = 128256;
+  EXPECT_NE(validate_run(p, 25).predicted_ms,
+            validate_run(load_published_runs(write("gpt", runs_file(g))).runs[0], 25).predicted_ms);
+
+  json bad = r;
+  bad["model"]["arch"] = "mamba";
+  EXPECT_NE(load_error(bad).find("run r: model.arch: "), std::string::npos) << load_error(bad);
+  bad = r;
+  bad["model"].erase("ffn_hidden");
+  EXPECT_NE(load_error(bad).find("run r: model.'ffn_hidden' is missing"), std::string::npos)
+      << load_error(bad);
+  bad = r;
+  bad["model"]["kv_heads"] = 5;  // 32 query heads do not group over 5
+  EXPECT_NE(load_error(bad).find("not divisible by kv-heads 5"), std::string::npos)
+      << load_error(bad);
+  bad = small_run();
+  bad["model"]["kv_heads"] = 8;
+  EXPECT_NE(load_error(bad).find("are Llama's: set model.arch to llama"), std::string::npos)
+      << load_error(bad);
+}
+
+TEST(Validate, UnevenStagesOfARunArePinned) {
+  // A run publishing first/last stage layers predicts exactly the search pinned to them.
+  json r = small_run();
+  r["model"]["layers"] = 6;
+  r["gpus"] = 16;
+  r["config"]["pp"] = 2;
+  r["config"]["first_stage_layers"] = 2;
+  const ValidationRow row =
+      validate_run(load_published_runs(write("uneven", runs_file(r))).runs[0], 25);
+  EXPECT_EQ(row.best["first_stage_layers"], 2);
+  EXPECT_NE(row.config.find("stages 2+4"), std::string::npos) << row.config;
+  json even = r;
+  even["config"].erase("first_stage_layers");
+  const ValidationRow e =
+      validate_run(load_published_runs(write("even", runs_file(even))).runs[0], 25);
+  EXPECT_FALSE(e.best.contains("first_stage_layers"));
+  // 2 + 4 layers: the 4-layer stage is slower than the even split's 3.
+  EXPECT_GT(row.predicted_ms, e.predicted_ms);
+}
+
+TEST(Validate, ShippedLlamaRunsHaveThePresetsPublishedShape) {
+  // Every Llama run's shape is its preset's (whose parameter count core's tests hold to the
+  // published figure), so a typo in the data file cannot pass as a model error.
+  const ValidationSet set = load_published_runs(default_validation_file());
+  int llama = 0;
+  for (const PublishedRun& p : set.runs) {
+    if (!p.model.llama()) continue;
+    ++llama;
+    const std::string name = p.model.layers == 126  ? "llama3-405B"
+                             : p.model.layers == 80 ? "llama3-70B"
+                                                    : "llama3-8B";
+    const GptShape want = gpt_preset(name);
+    EXPECT_EQ(p.model.layers, want.layers) << p.id;
+    EXPECT_EQ(p.model.hidden, want.hidden) << p.id;
+    EXPECT_EQ(p.model.heads, want.heads) << p.id;
+    EXPECT_EQ(p.model.kv(), want.kv()) << p.id;
+    EXPECT_EQ(p.model.ffn(), want.ffn()) << p.id;
+    EXPECT_EQ(p.model.vocab, want.vocab) << p.id;
+  }
+  EXPECT_GE(llama, 2);
+}
+
+TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
+  // 8 GPUs of a 4-GPU-node machine with tp 8 pinned: only valid across nodes.
+  json r = small_run();
+  r["machine"] = "perlmutter-a100";
+  r["config"]["tp"] = 8;
+  EXPECT_THROW(validate_run(load_published_runs(write("tp-node", runs_file(r))).runs[0], 25),
+               UsageError);
+  r["config"]["tp_across_nodes"] = true;
+  const ValidationRow row =
+      validate_run(load_published_runs(write("tp-across", runs_file(r))).runs[0], 25);
+  // Reference: the same configuration predicted directly.
+  GptShape m;
+  m.layers = 4;
+  m.hidden = 4096;
+  m.heads = 32;
+  m.seq = 4096;
+  m.vocab = 51200;
+  MegatronConfig c;
+  c.tp = 8;
+  c.micro_batch = 1;
+  c.batch = 16;
+  c.recompute = Recompute::full;
+  c.tp_across_nodes = true;
+  EXPECT_DOUBLE_EQ(row.predicted_ms,
+                   predict_megatron(m, c, load_machine("perlmutter-a100")).time.iteration_us / 1e3);
+  r["config"]["tp_across_nodes"] = "yes";
+  EXPECT_NE(load_error(r).find("run r: config.tp_across_nodes must be true or false"),
+            std::string::npos)
+      << load_error(r);
 }

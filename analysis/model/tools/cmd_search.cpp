@@ -172,9 +172,14 @@ class Search : public Command {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     if (r.configs == 0)
       throw UsageError("no valid Megatron configuration of " + std::to_string(gpus_) +
-                       " GPUs (tp must divide the heads and stay in a node of " +
-                       std::to_string(mc.ranks_per_node()) +
-                       ", pp the layers, dp * micro-batch the batch)");
+                       " GPUs (tp must divide the heads" +
+                       (meg_.tp_across_nodes
+                            ? std::string()
+                            : " and stay in a node of " + std::to_string(mc.ranks_per_node())) +
+                       (meg_.first_stage_layers > 0 || meg_.last_stage_layers > 0
+                            ? ", pp - 1 or pp - 2 the layers left after the first/last stage's"
+                            : ", pp the layers") +
+                       ", dp * micro-batch the batch)");
     std::cout << "Megatron-LM: " << r.configs << " configurations, " << r.unfit
               << " do not fit in " << fmt(r.memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1)
               << " ms\n";
@@ -209,6 +214,9 @@ class Search : public Command {
                   << " dp=" << f->config.dp << " mb=" << f->config.micro_batch << " "
                   << name_of(f->config.recompute) << " " << fmt(f->time.iteration_us / 1e3, 1)
                   << " ms, " << fmt(f->memory.total() / 1e9) << " GB per GPU\n";
+      if (!meg_.tp_across_nodes)
+        std::cout << "  (tp stays inside a node of " << mc.ranks_per_node()
+                  << " GPUs; --megatron-tp-across-nodes also searches larger tp)\n";
     }
     counts["megatron"] = {{"configs", r.configs}, {"unfit", r.unfit}};
     return ms;

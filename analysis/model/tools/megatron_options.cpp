@@ -25,10 +25,21 @@ void MegatronArgs::add(CLI::App& app, bool with_strategy) {
   app.add_option("--megatron-virtual-stages", virtual_stages,
                  "Pin the interleaved schedule's model chunks per stage (0 = search, 1 = plain 1F1B)")
       ->check(ovb::non_negative());
+  app.add_option("--megatron-first-stage-layers", first_stage_layers,
+                 "Layers of the first pipeline stage, the other stages sharing the rest evenly "
+                 "(Megatron-Core's --decoder-first-pipeline-num-layers; 0 = an even split)")
+      ->check(ovb::non_negative());
+  app.add_option("--megatron-last-stage-layers", last_stage_layers,
+                 "Layers of the last pipeline stage, the other stages sharing the rest evenly "
+                 "(Megatron-Core's --decoder-last-pipeline-num-layers; 0 = an even split)")
+      ->check(ovb::non_negative());
   app.add_flag("--no-sequence-parallel", no_sequence_parallel,
                "Megatron without sequence parallelism (TP all-reduces, replicated LN/dropout)");
   app.add_flag("--no-distributed-optimizer", no_distributed_optimizer,
                "Megatron with the optimizer state replicated on every data rank");
+  app.add_flag("--megatron-tp-across-nodes", tp_across_nodes,
+               "Also search Megatron tensor-parallel sizes larger than a node (their TP "
+               "collectives cross the network)");
 }
 
 MegatronSearchOptions MegatronArgs::search_options(int gpus, std::int64_t batch,
@@ -42,8 +53,11 @@ MegatronSearchOptions MegatronArgs::search_options(int gpus, std::int64_t batch,
   o.pp = pp;
   o.micro_batch = micro_batch;
   o.virtual_stages = virtual_stages;
+  o.first_stage_layers = first_stage_layers;
+  o.last_stage_layers = last_stage_layers;
   o.sequence_parallel = !no_sequence_parallel;
   o.distributed_optimizer = !no_distributed_optimizer;
+  o.tp_across_nodes = tp_across_nodes;
   return o;
 }
 
@@ -53,8 +67,11 @@ nlohmann::json MegatronArgs::inputs_json() const {
           {"pp", pp},
           {"micro_batch", micro_batch},
           {"virtual_stages", virtual_stages},
+          {"first_stage_layers", first_stage_layers},
+          {"last_stage_layers", last_stage_layers},
           {"sequence_parallel", !no_sequence_parallel},
-          {"distributed_optimizer", !no_distributed_optimizer}};
+          {"distributed_optimizer", !no_distributed_optimizer},
+          {"tp_across_nodes", tp_across_nodes}};
 }
 
 }  // namespace ovb::model::cli

@@ -15,7 +15,8 @@ struct MegatronArgs {
   std::string strategy = "4d";  // 4d | megatron | all
   std::string recompute = "any";
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
-  bool no_sequence_parallel = false, no_distributed_optimizer = false;
+  int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
+  bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;
 
   // with_strategy: also register --strategy (search); versus always runs both.
   void add(CLI::App& app, bool with_strategy);

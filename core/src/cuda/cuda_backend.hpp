@@ -15,6 +15,7 @@
 
 #include "ovb/backend.hpp"
 #include "ovb/device_plan.hpp"
+#include "ovb/gemm.hpp"
 #include "ovb/telemetry.hpp"
 #include "ovb/watchdog.hpp"
 
@@ -23,6 +24,8 @@ namespace ovb::cuda {
 // Number of CUDA devices this process can use (0 when none or no driver).
 int visible_device_count();
 ncclDataType_t nccl_type(DType t);
+// The cuBLASLt GEMM on a CUDA backend (gemm_cublaslt.cpp).
+std::unique_ptr<Gemm> make_cublaslt_gemm(Backend& backend);
 
 class CudaStream;
 class NcclCommunicator;

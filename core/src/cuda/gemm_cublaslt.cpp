@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "cuda/cuda_backend.hpp"
 #include "ovb/cuda/check.hpp"
 #include "ovb/error.hpp"
 #include "ovb/gemm.hpp"

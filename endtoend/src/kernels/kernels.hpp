@@ -136,11 +136,12 @@ class Kernels {
                                       float* dbias = nullptr) = 0;
 
   // ---- causal self-attention of B sequences of S tokens, H heads of size D
-  // Chooses the implementation for this shape ahead of the first call (cuDNN builds its graphs
-  // and workspace here, outside the timed iterations) and returns it: "cudnn", "simt" or "host".
-  // Throws UsageError when --attention cudnn was asked for and cuDNN cannot run the shape.
+  // Chooses the implementation for this shape (Hkv K/V heads; Hkv = H for multi-head attention)
+  // ahead of the first call (cuDNN builds its graphs and workspace here, outside the timed
+  // iterations) and returns it: "cudnn", "simt" or "host". Throws UsageError when --attention
+  // cudnn was asked for and cuDNN cannot run the shape.
   virtual std::string prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
-                                        std::int64_t D) = 0;
+                                        std::int64_t Hkv, std::int64_t D) = 0;
   // qkv [B*S, H*3*D] (q, k, v of head 0, then head 1, ...), out [B*S, H*D], lse [B, H, S] (the
   // log-sum-exp of each softmax row, saved for backward).
   virtual void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,

@@ -92,11 +92,9 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
   // The attention's implementation, chosen (and cuDNN's graphs built) before the first iteration.
   const std::int64_t tokens = tokens_per_rank(cfg.model, cfg.plan);
-  attention_ =
-      kernels_->prepare_attention(tokens / cfg.model.seq, cfg.model.seq,
-                                  cfg.model.heads / cfg.plan.grid.gy, cfg.model.head_dim());
-  // Grouped-query attention has only the CUDA-core kernels (and the host backend its loops).
-  if (cfg.model.kv() != cfg.model.heads && attention_ == "cudnn") attention_ = "simt";
+  attention_ = kernels_->prepare_attention(
+      tokens / cfg.model.seq, cfg.model.seq, cfg.model.heads / cfg.plan.grid.gy,
+      cfg.model.kv() / cfg.plan.grid.gy, cfg.model.head_dim());
 
   // Weights by global index; moments zero; the working copy cast from the full weights. Every
   // buffer starts at zero, so the padding of sharded buckets stays zero (and finite).

@@ -362,54 +362,41 @@ bool CudaKernels::uses_cudnn(const AttnShape& a) {
 }
 
 std::string CudaKernels::prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
-                                           std::int64_t D) {
-  return uses_cudnn(AttnShape{B, S, H, D}) ? "cudnn" : "simt";
+                                           std::int64_t Hkv, std::int64_t D) {
+  return uses_cudnn(AttnShape{B, S, H, Hkv, D}) ? "cudnn" : "simt";
 }
 
 void CudaKernels::attention_forward(Stream& s, const void* qkv, void* out, float* lse,
                                     std::int64_t B, std::int64_t S, std::int64_t H,
                                     std::int64_t D) {
-  const AttnShape a{B, S, H, D};
-#ifdef OVB_HAVE_CUDNN
-  if (uses_cudnn(a)) return cudnn_->forward(s, qkv, out, lse, a, act_);
-#endif
-  simt_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.H, a.D);
+  gqa_attention_forward(s, qkv, out, lse, B, S, H, H, D);
 }
 
 void CudaKernels::attention_backward(Stream& s, const void* qkv, const void* out, const void* dout,
                                      const float* lse, void* dqkv, float* scratch, std::int64_t B,
                                      std::int64_t S, std::int64_t H, std::int64_t D) {
-  const AttnShape a{B, S, H, D};
-#ifdef OVB_HAVE_CUDNN
-  if (uses_cudnn(a)) return cudnn_->backward(s, qkv, out, dout, lse, dqkv, a, act_);  // no scratch
-#endif
-  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H, a.H, a.D);
+  gqa_attention_backward(s, qkv, out, dout, lse, dqkv, scratch, B, S, H, H, D);
 }
 
-// Grouped-query attention (Hkv < H) runs on the CUDA-core kernels: the cuDNN graphs here are
-// built for one K/V head per query head, so --attention cudnn refuses it by name.
 void CudaKernels::gqa_attention_forward(Stream& s, const void* qkv, void* out, float* lse,
                                         std::int64_t B, std::int64_t S, std::int64_t H,
                                         std::int64_t Hkv, std::int64_t D) {
-  if (Hkv == H) return attention_forward(s, qkv, out, lse, B, S, H, D);
-  refuse_cudnn_gqa(H, Hkv);
-  simt_forward(native(s), act_, qkv, out, lse, B, S, H, Hkv, D);
+  const AttnShape a{B, S, H, Hkv, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->forward(s, qkv, out, lse, a, act_);
+#endif
+  simt_forward(native(s), act_, qkv, out, lse, a.B, a.S, a.H, a.Hkv, a.D);
 }
 
 void CudaKernels::gqa_attention_backward(Stream& s, const void* qkv, const void* out,
                                          const void* dout, const float* lse, void* dqkv,
                                          float* scratch, std::int64_t B, std::int64_t S,
                                          std::int64_t H, std::int64_t Hkv, std::int64_t D) {
-  if (Hkv == H) return attention_backward(s, qkv, out, dout, lse, dqkv, scratch, B, S, H, D);
-  refuse_cudnn_gqa(H, Hkv);
-  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, B, S, H, Hkv, D);
-}
-
-void CudaKernels::refuse_cudnn_gqa(std::int64_t H, std::int64_t Hkv) const {
-  if (attention_ == AttentionKind::cudnn)
-    throw UsageError("--attention cudnn: grouped-query attention (" + std::to_string(H) +
-                     " query heads over " + std::to_string(Hkv) +
-                     " K/V heads) runs on the simt kernels only; use --attention auto or simt");
+  const AttnShape a{B, S, H, Hkv, D};
+#ifdef OVB_HAVE_CUDNN
+  if (uses_cudnn(a)) return cudnn_->backward(s, qkv, out, dout, lse, dqkv, a, act_);  // no scratch
+#endif
+  simt_backward(native(s), act_, qkv, out, dout, lse, dqkv, scratch, a.B, a.S, a.H, a.Hkv, a.D);
 }
 
 }  // namespace ovb::gpt::cuda

@@ -78,7 +78,7 @@ class CudaKernels final : public Kernels {
   void linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw, std::int64_t T,
                               std::int64_t N, std::int64_t K, float* dbias) override;
 
-  std::string prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H,
+  std::string prepare_attention(std::int64_t B, std::int64_t S, std::int64_t H, std::int64_t Hkv,
                                 std::int64_t D) override;
   void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,
                          std::int64_t S, std::int64_t H, std::int64_t D) override;
@@ -107,8 +107,6 @@ class CudaKernels final : public Kernels {
  private:
   // Whether cuDNN runs attention of this shape (decided once per shape, see prepare_attention).
   bool uses_cudnn(const AttnShape& a);
-  // UsageError under --attention cudnn: grouped-query attention has only the simt kernels.
-  void refuse_cudnn_gqa(std::int64_t H, std::int64_t Hkv) const;
 
   DType act_;
   std::unique_ptr<LtMatmul> lt_;

@@ -26,18 +26,7 @@ namespace {
 // Tensor ids of the variant packs.
 enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kdO, kdQ, kdK, kdV };
 
-using Dims = std::vector<std::int64_t>;
-
-// Dimensions and strides (in elements) of gpt4d's tensors as [B, H, S, D] (header comment).
-struct Layout {
-  Dims dims, qkv, out, stats_dims, stats;
-  explicit Layout(const AttnShape& a)
-      : dims{a.B, a.H, a.S, a.D},
-        qkv{a.S * 3 * a.H * a.D, 3 * a.D, 3 * a.H * a.D, 1},
-        out{a.S * a.H * a.D, a.D, a.H * a.D, 1},
-        stats_dims{a.B, a.H, a.S, 1},
-        stats{a.H * a.S, a.S, 1, 1} {}
-};
+using Dims = CudnnAttnView::Dims;
 
 std::shared_ptr<fe::graph::Graph> new_graph(DType act) {
   auto g = std::make_shared<fe::graph::Graph>();
@@ -59,18 +48,18 @@ float attn_scale(const AttnShape& a) {
 }
 
 std::shared_ptr<fe::graph::Graph> forward_graph(const AttnShape& a, DType act) {
-  const Layout l(a);
+  const CudnnAttnView l(a);
   auto g = new_graph(act);
-  auto Q = input(*g, "Q", kQ, l.dims, l.qkv);
-  auto K = input(*g, "K", kK, l.dims, l.qkv);
-  auto V = input(*g, "V", kV, l.dims, l.qkv);
+  auto Q = input(*g, "Q", kQ, l.q_dims, l.qkv);
+  auto K = input(*g, "K", kK, l.kv_dims, l.qkv);
+  auto V = input(*g, "V", kV, l.kv_dims, l.qkv);
   auto opts = fe::graph::SDPA_attributes()
                   .set_name("flash_attention")
                   .set_generate_stats(true)  // training: the log-sum-exp for backward
                   .set_causal_mask(true)
                   .set_attn_scale(attn_scale(a));
   auto [O, Stats] = g->sdpa(Q, K, V, opts);
-  O->set_output(true).set_uid(kO).set_dim(l.dims).set_stride(l.out);
+  O->set_output(true).set_uid(kO).set_dim(l.out_dims).set_stride(l.out);
   Stats->set_output(true)
       .set_uid(kStats)
       .set_data_type(fe::DataType_t::FLOAT)
@@ -80,13 +69,13 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttnShape& a, DType act) {
 }
 
 std::shared_ptr<fe::graph::Graph> backward_graph(const AttnShape& a, DType act) {
-  const Layout l(a);
+  const CudnnAttnView l(a);
   auto g = new_graph(act);
-  auto Q = input(*g, "Q", kQ, l.dims, l.qkv);
-  auto K = input(*g, "K", kK, l.dims, l.qkv);
-  auto V = input(*g, "V", kV, l.dims, l.qkv);
-  auto O = input(*g, "O", kO, l.dims, l.out);
-  auto dO = input(*g, "dO", kdO, l.dims, l.out);
+  auto Q = input(*g, "Q", kQ, l.q_dims, l.qkv);
+  auto K = input(*g, "K", kK, l.kv_dims, l.qkv);
+  auto V = input(*g, "V", kV, l.kv_dims, l.qkv);
+  auto O = input(*g, "O", kO, l.out_dims, l.out);
+  auto dO = input(*g, "dO", kdO, l.out_dims, l.out);
   auto Stats = input(*g, "Stats", kStats, l.stats_dims, l.stats);
   Stats->set_data_type(fe::DataType_t::FLOAT);
   auto opts = fe::graph::SDPA_backward_attributes()
@@ -94,9 +83,9 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttnShape& a, DType act) 
                   .set_causal_mask(true)
                   .set_attn_scale(attn_scale(a));
   auto [dQ, dK, dV] = g->sdpa_backward(Q, K, V, O, dO, Stats, opts);
-  dQ->set_output(true).set_uid(kdQ).set_dim(l.dims).set_stride(l.qkv);
-  dK->set_output(true).set_uid(kdK).set_dim(l.dims).set_stride(l.qkv);
-  dV->set_output(true).set_uid(kdV).set_dim(l.dims).set_stride(l.qkv);
+  dQ->set_output(true).set_uid(kdQ).set_dim(l.q_dims).set_stride(l.qkv);
+  dK->set_output(true).set_uid(kdK).set_dim(l.kv_dims).set_stride(l.qkv);
+  dV->set_output(true).set_uid(kdV).set_dim(l.kv_dims).set_stride(l.qkv);
   return g;
 }
 
@@ -117,11 +106,18 @@ std::string build(fe::graph::Graph& g, cudnnHandle_t h) {
 
 using Pack = std::unordered_map<std::int64_t, void*>;  // variant pack: tensor id -> pointer
 
-// The three views q, k, v (or dq, dk, dv) of one head-interleaved buffer: offsets 0, D, 2D.
-void add_qkv(Pack& pack, Uid first, const void* base, std::int64_t D, DType act) {
-  for (std::int64_t i = 0; i < 3; ++i)
-    pack[first + i] = const_cast<char*>(static_cast<const char*>(base) +
-                                        i * D * static_cast<std::int64_t>(size_of(act)));
+// Element `at` of a buffer of activations.
+void* at(const void* base, std::int64_t i, DType act) {
+  return const_cast<char*>(static_cast<const char*>(base) +
+                           i * static_cast<std::int64_t>(size_of(act)));
+}
+
+// The three views q, k, v (or dq, dk, dv) of one qkv buffer, from element `q` on.
+void add_qkv(Pack& pack, Uid first, const void* base, std::int64_t q, const CudnnAttnView& l,
+             DType act) {
+  pack[first] = at(base, q, act);
+  pack[first + 1] = at(base, q + l.k_at, act);
+  pack[first + 2] = at(base, q + l.v_at, act);
 }
 
 }  // namespace
@@ -166,6 +162,9 @@ std::string CudnnAttention::prepare(const AttnShape& shape, DType act) {
   if (act != DType::bf16 && act != DType::f16)
     g->error =
         "cuDNN's fused attention takes bf16 or fp16 tensors, not " + std::string(name_of(act));
+  else if (shape.Hkv < 1 || shape.H % shape.Hkv != 0)
+    g->error = std::to_string(shape.H) + " query heads do not split into " +
+               std::to_string(shape.Hkv) + " K/V heads";
   else
     g->error = ensure_handle();
   if (g->error.empty()) {
@@ -196,6 +195,8 @@ std::string CudnnAttention::prepare(const AttnShape& shape, DType act) {
       workspace_ = mem_ ? mem_->allocate(need, MemKind::workspace) : backend_.allocate(need);
     }
   }
+  // One line, whatever cuDNN's message holds.
+  std::replace(g->error.begin(), g->error.end(), '\n', ' ');
   std::string err = g->error;
   cache_.emplace(key, std::move(g));
   return err;
@@ -218,19 +219,27 @@ CudnnAttention::Graphs& CudnnAttention::ready(const AttnShape& shape, DType act)
 
 void CudnnAttention::forward(Stream& s, const void* qkv, void* out, float* lse,
                              const AttnShape& shape, DType act) {
-  Pack pack{{kO, out}, {kStats, lse}};
-  add_qkv(pack, kQ, qkv, shape.D, act);
-  execute(s, *ready(shape, act).fwd, pack);
+  fe::graph::Graph& graph = *ready(shape, act).fwd;
+  const CudnnAttnView l(shape);
+  for (std::int64_t i = 0; i < l.runs; ++i) {
+    Pack pack{{kO, at(out, i * l.out_step, act)}, {kStats, lse + i * l.stats_step}};
+    add_qkv(pack, kQ, qkv, i * l.qkv_step, l, act);
+    execute(s, graph, pack);
+  }
 }
 
 void CudnnAttention::backward(Stream& s, const void* qkv, const void* out, const void* dout,
                               const float* lse, void* dqkv, const AttnShape& shape, DType act) {
-  Pack pack{{kO, const_cast<void*>(out)},
-            {kdO, const_cast<void*>(dout)},
-            {kStats, const_cast<float*>(lse)}};
-  add_qkv(pack, kQ, qkv, shape.D, act);
-  add_qkv(pack, kdQ, dqkv, shape.D, act);
-  execute(s, *ready(shape, act).bwd, pack);
+  fe::graph::Graph& graph = *ready(shape, act).bwd;
+  const CudnnAttnView l(shape);
+  for (std::int64_t i = 0; i < l.runs; ++i) {
+    Pack pack{{kO, at(out, i * l.out_step, act)},
+              {kdO, at(dout, i * l.out_step, act)},
+              {kStats, const_cast<float*>(lse + i * l.stats_step)}};
+    add_qkv(pack, kQ, qkv, i * l.qkv_step, l, act);
+    add_qkv(pack, kdQ, dqkv, i * l.qkv_step, l, act);
+    execute(s, graph, pack);
+  }
 }
 
 }  // namespace ovb::gpt::cuda

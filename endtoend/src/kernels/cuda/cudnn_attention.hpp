@@ -3,23 +3,23 @@
 // (cmake/OvbCudnn.cmake, OVB_HAVE_CUDNN); CudaKernels falls back to its CUDA-core kernels
 // (attention.cu, "simt") where this is not built or cannot run a shape.
 //
-// No copies: gpt4d's head-interleaved qkv [B*S, H*3*D] (per token and head: q, k, v) is seen as
-// three strided [B, H, S, D] tensors (strides S*3HD, 3D, 3HD, 1) at offsets 0, D, 2D; out and
-// dout [B*S, H*D] as [B, H, S, D] (strides S*HD, D, HD, 1); dqkv like qkv. bf16 in and out, fp32
-// math, scale 1/sqrt(D), causal mask, the log-sum-exp of each softmax row saved as fp32 [B, H, S]
-// (the same quantity as the CUDA-core kernels' lse, so either backward can follow either forward).
+// No copies: the tensors are strided views of gpt4d's buffers (cudnn_attention_view.hpp).
+// cuDNN's grouped-query attention sums dK and dV over a group's query heads itself. bf16 in and
+// out, fp32 math, scale 1/sqrt(D), causal mask, the log-sum-exp of each softmax row saved as fp32
+// [B, H, S] (the same quantity as the CUDA-core kernels' lse, so either backward can follow either
+// forward).
 // The graphs of a shape are built once and cached; one workspace (the larger of forward and
 // backward) is allocated through TrackedMemory ("workspace") when a shape is prepared.
 // Plain C++ header (no cuDNN types), so host code can include it.
 #pragma once
 
-#include <compare>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
 
+#include "kernels/cuda/cudnn_attention_view.hpp"
 #include "ovb/backend.hpp"
 #include "ovb/tracked_memory.hpp"
 
@@ -28,15 +28,6 @@ class Graph;
 }
 
 namespace ovb::gpt::cuda {
-
-struct AttnShape {
-  std::int64_t B = 0, S = 0, H = 0, D = 0;
-  auto operator<=>(const AttnShape&) const = default;
-  std::string str() const {  // "B 4, S 2048, H 16, D 128"
-    return "B " + std::to_string(B) + ", S " + std::to_string(S) + ", H " + std::to_string(H) +
-           ", D " + std::to_string(D);
-  }
-};
 
 class CudnnAttention {
  public:

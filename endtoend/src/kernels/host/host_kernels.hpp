@@ -76,7 +76,8 @@ class HostKernels final : public Kernels {
   void linear_backward_weight(Stream& s, const void* dy, const void* x, float* dw, std::int64_t T,
                               std::int64_t N, std::int64_t K, float* dbias) override;
 
-  std::string prepare_attention(std::int64_t, std::int64_t, std::int64_t, std::int64_t) override {
+  std::string prepare_attention(std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                                std::int64_t) override {
     return "host";
   }
   void attention_forward(Stream& s, const void* qkv, void* out, float* lse, std::int64_t B,

@@ -1,16 +1,17 @@
 // The Megatron-LM strategy in the performance model: tensor parallelism with sequence parallelism
-// inside a node, pipeline parallelism (1F1B, optionally interleaved over virtual stages), data
-// parallelism with the distributed optimizer (gradient reduce-scatter and parameter all-gather
-// overlapped with the first/last micro-batch), micro-batches, and no / selective / full
-// activation recomputation. Memory per GPU by the published formulas (Korthikanti et al. 2022,
-// arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes per
-// parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms on
-// the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
+// inside a node (across nodes on request), pipeline parallelism (1F1B, optionally interleaved over
+// virtual stages), data parallelism with the distributed optimizer (gradient reduce-scatter and
+// parameter all-gather overlapped with the first/last micro-batch), micro-batches, and no /
+// selective / full activation recomputation. Memory per GPU by the published formulas (Korthikanti
+// et al. 2022, arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes
+// per parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms
+// on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
 // collective is costed by cost_collective, so both strategies share one machine description.
 // Formulas: docs/model.md, "The Megatron-LM strategy".
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,16 +29,40 @@ struct MegatronConfig {
   int tp = 1, pp = 1, dp = 1;
   int micro_batch = 1;     // sequences per micro-batch (Megatron's --micro-batch-size)
   int virtual_stages = 1;  // model chunks per pipeline stage (interleaved 1F1B when > 1)
+  // Uneven pipeline (Megatron-Core's --decoder-first/last-pipeline-num-layers): layers of the
+  // first and of the last stage; 0 = as many as every other stage. The other stages share the
+  // remaining layers evenly. Lets a model whose layer count pp does not divide keep its stages
+  // balanced with the embedding and the LM head (Llama 3 405B: 126 layers, 7 + 14 x 8 + 7).
+  int first_stage_layers = 0, last_stage_layers = 0;
   Recompute recompute = Recompute::none;
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
+  // Megatron-LM accepts any tp dividing the heads; the search keeps it inside a node (its
+  // recommended use) unless asked, e.g. where nothing else fits in memory.
+  bool tp_across_nodes = false;
   std::int64_t batch = 0;  // global batch, sequences
   DType act_dtype = DType::bf16;
   int gpus() const { return tp * pp * dp; }
+  bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   std::int64_t microbatches() const { return batch / (static_cast<std::int64_t>(dp) * micro_batch); }
 };
 
+// Layers of the first, each middle and the last pipeline stage (all L/pp when even; middle 0
+// when pp <= 2). With one stage, first = last = L.
+struct StageLayers {
+  std::int64_t first = 0, middle = 0, last = 0;
+  std::int64_t of(int stage, int pp) const {
+    return stage == 0 ? first : stage == pp - 1 ? last : middle;
+  }
+};
+// The split of `layers` over pp stages with the first / last given (0: as the middle ones);
+// nullopt when it does not split: pp does not divide an even model, or the layers left after
+// the ends are not a positive multiple of the middle stages, or the ends alone do not add up.
+std::optional<StageLayers> split_stages(std::int64_t layers, int pp, int first, int last);
+
 // Per GPU of the first pipeline stage (the one holding the most activations and the embedding).
+// Uneven stages: parameters of the stage holding the most and activations of the stage holding
+// the most, each the largest over the stages (their sum an upper bound of any one stage's total).
 struct MegatronMemory {
   double params_local = 0;  // parameter elements on the GPU
   double weights = 0;       // act_dtype copy: 2 bytes per parameter in bf16
@@ -54,9 +79,12 @@ struct MegatronTime {
   double layer_fwd_us = 0, layer_bwd_us = 0;  // one layer, one micro-batch, compute only
   double recompute_us = 0;                    // one layer, one micro-batch
   double tp_fwd_us = 0, tp_bwd_us = 0;        // TP/SP collectives of one layer, one micro-batch
-  double stage_fwd_us = 0, stage_bwd_us = 0;  // one micro-batch through one stage (all chunks)
+  // One micro-batch through the stage with the most layers (all chunks); every stage when even.
+  double stage_fwd_us = 0, stage_bwd_us = 0;
   double head_us = 0;                         // LM head + loss per micro-batch (last stage)
-  double bubble_us = 0;                       // (pp-1)/v * (stage_fwd + stage_bwd)
+  // Fill and drain: (the stages' times summed - the slowest stage's) / v, i.e.
+  // (pp-1)/v * (stage_fwd + stage_bwd) when even.
+  double bubble_us = 0;
   double p2p_one_us = 0;                      // one activation send between stages
   double p2p_us = 0;                          // p2p on the critical path
   double dp_rs_us = 0, dp_ag_us = 0;          // gradient reduce-scatter / param all-gather alone
@@ -75,8 +103,10 @@ struct MegatronPrediction {
 };
 
 // Throws UsageError naming the first failed condition (tp divides heads and hidden and fits in a
-// node, pp * virtual_stages divides layers, dp * micro_batch divides the batch, interleaving
-// needs pp > 1 and micro-batches % pp == 0).
+// node unless tp_across_nodes, pp * virtual_stages divides layers, dp * micro_batch divides the
+// batch, interleaving needs pp > 1 and micro-batches % pp == 0). Uneven stages: pp > 1 (pp > 2
+// with both ends set), the other stages split the remaining layers evenly (at least one each),
+// v divides that split.
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c);

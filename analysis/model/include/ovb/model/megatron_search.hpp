@@ -1,4 +1,5 @@
-// Configuration search of the Megatron-LM strategy: every tp (dividing the heads, inside a node),
+// Configuration search of the Megatron-LM strategy: every tp (dividing the heads, inside a node
+// unless tensor parallelism across nodes is allowed),
 // pp (dividing the layers), dp = GPUs / (tp * pp), micro-batch (powers of two dividing the batch
 // per data rank), virtual stages (dividing the layers per stage) and recompute mode, invalid ones
 // set aside, the rest ranked fitting first, then by predicted iteration time. Layer compute terms
@@ -22,8 +23,12 @@ struct MegatronSearchOptions {
   std::vector<Recompute> recompute = {Recompute::none, Recompute::selective, Recompute::full};
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
+  bool tp_across_nodes = false;  // also tp larger than a node (its collectives then cross nodes)
   // A published configuration pins these (0 = search every value).
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
+  // Uneven pipeline: layers of the first / last stage (0 = even); only pp that split the rest
+  // evenly over the other stages are searched (MegatronConfig).
+  int first_stage_layers = 0, last_stage_layers = 0;
 };
 
 struct MegatronSearchResult {
