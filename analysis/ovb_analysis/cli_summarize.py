@@ -6,6 +6,7 @@ from pathlib import Path
 
 from .errors import AnalysisError
 from .io_util import atomic_write, atomic_write_json, load_json
+from .search_choices import choice_args
 from .summaries import KINDS
 from .summaries.common import last_log_line, steps_table
 
@@ -63,7 +64,8 @@ def cmd_pick_configs(args):
         picks = cfgs[:args.count - 1] + cfgs[-1:] if len(cfgs) > args.count else cfgs
         runs = [{"tag": "g{gx}x{gy}x{gz}x{gdata}-".format(**c) + str(c["order"]).replace(",", ""),
                  "args": ["--gx", str(c["gx"]), "--gy", str(c["gy"]), "--gz", str(c["gz"]),
-                          "--gdata", str(c["gdata"]), "--grid-order", str(c["order"])]}
+                          "--gdata", str(c["gdata"]), "--grid-order", str(c["order"]),
+                          *choice_args(c, doc.get("inputs"))]}
                 for c in picks]
     except (KeyError, TypeError) as e:
         raise AnalysisError(f"{args.search}: not ovb-model search output ({e})") from None

@@ -163,6 +163,30 @@ def test_pick_configs_best_and_worst(cli, tmp_path):
     assert rc == 0 and len(json.loads((tmp_path / "all.json").read_text())["runs"]) == 4
 
 
+def test_pick_configs_run_the_micro_batch_and_sharding_the_search_chose(cli, tmp_path):
+    doc = search_doc()
+    doc["inputs"] = {"micro_batch": "auto", "shard_optimizer": "auto"}
+    doc["configs"][0].update(micro_batch=1, micro_steps=4, shard_optimizer=False)
+    doc["configs"][4].update(micro_batch=2, micro_steps=1, shard_optimizer=True)  # the worst
+    write(tmp_path / "search.json", doc)
+    rc, _, _ = cli("pick-configs", tmp_path / "search.json", "--count", "2", "-o",
+                   tmp_path / "picks.json")
+    assert rc == 0
+    runs = json.loads((tmp_path / "picks.json").read_text())["runs"]
+    assert runs[0]["args"][-2:] == ["--micro-batch", "1"]
+    # One micro-step is gpt4d's default: only the sharding is passed.
+    assert runs[1]["args"][-1] == "--shard-optimizer" and "--micro-batch" not in runs[1]["args"]
+    # A file pinned in its inputs, written before the search chose per configuration.
+    doc = search_doc()
+    doc["inputs"] = {"micro_batch": 2, "shard_optimizer": True}
+    write(tmp_path / "old.json", doc)
+    rc, _, _ = cli("pick-configs", tmp_path / "old.json", "--count", "1", "-o",
+                   tmp_path / "old-picks.json")
+    assert rc == 0
+    assert json.loads((tmp_path / "old-picks.json").read_text())["runs"][0]["args"][-3:] == [
+        "--micro-batch", "2", "--shard-optimizer"]
+
+
 def test_pick_configs_bad_input(cli, tmp_path):
     write(tmp_path / "none.json", {"configs": [dict(gx=1, gy=1, gz=1, gdata=4, order="x,y,z",
                                                     fits=False)]})

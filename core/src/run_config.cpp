@@ -147,6 +147,19 @@ CLI::Option* add_grid_row(CLI::App& app, GridShape& g, const RunOption& r) {
   return app.add_option(r.flag, grid_factor(g, r.key), r.help)->capture_default_str();
 }
 
+// --micro-batch: a whole number >= 0, or auto (refused later where the binary does not choose).
+const CLI::Validator& micro_batch_check() {
+  static const CLI::Validator v(
+      [](std::string& s) {
+        if (s == "auto") return std::string();
+        std::int64_t n = 0;
+        if (!CLI::detail::lexical_cast(s, n)) return "must be a whole number or auto, got " + s;
+        return ovb::non_negative()(s);
+      },
+      "INT|auto");
+  return v;
+}
+
 std::vector<RunOption> make_table() {
   const CLI::Validator* pos = &ovb::positive();
   std::vector<RunOption> t;
@@ -260,13 +273,36 @@ std::vector<RunOption> make_table() {
       "--batch", "batch",
       "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)", kBatchGroup,
       true, [](RunConfig & c) -> auto& { return c.plan.batch; }, pos, false));
-  t.push_back(number<std::int64_t>(
-      "--micro-batch", "micro_batch",
-      "Sequences per data-and-Z shard per micro-step (gradient accumulation over batch / "
-      "(micro-batch x Gdata x Gz) micro-steps; batch must be divisible by micro-batch x Gdata x "
-      "Gz); 0, the default: the whole local batch in one micro-step",
-      kBatchGroup, false, [](RunConfig & c) -> auto& { return c.plan.micro_batch; },
-      &ovb::non_negative(), true));
+  t.push_back(
+      {"--micro-batch", "micro_batch",
+       "Sequences per data-and-Z shard per micro-step (gradient accumulation over batch / "
+       "(micro-batch x Gdata x Gz) micro-steps; batch must be divisible by micro-batch x Gdata x "
+       "Gz); 0, the default: the whole local batch in one micro-step; auto (ovb-model search "
+       "and explain): the fastest that fits per configuration, among 0 and every divisor of the "
+       "local batch",
+       kBatchGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app
+             .add_option_function<std::string>(
+                 r.flag,
+                 [&c](const std::string& s) {
+                   c.micro_batch_auto = s == "auto";
+                   if (!c.micro_batch_auto) c.plan.micro_batch = std::stoll(s);  // checked below
+                 },
+                 r.help)
+             ->check(micro_batch_check())
+             ->default_str("0");
+       },
+       [](const RunConfig& c) {
+         return c.micro_batch_auto ? json("auto") : json(c.plan.micro_batch);
+       },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         c.micro_batch_auto = v.is_string() && v.get<std::string>() == "auto";
+         if (c.micro_batch_auto) return;
+         if (!v.is_number_integer()) bad_type(what, "a whole number or \"auto\"", v);
+         c.plan.micro_batch = v.get<std::int64_t>();
+       },
+       true});
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
   for (const OverlapFlag& f : overlap_flags())
@@ -319,12 +355,43 @@ std::vector<RunOption> make_table() {
       "issued this many layers earlier)",
       kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
       true));
-  t.push_back(boolean(
-      "--shard-optimizer", "shard_optimizer",
-      "Split the fp32 master weights and AdamW moments over the data group (ZeRO-1): each "
-      "gradient bucket is reduce-scattered over data instead of all-reduced, every data rank "
-      "updates its chunk, and the updated weights are all-gathered over data in the step",
-      false, [](RunConfig & c) -> auto& { return c.plan.shard_optimizer; }));
+  // A flag that also takes a value: --shard-optimizer alone is "on", as it always was.
+  t.push_back(
+      {"--shard-optimizer", "shard_optimizer",
+       "Split the fp32 master weights and AdamW moments over the data group (ZeRO-1): each "
+       "gradient bucket is reduce-scattered over data instead of all-reduced, every data rank "
+       "updates its chunk, and the updated weights are all-gathered over data in the step. "
+       "Alone: on; or off, on, auto (ovb-model search and explain: the faster that fits, per "
+       "configuration)",
+       kScheduleGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app
+             .add_option_function<std::string>(
+                 r.flag,
+                 [&c](const std::string& s) {
+                   c.shard_optimizer_auto = s == "auto";
+                   c.plan.shard_optimizer = s.empty() || s == "on";
+                 },
+                 r.help)
+             ->expected(0, 1)
+             ->check(CLI::Validator(
+                 [](std::string& s) {
+                   return s.empty() || s == "on" || s == "off" || s == "auto"
+                              ? std::string()
+                              : "expected on, off or auto, got '" + s + "'";
+                 },
+                 "[on|off|auto]"));
+       },
+       [](const RunConfig& c) {
+         return c.shard_optimizer_auto ? json("auto") : json(c.plan.shard_optimizer);
+       },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         c.shard_optimizer_auto = v.is_string() && v.get<std::string>() == "auto";
+         if (c.shard_optimizer_auto) return;
+         if (!v.is_boolean()) bad_type(what, "true, false or \"auto\"", v);
+         c.plan.shard_optimizer = v.get<bool>();
+       },
+       true});
   t.push_back(boolean(
       "--shard-gradients", "shard_gradients",
       "With --shard-optimizer: split the fp32 gradients over the data group as well (ZeRO-2): "
@@ -402,8 +469,18 @@ const std::vector<RunOption>& run_options() {
 }
 
 void add_run_options(CLI::App& app, RunConfig& cfg, unsigned groups) {
+  // A binary that runs one configuration has nothing to choose among.
+  static const CLI::Validator no_auto(
+      [](std::string& s) {
+        if (s != "auto") return std::string();
+        return std::string("auto is ovb-model's choice (search, explain); give a value");
+      },
+      "");
   for (const RunOption& r : run_options())
-    if (r.group & groups) r.add(app, cfg, r);
+    if (r.group & groups) {
+      CLI::Option* o = r.add(app, cfg, r);
+      if (r.auto_choice && !(groups & kAutoChoices)) o->check(no_auto);
+    }
 }
 
 void add_grid_options(CLI::App& app, GridShape& shape) {
@@ -452,6 +529,9 @@ void validate(const RunConfig& cfg) {
       throw UsageError("grid " + g.str() + ": " + names[static_cast<int>(d)] +
                        " must be >= 1, got " + std::to_string(g.size(d)));
   g.world();  // throws when the product overflows
+  if (cfg.micro_batch_auto || cfg.shard_optimizer_auto)
+    throw UsageError(std::string(cfg.micro_batch_auto ? "micro_batch" : "shard_optimizer") +
+                     " is auto: only ovb-model chooses it; give a value");
   validate_gpt_plan(cfg.model, cfg.plan);
 }
 

@@ -233,6 +233,49 @@ TEST(RunConfig, CliFillsTheSameFields) {
   EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").plan.shard_gradients);
 }
 
+TEST(RunConfig, AutoChoicesOnlyWhereTheBinaryChooses) {
+  const unsigned choosing = kAllRunGroups | kAutoChoices;
+  RunConfig c;
+  // --shard-optimizer alone is on, as before; =off, =on, a separate value and auto.
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer=off"}, &c), "");
+  EXPECT_FALSE(c.plan.shard_optimizer);
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer", "on"}, &c), "");
+  EXPECT_TRUE(c.plan.shard_optimizer);
+  EXPECT_FALSE(c.shard_optimizer_auto);
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer", "auto", "--micro-batch", "auto"}, &c,
+                  choosing),
+            "");
+  EXPECT_TRUE(c.shard_optimizer_auto && c.micro_batch_auto);
+  // The JSON form says auto and reads it back; a value clears it.
+  const json j = to_json(c);
+  EXPECT_EQ(j["micro_batch"], "auto");
+  EXPECT_EQ(j["shard_optimizer"], "auto");
+  const RunConfig back = run_config_from_json(j, "r: '");
+  EXPECT_TRUE(back.micro_batch_auto && back.shard_optimizer_auto);
+  ASSERT_EQ(parse({"--preset", "tiny", "--micro-batch", "4"}, &c, choosing), "");
+  EXPECT_FALSE(c.micro_batch_auto);
+  EXPECT_EQ(c.plan.micro_batch, 4);
+  // Binaries that run one configuration refuse auto, at parsing and in validate().
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--micro-batch", "auto"}), "auto is ovb-model's choice"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--shard-optimizer=auto"}), "auto is ovb-model's choice"));
+  RunConfig s = sample();
+  s.micro_batch_auto = true;
+  EXPECT_TRUE(has(error_of([&] { validate(s); }), "micro_batch is auto"));
+  // Bad values name the option and the value.
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--micro-batch", "two"}, nullptr, choosing),
+                  "must be a whole number or auto, got two"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--micro-batch", "-2"}, nullptr, choosing),
+                  "must be >= 0, got -2"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--shard-optimizer=maybe"}, nullptr, choosing),
+                  "expected on, off or auto, got 'maybe'"));
+  json bad = to_json(sample());
+  bad["micro_batch"] = "four";
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(bad, "r: '"); }),
+                  "'micro_batch' must be a whole number or \"auto\""));
+}
+
 TEST(RunConfig, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(parse({"--batch", "4"}), "give the model with --preset NAME or as --layers"));
   EXPECT_TRUE(has(parse({"--layers", "2", "--hidden", "8"}), "--hidden and --heads"));

@@ -10,7 +10,10 @@ Slurm). The model and batch come from its `inputs`
 object - `inputs.model.{layers,hidden,heads,seq,vocab}` (or the same keys directly in `inputs`),
 for a Llama search also `inputs.model.{arch,kv_heads,ffn_hidden,rope_theta}`,
 `inputs.batch`, `inputs.gpus`, optionally `inputs.overlap` (list or comma string) and
-`inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`.
+`inputs.recompute` - and each configuration from `configs[i].{rank,gx,gy,gz,gdata,order,fits}`,
+with its micro-batch and optimizer sharding (`configs[i].{micro_batch,micro_steps,
+shard_optimizer}`, what the search chose; older files: `inputs.micro_batch` and
+`inputs.shard_optimizer` when they are values).
 Configurations that do not fit in memory are left out. `--gpt4d-args` adds words to every gpt4d
 command (e.g. "--iters 50 --recompute").
 """
@@ -24,6 +27,8 @@ import sys
 
 from .launch import find_binary, pick_build
 from .util import OneLineParser, SuiteError, atomic_write_text, read_json
+
+from ovb_analysis.search_choices import choice_args  # noqa: E402 (the path is set by .util)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
@@ -72,7 +77,8 @@ def read_search(path):
             raise SuiteError(f"{path}: configs[{i}] grid {grid} does not multiply to {gpus} GPUs")
         if c.get("fits", True):
             out.append({"rank": int(c.get("rank", i + 1)), "grid": grid,
-                        "order": str(c.get("order") or "x,y,z")})
+                        "order": str(c.get("order") or "x,y,z"),
+                        "choices": choice_args(c, inputs)})
     return shape, batch, gpus, str(overlap), sorted(out, key=lambda c: c["rank"])
 
 
@@ -95,6 +101,7 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
                                               for w in (f"--{k.replace('_', '-')}", f"{shape[k]:g}")]
     if shape.get("recompute"):
         words.append("--recompute")
+    words += c.get("choices", [])
     return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra
 
 

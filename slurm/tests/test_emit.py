@@ -56,6 +56,39 @@ class EmitSbatch(unittest.TestCase):
         submit = read(os.path.join(self.out, "submit-all.sh"))
         self.assertEqual(submit.count("slurm/submit"), 3)
 
+    def test_each_job_runs_the_micro_batch_and_sharding_the_search_chose(self):
+        with open(FIXTURE, encoding="utf-8") as f:
+            doc = json.load(f)
+        doc["inputs"].update(micro_batch="auto", shard_optimizer="auto")
+        doc["configs"][0].update(micro_batch=1, micro_steps=8, shard_optimizer=False)
+        doc["configs"][1].update(micro_batch=4, micro_steps=1, shard_optimizer=False)
+        doc["configs"][3].update(micro_batch=1, micro_steps=2, shard_optimizer=True)
+        path = os.path.join(self.out + "-in", "auto.json")
+        os.makedirs(os.path.dirname(path))
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        r = self.emit("--top-k", "3", search=path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        top1 = read(os.path.join(self.out, "top1-g2x2x1x1.sbatch"))
+        top2 = read(os.path.join(self.out, "top2-g1x2x2x1-yxz.sbatch"))
+        top4 = read(os.path.join(self.out, "top4-g1x1x1x4.sbatch"))
+        self.assertIn("--micro-batch 1 ", top1)
+        self.assertNotIn("--shard-optimizer", top1)
+        # One micro-step: gpt4d's default, no option.
+        self.assertNotIn("--micro-batch", top2)
+        self.assertIn("--micro-batch 1 --shard-optimizer ", top4)
+        # An older file pinned in its inputs: every job gets the pinned values.
+        for c in doc["configs"]:
+            for k in ("micro_batch", "micro_steps", "shard_optimizer"):
+                c.pop(k, None)
+        doc["inputs"].update(micro_batch=2, shard_optimizer=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        r = self.emit("--top-k", "1", search=path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--micro-batch 2 --shard-optimizer ",
+                      read(os.path.join(self.out, "top1-g2x2x1x1.sbatch")))
+
     def test_a_llama_search_emits_llama_jobs(self):
         with open(FIXTURE, encoding="utf-8") as f:
             doc = json.load(f)

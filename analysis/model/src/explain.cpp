@@ -71,16 +71,13 @@ std::string explain_text(const Prediction& p) {
      << o.grid.str() << ", overlap " << overlap_string(o) << ", recompute "
      << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
-     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string())
-     << (o.shard_optimizer ? ", optimizer sharded over data" : "")
-     << (o.shard_gradients ? ", gradients too" : "") << ", "
-     << name_of(o.act_dtype) << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine
-     << "\ntokens per rank T = " << ct.tokens
-     << (ct.micro_steps > 1
-             ? " per micro-step (" + std::to_string(ct.micro_steps) + " micro-steps of " +
-                   std::to_string(micro_batch(o)) + " sequences)"
-             : std::string())
-     << "\n\n";
+     << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", optimizer "
+     << (o.shard_optimizer ? "sharded over data" : "not sharded")
+     << (gradients_sharded(o) ? ", gradients too" : "") << ", " << name_of(o.act_dtype)
+     << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine << "\nmicro-batch "
+     << micro_batch(o) << " sequences x " << ct.micro_steps << " micro-step"
+     << (ct.micro_steps > 1 ? "s" : "") << "; tokens per rank T = " << ct.tokens
+     << (ct.micro_steps > 1 ? " per micro-step" : "") << "\n\n";
 
   os << "Compute per rank: GEMMs (one block; x" << m.layers << ", then the LM head"
      << (ct.micro_steps > 1 ? "; per micro-step" : "") << ")\n";

@@ -8,6 +8,7 @@
 #include "ovb/error.hpp"
 #include "ovb/model/comm_cost.hpp"
 #include "ovb/model/compute_cost.hpp"
+#include "ovb/model/megatron_activations.hpp"
 #include "ovb/model/predict.hpp"
 
 namespace ovb::model {
@@ -109,7 +110,7 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   MegatronMemory mem;
   const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
   const double V = static_cast<double>(m.vocab);
-  const double a = static_cast<double>(m.heads), b = c.micro_batch, t = c.tp;
+  const double t = c.tp;
   // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated
   // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
   const double block = static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * h;
@@ -126,25 +127,9 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
-  // Korthikanti et al. 2022, Table 2 (bytes per layer per micro-batch, 16-bit activations), a
-  // GPT block's; applied to Llama blocks unchanged (their SwiGLU keeps more, GQA's K/V less):
-  //   no recompute:  sbh (34 + 5as/h) / t with SP; sbh (10 + 24/t + 5as/(ht)) without
-  //   selective:     34 sbh / t with SP;       sbh (10 + 24/t) without
-  //   full:          2 sbh / t with SP (the layer's input only); 2 sbh without
-  const double sbh = s * b * h;
-  double per_layer = 0;
-  switch (c.recompute) {
-    case Recompute::none:
-      per_layer = c.sequence_parallel ? sbh * (34 + 5 * a * s / h) / t
-                                      : sbh * (10 + 24 / t + 5 * a * s / (h * t));
-      break;
-    case Recompute::selective:
-      per_layer = c.sequence_parallel ? 34 * sbh / t : sbh * (10 + 24 / t);
-      break;
-    case Recompute::full:
-      per_layer = c.sequence_parallel ? 2 * sbh / t : 2 * sbh;
-      break;
-  }
+  // Bytes per layer per micro-batch: Korthikanti's formula for GPT blocks, Megatron-Core's saved
+  // tensors for Llama blocks (megatron_activations.hpp).
+  const double per_layer = megatron_layer_activation_bytes(m, c);
   mem.activation_per_layer = per_layer;
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
   // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,

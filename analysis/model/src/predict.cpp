@@ -49,8 +49,16 @@ nlohmann::json summary_json(const Prediction& p) {
       config_json(p.options.grid, p.timeline, p.memory.total(), p.memory_limit_bytes, p.fits);
   j["strategy"] = "4d";
   j["recompute"] = p.options.recompute ? "full" : "none";
+  j.update(choice_json(p.options));
   if (p.peak_tflops > 0) j["flops"] = flops_json(flops_of(p));
   return j;
+}
+
+nlohmann::json choice_json(const GptPlanOptions& o) {
+  return {{"micro_batch", micro_batch(o)},
+          {"micro_steps", micro_steps(o)},
+          {"shard_optimizer", o.shard_optimizer},
+          {"shard_gradients", gradients_sharded(o)}};
 }
 
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,

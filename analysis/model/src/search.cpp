@@ -2,6 +2,7 @@
 #include "ovb/model/search.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 #include "ovb/error.hpp"
@@ -65,6 +66,7 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
     ++r.grids;
     GptPlanOptions o = opt.base;
     o.grid = g;
+    if (opt.choose.micro_batch) o.micro_batch = 0;  // every variant is valid when this one is
     try {
       validate_gpt_plan(m, o);
     } catch (const UsageError& e) {
@@ -72,28 +74,50 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
       if (r.invalid_example.empty()) r.invalid_example = e.what();
       continue;
     }
-    // Independent of the X/Y/Z order: compute, memory and the collective list.
-    const ComputeTerms ct = compute_terms(m, o, mc);
-    const GptMemory terms = gpt_memory(m, o);
-    const double mem = terms.total();
-    PlanComm pc = plan_comm_uncosted(m, o);
     const std::vector<GridShape> orders =
         opt.all_orders ? distinct_orders(g) : std::vector<GridShape>{g};
-    for (const GridShape& v : orders) {
-      o.grid = v;
-      recost(pc, mc, v);
-      Candidate c;
-      c.grid = v;
-      c.timeline = simulate(ct, pc, o, mc);
-      c.memory_bytes = mem;
-      c.memory = terms;
-      c.fits = mem <= r.memory_limit_bytes;
+    std::vector<Candidate> best(orders.size());
+    bool have = false;
+    for (GptPlanOptions v : plan_variants(o, opt.choose)) {
+      // Independent of the X/Y/Z order: compute, memory and the collective list.
+      const ComputeTerms ct = compute_terms(m, v, mc);
+      const GptMemory terms = gpt_memory(m, v);
+      const double mem = terms.total();
+      const bool fits = mem <= r.memory_limit_bytes;
+      PlanComm pc = plan_comm_uncosted(m, v);
+      for (std::size_t k = 0; k < orders.size(); ++k) {
+        v.grid = orders[k];
+        Candidate& b = best[k];
+        ++r.variants;
+        // A variant that does not fit cannot beat one that does; one that fits is not replayed
+        // when its compute alone (a lower bound: iteration = compute + interference + exposed)
+        // is no faster than the best so far, and stops being replayed once it is no faster.
+        if (have && b.fits &&
+            (!fits || ct.total_us(m.layers, v.recompute) >= b.timeline.iteration_us))
+          continue;
+        recost(pc, mc, orders[k]);
+        const Timeline tl = simulate(
+            ct, pc, v, mc,
+            have && b.fits ? b.timeline.iteration_us : std::numeric_limits<double>::infinity());
+        if (have &&
+            !preferred(fits, tl.iteration_us, mem, b.fits, b.timeline.iteration_us, b.memory_bytes))
+          continue;
+        b.grid = orders[k];
+        b.options = v;
+        b.timeline = tl;
+        b.memory_bytes = mem;
+        b.memory = terms;
+        b.fits = fits;
+      }
+      have = true;
+    }
+    for (Candidate& c : best) {
       ++r.configs;
       if (!c.fits) {
         ++r.unfit;
-        ++r.unfit_by_term[std::string(terms.largest_term())];
+        ++r.unfit_by_term[std::string(c.memory.largest_term())];
       }
-      r.ranked.push_back(c);
+      r.ranked.push_back(std::move(c));
     }
   }
   std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const Candidate& a, const Candidate& b) {

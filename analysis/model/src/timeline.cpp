@@ -3,6 +3,7 @@
 #include "ovb/model/timeline.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace ovb::model {
@@ -38,7 +39,7 @@ class Sim {
   Sim(const ComputeTerms& ct, const GptPlanOptions& o, const Machine& mc, Timeline& out)
       : ct_(ct), o_(o), mc_(mc), out_(out) {}
 
-  void iteration(const PlanComm& pc) {
+  void iteration(const PlanComm& pc, double give_up_at_us) {
     // gpt4d's ring of dW blocks under ORS (dw_window.hpp): min(window, 4L+1) slots.
     dw_slots_ = static_cast<std::size_t>(std::min<std::int64_t>(o_.ors_window, 4 * pc.layers + 1));
     previous_scatter_.assign(static_cast<std::size_t>(4 * pc.layers + 1), kNone);
@@ -52,7 +53,10 @@ class Sim {
       const bool last = k == pc.micro_steps - 1 || every_;
       chain_ = -1;  // forward: the first all-gather cannot be prefetched
       run(hk.embed.time_us);
-      for (std::int64_t l = 0; l < pc.layers; ++l) block_forward(pc.block(l), false);
+      for (std::int64_t l = 0; l < pc.layers; ++l) {
+        block_forward(pc.block(l), false);
+        if (t_ >= give_up_at_us) return give_up();
+      }
       blocking(h.ln_f);
       run(hk.ln_f.time_us);
       linear_forward(h.lm_head, hk.lm_head, false);
@@ -65,8 +69,10 @@ class Sim {
       linear_backward(h.lm_head, hk.lm_head, head);
       run(hk.ln_f.bwd_us);
       blocking(h.ln_f_grad);
-      for (std::int64_t l = pc.layers - 1; l >= 0; --l)
+      for (std::int64_t l = pc.layers - 1; l >= 0; --l) {
         block_backward(pc.block(l), static_cast<std::size_t>(4 * l), last);
+        if (t_ >= give_up_at_us) return give_up();
+      }
       run(hk.embed.bwd_us);
       if (last) {
         grad_op(h.param_reduce);
@@ -88,6 +94,8 @@ class Sim {
   }
 
  private:
+  void give_up() { out_.iteration_us = std::numeric_limits<double>::infinity(); }
+
   void run(double us) {
     t_ += us;
     out_.compute_us += us;
@@ -334,10 +342,10 @@ class Sim {
 }  // namespace
 
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
-                  const Machine& mc) {
+                  const Machine& mc, double give_up_at_us) {
   Timeline out;
   Sim sim(ct, o, mc, out);
-  sim.iteration(pc);
+  sim.iteration(pc, give_up_at_us);
   return out;
 }
 

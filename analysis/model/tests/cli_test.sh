@@ -60,6 +60,22 @@ ok explain-grads "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --pr
 has "$work/explain-grads.json" "(lambda z1: d['memory']['grads'] < z1['memory']['grads'] and d['memory']['optimizer'] == z1['memory']['optimizer'] and len(d['collectives']) == len(z1['collectives']))(json.load(open('$work/explain-shard.json')))"
 bad grads-without-optimizer "need the sharded optimizer (--shard-optimizer)" "$model" explain 2x2x1x2 \
   --machine generic-h100-8nic --preset 1.3B --batch 16 --shard-gradients
+# --shard-optimizer auto --shard-gradients: three levels per configuration (off, ZeRO-1, ZeRO-2),
+# each entry saying which it chose.
+ok search-grads-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --shard-optimizer auto --shard-gradients --top 5 --json "$work/search-grads-auto.json"
+has "$work/search-grads-auto.json" "d['inputs']['shard_optimizer'] == 'auto' and d['inputs']['shard_gradients'] and all(c['shard_optimizer'] or not c['shard_gradients'] for c in d['configs']) and all(not c['shard_gradients'] for c in d['configs'] if c['gdata'] == 1)"
+# --micro-batch auto, --shard-optimizer auto: each configuration's choice in the JSON and the
+# table; the default (one micro-step, not sharded) is among the variants, so the best is no slower.
+ok search-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --micro-batch auto --shard-optimizer auto --top 5 --json "$work/search-auto.json"
+has "$work/search-auto.json" "d['inputs']['micro_batch'] == 'auto' and d['inputs']['shard_optimizer'] == 'auto' and d['counts']['variants'] > d['counts']['configs'] and all(c['micro_batch'] * c['micro_steps'] * c['gdata'] * c['gz'] == 16 and c['shard_optimizer'] in (True, False) for c in d['configs'])"
+has "$work/search-auto.json" "d['configs'][0]['predicted_ms'] <= json.load(open('$work/search.json'))['configs'][0]['predicted_ms']"
+grep -q "variants costed" "$work/search-auto.out" || fail "search-auto: no line saying what was chosen"
+ok explain-auto "$model" explain 1x1x2x4 --machine perlmutter-a100 --preset 1.3B --batch 16 \
+  --overlap all --micro-batch auto --shard-optimizer auto --json "$work/explain-auto.json"
+has "$work/explain-auto.json" "d['inputs']['micro_batch'] == 'auto' and d['config']['micro_batch'] * d['config']['micro_steps'] == 2 and d['config']['shard_optimizer'] in (True, False)"
+grep -q "^chosen .*: micro-batch [12] " "$work/explain-auto.out" || fail "explain-auto: no chosen line"
 
 ok calibrate "$model" calibrate --base generic-h100-8nic \
   --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \
@@ -93,6 +109,8 @@ bad unknown-subcommand "unknown subcommand 'serch'" "$model" serch --gpus 8
 nofit_rc=$?
 { [ "$nofit_rc" = 1 ] && grep -q "^ovb-model: error: none of the .* fits in .* try --recompute" \
   "$work/nofit.out"; } || fail "nofit: exit $nofit_rc: $(cat "$work/nofit.out")"
+bad micro-batch-word "--micro-batch: must be a whole number or auto, got two" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --micro-batch two
+bad shard-word "expected on, off or auto, got 'maybe'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --shard-optimizer maybe
 bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0
 bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 --seq 0
 bad negative-batch "--batch: must be > 0, got -16" "$model" search --machine perlmutter-a100 --preset 1.3B --batch -16 --gpus 8

@@ -5,6 +5,7 @@
 #include "model_options.hpp"
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
+#include "ovb/model/choices.hpp"
 #include "ovb/model/explain.hpp"
 
 namespace ovb::model::cli {
@@ -25,12 +26,21 @@ class Explain : public Command {
     const GptShape m = args_.shape();
     GptPlanOptions o = args_.plan(mc);
     o.grid = GridShape::parse(config_);
-    const Prediction p = predict(m, o, mc);  // an impossible grid: the plan's validation message
+    // An impossible grid: the plan's validation message. With auto: the variant search picks.
+    const Choices ch = args_.choices();
+    const Prediction p = choose(m, o, ch, mc);
+    if (ch.micro_batch || ch.shard_optimizer)
+      std::cout << "chosen (the fastest that fits, else the smallest): micro-batch "
+                << micro_batch(p.options) << " (" << micro_steps(p.options) << " micro-step"
+                << (micro_steps(p.options) > 1 ? "s" : "") << "), optimizer "
+                << (p.options.shard_optimizer ? "sharded" : "not sharded")
+                << (gradients_sharded(p.options) ? ", gradients too" : "") << " among "
+                << plan_variants(p.options, ch).size() << " variants\n";
     std::cout << explain_text(p);
     if (!json_.empty()) {
       nlohmann::json j = explain_json(p);
       j["context"] = run_context(nullptr, ctx);
-      j["inputs"] = args_.inputs_json(m, o, mc);
+      j["inputs"] = args_.inputs_json(m, p.options, mc);
       write_json(json_, j);
       std::cout << "wrote " << json_ << "\n";
     }

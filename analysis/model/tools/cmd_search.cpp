@@ -95,6 +95,7 @@ class Search : public Command {
     so.pow2_only = pow2_;
     so.all_orders = orders_ == "all";
     so.base = base;
+    so.choose = args_.choices();
     const auto t0 = std::chrono::steady_clock::now();
     const SearchResult r = search(m, so, mc);
     const double ms =
@@ -107,14 +108,26 @@ class Search : public Command {
               << (pow2_ ? "powers of two" : "all divisors") << "), " << r.invalid << " invalid, "
               << r.configs << " configurations with orders, " << r.unfit << " do not fit in "
               << fmt(r.memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1) << " ms\n";
+    if (so.choose.micro_batch || so.choose.shard_optimizer)
+      std::cout << "  chosen per configuration (the fastest that fits, else the smallest):"
+                << (so.choose.micro_batch ? " micro-batch (one micro-step or a divisor of the "
+                                            "local batch)"
+                                          : "")
+                << (so.choose.micro_batch && so.choose.shard_optimizer ? " and" : "")
+                << (so.choose.shard_optimizer
+                        ? (so.base.shard_gradients ? " sharding (off, optimizer, optimizer and gradients)"
+                                                   : " sharded optimizer (off or on)")
+                        : "")
+                << "; "
+                << r.variants << " variants costed\n";
     if (r.unfit > 0) {
       std::cout << "  largest memory term of those that do not fit:";
       for (const auto& [term, n] : r.unfit_by_term) std::cout << " " << term << " " << n;
       std::cout << "\n";
     }
     if (r.invalid > 0) std::cout << "  e.g. " << r.invalid_example << "\n";
-    TextTable t({"rank", "grid", "order", "iter ms", "compute", "interf", "exposed", "x", "y", "z",
-                 "data", "world", "mem GB", "fits", "MFU %"});
+    TextTable t({"rank", "grid", "order", "mb", "steps", "shard", "iter ms", "compute", "interf",
+                 "exposed", "x", "y", "z", "data", "world", "mem GB", "fits", "MFU %"});
     int rank = 0;
     const Recompute rc = base.recompute ? Recompute::full : Recompute::none;
     for (const Candidate& c : r.ranked) {
@@ -132,7 +145,11 @@ class Search : public Command {
       const FlopReport f =
           flop_report(m, base.batch, rc, tl.iteration_us, gpus_, mc.peak());
       j["flops"] = flops_json(f);
+      j.update(choice_json(c.options));
       row.push_back(j["order"]);
+      row.push_back(std::to_string(micro_batch(c.options)));
+      row.push_back(std::to_string(micro_steps(c.options)));
+      row.push_back(gradients_sharded(c.options) ? "grads" : c.options.shard_optimizer ? "on" : "off");
       for (double v : {tl.iteration_us, tl.compute_us, tl.interference_us, tl.exposed_total_us()})
         row.push_back(fmt(v / 1e3, 3));
       for (Group g : kGroups) row.push_back(fmt(tl.comm_group_us(g) / 1e3, 3));
@@ -149,15 +166,18 @@ class Search : public Command {
       for (const Candidate& c : r.ranked)
         if (!f || c.timeline.iteration_us < f->timeline.iteration_us) f = &c;
       if (f)
-        std::cout << "  fastest ignoring memory: " << f->grid.str() << " "
-                  << fmt(f->timeline.iteration_us / 1e3, 1) << " ms, "
-                  << fmt(f->memory_bytes / 1e9) << " GB per GPU\n";
+        std::cout << "  fastest ignoring memory: " << f->grid.str() << " micro-batch "
+                  << micro_batch(f->options) << (f->options.shard_optimizer ? ", sharded" : "")
+                  << " " << fmt(f->timeline.iteration_us / 1e3, 1) << " ms, "
+                  << fmt(f->memory_bytes / 1e9) << " GB per GPU"
+                  << (so.choose.micro_batch || so.choose.shard_optimizer
+                          ? " (of each configuration's smallest variant)"
+                          : "")
+                  << "\n";
     }
-    counts["4d"] = {{"grids", r.grids},
-                    {"invalid", r.invalid},
-                    {"configs", r.configs},
-                    {"unfit", r.unfit},
-                    {"unfit_by_term", r.unfit_by_term}};
+    counts["4d"] = {{"grids", r.grids},     {"invalid", r.invalid},
+                    {"configs", r.configs}, {"variants", r.variants},
+                    {"unfit", r.unfit},     {"unfit_by_term", r.unfit_by_term}};
     return ms;
   }
 

@@ -13,7 +13,7 @@ void ModelArgs::add(CLI::App& sub) {
                  "Machine file, or a preset name from analysis/machines (e.g. perlmutter-a100)")
       ->required();
   // The grid is the search's result (search) or the positional CONFIG (explain).
-  add_run_options(sub, run, kAllRunGroups & ~kGridGroup);
+  add_run_options(sub, run, (kAllRunGroups & ~kGridGroup) | kAutoChoices);
   sub.get_option("--batch")->required();
   sub.add_option("--ranks-per-device", ranks_per_device,
                  "Ranks sharing one device (overrides the machine file)")
@@ -35,7 +35,17 @@ Machine ModelArgs::load() const {
 GptPlanOptions ModelArgs::plan(const Machine& mc) const {
   RunConfig c = run;
   resolve_dtype(c, parse_dtype(mc.precision));
+  // --shard-optimizer auto --shard-gradients: the variants choose the sharding; the base plan
+  // must be valid with the gradients sharded, which needs the optimizer sharded.
+  if (c.shard_optimizer_auto && c.plan.shard_gradients) c.plan.shard_optimizer = true;
   return c.plan;
+}
+
+Choices ModelArgs::choices() const {
+  Choices c;
+  c.micro_batch = run.micro_batch_auto;
+  c.shard_optimizer = run.shard_optimizer_auto;
+  return c;
 }
 
 nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o,
@@ -43,6 +53,8 @@ nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o
   RunConfig c;
   c.model = m;
   c.plan = o;
+  c.micro_batch_auto = run.micro_batch_auto;  // as given: "auto", the choices are per config
+  c.shard_optimizer_auto = run.shard_optimizer_auto;
   nlohmann::json j = to_json(c);
   j["model"]["parameters"] = m.parameter_count();  // as gpt4d's result reports it
   j.erase("grid");  // one per configuration, in "configs"

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "ovb/model/choices.hpp"
 #include "ovb/model/machine.hpp"
 #include "ovb/run_config.hpp"
 
@@ -22,6 +23,7 @@ struct ModelArgs {
   GptShape shape() const;                        // throws UsageError
   Machine load() const;                          // the machine, with --ranks-per-device applied
   GptPlanOptions plan(const Machine& mc) const;  // grid left 1x1x1x1
+  Choices choices() const;                       // what was given as auto
   nlohmann::json inputs_json(const GptShape& m, const GptPlanOptions& o, const Machine& mc) const;
 };
 

@@ -43,6 +43,11 @@ struct RunConfig {
   // --dtype as given: "auto" leaves plan.act_dtype to the binary (gpt4d: host fp32, cuda bf16;
   // ovb-model: the machine's precision); resolve_dtype() applies it.
   std::string dtype = "auto";
+  // --micro-batch auto, --shard-optimizer auto: ovb-model chooses the value per configuration
+  // (plan.micro_batch and plan.shard_optimizer are then ignored). Only binaries that register
+  // with kAutoChoices accept them; validate() refuses them.
+  bool micro_batch_auto = false;
+  bool shard_optimizer_auto = false;
 };
 
 // Which binaries register an option: each binary passes the groups it uses.
@@ -57,6 +62,9 @@ enum RunOptionGroup : unsigned {
   kGradDtypeGroup = 32  // --grad-dtype
 };
 inline constexpr unsigned kAllRunGroups = 63;
+// Not a group of options: the binary chooses --micro-batch and --shard-optimizer itself, so they
+// accept "auto" (ovb-model search and explain). Without it "auto" is refused at parsing.
+inline constexpr unsigned kAutoChoices = 64;
 
 struct RunOption {
   const char* flag;  // "--layers"
@@ -70,10 +78,11 @@ struct RunOption {
   // `what` = "FILE: 'config.model.layers'" when the value has the wrong type).
   std::function<nlohmann::json(const RunConfig&)> write;
   std::function<void(const nlohmann::json&, RunConfig&, const std::string& what)> read;
+  bool auto_choice = false;  // accepts "auto" where the binary registers kAutoChoices
 };
 const std::vector<RunOption>& run_options();
 
-// Registers the options of `groups` (a mask of RunOptionGroup) on app.
+// Registers the options of `groups` (a mask of RunOptionGroup, plus kAutoChoices) on app.
 void add_run_options(CLI::App& app, RunConfig& cfg, unsigned groups);
 
 // After parsing: applies --preset with the shape options that were given (those win) and requires
@@ -83,15 +92,16 @@ void finish_run_config(const CLI::App& app, RunConfig& cfg);
 // plan.act_dtype from cfg.dtype, "auto" meaning `auto_dtype`. Throws UsageError for a bad name.
 void resolve_dtype(RunConfig& cfg, DType auto_dtype);
 
-// The plan's rules (validate_gpt_plan), after checking every grid factor is >= 1. Throws
-// UsageError naming the first failed condition.
+// The plan's rules (validate_gpt_plan), after checking every grid factor is >= 1 and that no
+// choice is left "auto". Throws UsageError naming the first failed condition.
 void validate(const RunConfig& cfg);
 
 // ---- JSON form ----
 // {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset", "arch", "kv_heads",
 //  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz", "gdata", "order"}, "batch",
-//  "micro_batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window", "dtype",
-//  "grad_dtype"}: results/SCHEMA.md's gpt4d config.
+//  "micro_batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window",
+//  "shard_optimizer", "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config. "micro_batch" and
+//  "shard_optimizer" are "auto" where ovb-model chooses them.
 
 nlohmann::json to_json(const RunConfig& cfg);
 // Strict: every required key present with the right type, others keep `defaults`' values.

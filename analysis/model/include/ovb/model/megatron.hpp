@@ -3,11 +3,12 @@
 // virtual stages), data parallelism with the distributed optimizer (gradient reduce-scatter and
 // parameter all-gather overlapped with the first/last micro-batch), micro-batches, and no /
 // selective / full activation recomputation. Memory per GPU by the published formulas (Korthikanti
-// et al. 2022, arXiv 2205.05198, Section 4; Megatron-LM's distributed optimizer: 6 + 12/dp bytes
-// per parameter). The GEMM, attention and memory-bound costs are the 4D model's own (compute_terms
-// on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel ones) and every
-// collective is costed by cost_collective, so both strategies share one machine description.
-// Formulas: docs/model.md, "The Megatron-LM strategy".
+// et al. 2022, arXiv 2205.05198, Section 4, for GPT blocks; Llama blocks from the tensors
+// Megatron-Core saves, megatron_activations.hpp; Megatron-LM's distributed optimizer: 6 + 12/dp
+// bytes per parameter). The GEMM, attention and memory-bound costs are the 4D model's own
+// (compute_terms on the grid 1 x tp x 1 x 1, whose layer shapes are Megatron's column/row-parallel
+// ones) and every collective is costed by cost_collective, so both strategies share one machine
+// description. Formulas: docs/model.md, "The Megatron-LM strategy".
 #pragma once
 
 #include <cstdint>
@@ -68,7 +69,7 @@ struct MegatronMemory {
   double weights = 0;       // act_dtype copy: 2 bytes per parameter in bf16
   double gradients = 0;     // fp32 main gradients: 4 bytes per parameter
   double optimizer = 0;     // fp32 master + Adam m, v: 12 bytes per parameter, / dp when distributed
-  double activations = 0;   // per layer per micro-batch (Korthikanti) x layers x in-flight factor
+  double activations = 0;   // activation_per_layer x inflight_layers
   double activation_per_layer = 0;  // one layer, one micro-batch
   double inflight_layers = 0;       // layers' worth of micro-batch activations held at the peak
   double total() const { return weights + gradients + optimizer + activations; }

@@ -43,10 +43,14 @@ double memory_limit_bytes(const Machine& mc);
 Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
 
 // Summary JSON of a configuration (the keys of a search "configs" entry, results/SCHEMA.md
-// "Model"); summary_json adds "strategy": "4d", "recompute" and the FLOP report ("flops").
+// "Model"); summary_json adds "strategy": "4d", "recompute", choice_json() and the FLOP report
+// ("flops").
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,
                            double memory_limit_bytes, bool fits);
 nlohmann::json summary_json(const Prediction& p);
+// {"micro_batch": sequences per micro-step, "micro_steps", "shard_optimizer"}: the plan's
+// micro-batch and sharding, as chosen (choices.hpp) or given, in search and explain entries.
+nlohmann::json choice_json(const GptPlanOptions& o);
 
 // A few lines: iteration, compute, interference, exposed and total communication per group,
 // TFLOP/s per GPU with MFU and HFU, memory per GPU.

@@ -1,7 +1,9 @@
 // Configuration search: every (Gx, Gy, Gz, Gdata) with product = GPUs (all divisors, or powers of
 // two only as AxoNN does) and every distinct X/Y/Z placement order, the invalid ones (the plan's
 // divisibility rules) and those that do not fit in memory set aside, the rest ranked by predicted
-// iteration time. Compute terms and the collective list are built once per grid size and only
+// iteration time. What the user leaves open (SearchOptions::choose: the micro-batch, the sharded
+// optimizer) is chosen per configuration among plan_variants() by preferred() (choices.hpp).
+// Compute terms, memory and the collective list are built once per grid and variant and only
 // re-costed per order, so 65,536 GPUs x GPT-175B takes well under a second.
 #pragma once
 
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "ovb/gpt_plan.hpp"
+#include "ovb/model/choices.hpp"
 #include "ovb/model/machine.hpp"
 #include "ovb/model/timeline.hpp"
 
@@ -21,10 +24,12 @@ struct SearchOptions {
   bool pow2_only = false;  // AxoNN's enumeration: powers of two only
   bool all_orders = true;  // every distinct X/Y/Z order, else x,y,z only
   GptPlanOptions base;     // batch, recompute, caching, dtypes, overlap flags (grid ignored)
+  Choices choose;          // chosen per configuration instead of taken from base
 };
 
 struct Candidate {
   GridShape grid;
+  GptPlanOptions options;  // the plan as chosen: grid, micro_batch, shard_optimizer
   Timeline timeline;
   double memory_bytes = 0;
   GptMemory memory;
@@ -36,8 +41,10 @@ struct SearchResult {
   std::int64_t invalid = 0;     // of those, rejected by validate_gpt_plan
   std::string invalid_example;  // one of the reasons
   std::int64_t configs = 0;     // valid grids x distinct orders, costed
+  std::int64_t variants = 0;    // configurations x plan variants (= configs when nothing chosen)
   std::int64_t unfit = 0;       // of those, not fitting in memory
-  // The unfit ones by their largest memory term (GptMemory::largest_term(): why they do not fit).
+  // The unfit ones by their largest memory term (GptMemory::largest_term(): why they do not fit;
+  // of the variant that needs least memory when one is chosen).
   std::map<std::string, std::int64_t> unfit_by_term;
   double memory_limit_bytes = 0;
   std::vector<Candidate> ranked;  // fitting first, then by predicted time

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 
 #include "ovb/gpt_plan.hpp"
 #include "ovb/model/compute_cost.hpp"
@@ -45,7 +46,12 @@ struct Timeline {
   double exposed_group_us(Group g) const;
 };
 
+// give_up_at_us: the search's shortcut for a variant that cannot beat one already found. The
+// compute stream's clock only moves forward, so once it reaches this time (checked after every
+// block) the iteration cannot end earlier: the replay stops and returns iteration_us =
+// infinity (the other terms partial).
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
-                  const Machine& mc);
+                  const Machine& mc,
+                  double give_up_at_us = std::numeric_limits<double>::infinity());
 
 }  // namespace ovb::model
