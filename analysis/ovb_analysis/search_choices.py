@@ -18,4 +18,6 @@ def choice_args(config, inputs=None):
             words += ["--micro-batch", str(mb)]
     if config.get("shard_optimizer", inputs.get("shard_optimizer") is True) is True:
         words.append("--shard-optimizer")
+        if config.get("shard_gradients", inputs.get("shard_gradients") is True) is True:
+            words.append("--shard-gradients")
     return words

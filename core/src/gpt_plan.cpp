@@ -257,6 +257,10 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
          std::to_string(o.micro_batch) + " sequences)");
   if (o.ors_window < 1)
     fail("the ORS window must be >= 1 dW block, got " + std::to_string(o.ors_window));
+  if (o.shard_gradients && !o.shard_optimizer)
+    fail("sharded gradients (--shard-gradients, ZeRO-2) need the sharded optimizer "
+         "(--shard-optimizer): only a rank that updates just its chunk can drop the rest of the "
+         "gradient");
   std::vector<LinearSpec> all = block_linears(m);
   all.push_back(lm_head_linear(m));
   for (const LinearSpec& s : all) {
@@ -340,6 +344,19 @@ bool optimizer_sharded(const GptPlanOptions& o) {
   return o.shard_optimizer && o.grid.gdata > 1;
 }
 
+bool gradients_sharded(const GptPlanOptions& o) {
+  return o.shard_gradients && optimizer_sharded(o);
+}
+
+int grad_bucket_slots(const GptPlanOptions& o) {
+  if (!gradients_sharded(o)) return 0;
+  return o.ors ? 2 : 1;
+}
+
+bool accumulates_full_gradients(const GptPlanOptions& o) {
+  return micro_steps(o) > 1 && !gradients_sharded(o);
+}
+
 std::int64_t data_chunk(std::int64_t count, const GptPlanOptions& o) {
   if (!optimizer_sharded(o)) return count;
   return (count + o.grid.gdata - 1) / o.grid.gdata;
@@ -417,10 +434,11 @@ std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) 
     linear_fwd(ph, l, geo[3], rc, do_gather);
   };
 
-  // Each micro-step: forward, backward; the Z small-parameter and data reductions only in the last.
+  // Each micro-step: forward, backward; the Z small-parameter and data reductions only in the
+  // last (with sharded gradients in every one: the bucket's gradient is not kept across them).
   const int steps = static_cast<int>(micro_steps(o));
   for (step = 0; step < steps; ++step) {
-    const bool last = step == steps - 1;
+    const bool last = step == steps - 1 || gradients_sharded(o);
     for (int l = 0; l < m.layers; ++l) block_fwd(Phase::forward, l, false, true);
     ln(Phase::forward, -1, "ln_f", CollRole::ln_stats, false);
     linear_fwd(Phase::forward, -1, head, false, true);
@@ -489,7 +507,7 @@ std::int64_t max_bias_local(const GptShape& m, const GridShape& g) {
 }
 
 int dw_slots(const GptShape& m, const GptPlanOptions& o) {
-  if (o.grid.gz == 1) return micro_steps(o) > 1 ? 1 : 0;
+  if (o.grid.gz == 1) return accumulates_full_gradients(o) ? 1 : 0;
   if (!o.ors) return 1;
   const std::int64_t linears = 4 * m.layers + 1;
   return static_cast<int>(std::min<std::int64_t>(o.ors_window, linears));
@@ -529,6 +547,11 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   GptMemory mem;
   mem.params = o.act_dtype == DType::f32 ? n_flat * 4 : n_flat * a + n_own * 4;
   mem.grads = n_flat * 4;
+  if (gradients_sharded(o))  // the rank's chunks, the head bucket's buffer and the block ring
+    mem.grads = (n_own + static_cast<double>(bucket_extent(head_bucket_count(m, g), o)) +
+                 grad_bucket_slots(o) *
+                     static_cast<double>(bucket_extent(block_bucket_count(m, g), o))) *
+                4;
   mem.optimizer = n_own * 8;
   if (g.gz > 1) {
     const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
@@ -546,12 +569,12 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   // d(attention out): [T, 4h/Gy] each for GPT); fp32: LN_f (mean, rstd) 2T, CE local 3T,
   // gathered 3T*Gy and log-sum-exp T, LN scratch 2T, attention scratch T*heads/Gy; the tokens
   // and targets of every micro-step (int32, uploaded once per iteration); the two global
-  // scalars; with micro-steps the bias gradient of one layer before it is added (the largest
-  // local bias: GPT's MLP-up 4h/Gy or a transposed layer's h/Gx; Llama has none); the GEMM
-  // workspace.
+  // scalars; when micro-steps accumulate full gradients, the bias gradient of one layer before
+  // it is added (the largest local bias: GPT's MLP-up 4h/Gy or a transposed layer's h/Gx; Llama
+  // has none); the GEMM workspace.
   const double wide = std::max(up_w, qkv_w) + std::max(act_w, hy);
   const double iter_tokens = static_cast<double>(local_batch(o) * m.seq);
-  const double bias_scratch = micro_steps(o) > 1 ? max_bias_local(m, g) * 4.0 : 0;
+  const double bias_scratch = accumulates_full_gradients(o) ? max_bias_local(m, g) * 4.0 : 0;
   mem.workspace = T * (3 * hx + vy + wide) * a + T * (8 + 3.0 * g.gy + hl) * 4 +
                   2 * iter_tokens * 4 + 2 * 4 + bias_scratch + o.gemm_workspace_bytes;
   return mem;

@@ -392,6 +392,12 @@ std::vector<RunOption> make_table() {
          c.plan.shard_optimizer = v.get<bool>();
        },
        true});
+  t.push_back(boolean(
+      "--shard-gradients", "shard_gradients",
+      "With --shard-optimizer: split the fp32 gradients over the data group as well (ZeRO-2): "
+      "each bucket's gradient is computed in a bucket buffer, reduce-scattered over data every "
+      "micro-step and only the rank's chunk is kept",
+      false, [](RunConfig & c) -> auto& { return c.plan.shard_gradients; }));
   // Precisions.
   t.push_back(
       {"--dtype", "dtype",

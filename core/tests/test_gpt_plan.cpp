@@ -386,6 +386,81 @@ TEST(GptPlan, ShardedOptimizerByHand) {
   EXPECT_DOUBLE_EQ(gpt_memory(m, one).total(), gpt_memory(m, opts("1x1x1x1", 3)).total());
 }
 
+// Sharded gradients (ZeRO-2) on the same tiny model over Gz = 2, Gdata = 3 (batch 12, micro-batch
+// 1: 2 micro-steps). Per rank a block bucket holds 12 h^2 / 2 + 13 h = 25408 elements (chunks of
+// 8470, 2 of padding: extent 25410), the head bucket the LM head's shard V h / 2 = 8192 + final
+// LN 2 h + wte V h + wpe seq h = 8192 + 128 + 16384 + 2048 = 26752 (chunks of 8918, 2 of
+// padding: extent 26754). The rank keeps its chunks, 2 * 8470 + 8918 = 25858
+// floats, plus the head bucket's buffer (26754) and one block-bucket buffer (25410; two with ORS).
+TEST(GptPlan, ShardedGradientsByHand) {
+  const GptShape m = tiny();
+  GptPlanOptions o = opts("1x1x2x3", 12);
+  o.micro_batch = 1;
+  o.gemm_workspace_bytes = 0;
+  o.shard_optimizer = true;
+  EXPECT_EQ(block_bucket_count(m, o.grid), 25408);
+  EXPECT_EQ(head_bucket_count(m, o.grid), 26752);
+  EXPECT_EQ(micro_steps(o), 2);
+  const GptMemory zero1 = gpt_memory(m, o);
+  EXPECT_DOUBLE_EQ(zero1.grads, (2 * 25410.0 + 26754) * 4);  // every bucket, padded
+  o.shard_gradients = true;
+  EXPECT_TRUE(gradients_sharded(o));
+  EXPECT_EQ(grad_bucket_slots(o), 1);
+  const GptMemory zero2 = gpt_memory(m, o);
+  EXPECT_DOUBLE_EQ(zero2.grads, (25858.0 + 26754 + 25410) * 4);
+  o.ors = true;
+  EXPECT_EQ(grad_bucket_slots(o), 2);
+  EXPECT_DOUBLE_EQ(gpt_memory(m, o).grads, (25858.0 + 26754 + 2 * 25410) * 4);
+  o.ors = false;
+  // Everything else as with the sharded optimizer alone (Gz > 1: the dW ring is unchanged; the
+  // bias scratch is gone: nothing is accumulated in full).
+  EXPECT_DOUBLE_EQ(zero2.params, zero1.params);
+  EXPECT_DOUBLE_EQ(zero2.optimizer, zero1.optimizer);
+  EXPECT_DOUBLE_EQ(zero2.grad_blocks, zero1.grad_blocks);
+  EXPECT_DOUBLE_EQ(zero2.activations, zero1.activations);
+  EXPECT_DOUBLE_EQ(zero2.workspace, zero1.workspace - 4 * 64 * 4.0);  // MLP-up bias, 4h floats
+  EXPECT_FALSE(accumulates_full_gradients(o));
+
+  // Collectives: the Z small-parameter all-reduce and the data reduce-scatter of every bucket in
+  // both micro-steps (with ZeRO-1 in the last only); the rest is the same list.
+  const auto ops2 = gpt_collectives(m, o);
+  GptPlanOptions o1 = o;
+  o1.shard_gradients = false;
+  const auto ops1 = gpt_collectives(m, o1);
+  using Key = std::pair<CollRole, int>;
+  std::map<Key, int> n1, n2;
+  for (const CollOp& c : ops1) ++n1[Key(c.role, c.micro_step)];
+  for (const CollOp& c : ops2) ++n2[Key(c.role, c.micro_step)];
+  for (CollRole r : {CollRole::data_grad_reduce, CollRole::param_grad_reduce}) {
+    EXPECT_EQ(n1[Key(r, 0)], 0) << name_of(r);
+    EXPECT_EQ(n1[Key(r, 1)], 3) << name_of(r);  // 2 blocks and the head
+    EXPECT_EQ(n2[Key(r, 0)], 3) << name_of(r);
+    EXPECT_EQ(n2[Key(r, 1)], 3) << name_of(r);
+  }
+  EXPECT_EQ(ops2.size(), ops1.size() + 6);
+  for (const CollOp& c : ops2)
+    if (c.role == CollRole::data_grad_reduce) {
+      EXPECT_EQ(c.kind, CollKind::reduce_scatter);
+      EXPECT_EQ(c.count, c.layer < 0 ? 8918 : 8470) << describe(c);
+    }
+
+  // Gz = 1 with micro-steps: no dW slot to accumulate through.
+  GptPlanOptions flat = opts("1x1x1x2", 8);
+  flat.micro_batch = 2;
+  flat.shard_optimizer = flat.shard_gradients = true;
+  EXPECT_EQ(dw_slots(m, flat), 0);
+  // Without the sharded optimizer: refused, naming both options.
+  GptPlanOptions bad = opts("1x1x1x2", 8);
+  bad.shard_gradients = true;
+  EXPECT_NE(message_of(m, bad).find("--shard-gradients"), std::string::npos) << message_of(m, bad);
+  EXPECT_NE(message_of(m, bad).find("--shard-optimizer"), std::string::npos);
+  // Gdata = 1: nothing to split.
+  GptPlanOptions one = opts("1x1x2x1", 4);
+  one.shard_optimizer = one.shard_gradients = true;
+  EXPECT_FALSE(gradients_sharded(one));
+  EXPECT_EQ(gpt_collectives(m, one), gpt_collectives(m, opts("1x1x2x1", 4)));
+}
+
 // ---- Llama ----
 
 namespace {

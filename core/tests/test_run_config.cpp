@@ -109,6 +109,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
       {"cache_weights", false},
       {"ors_window", kDefaultOrsWindow},
       {"shard_optimizer", false},
+      {"shard_gradients", false},
       {"dtype", "bf16"},
       {"grad_dtype", "bf16"}};
   EXPECT_EQ(to_json(sample()), expected) << to_json(sample()).dump();
@@ -170,8 +171,8 @@ TEST(RunConfig, JsonReaderIsStrict) {
   // Optional keys keep the defaults given.
   j = to_json(sample());
   for (const char* k :
-       {"overlap", "recompute", "cache_weights", "ors_window", "shard_optimizer", "dtype",
-        "grad_dtype"})
+       {"overlap", "recompute", "cache_weights", "ors_window", "shard_optimizer",
+        "shard_gradients", "dtype", "grad_dtype"})
     j.erase(k);
   RunConfig defaults;
   defaults.plan.act_dtype = DType::bf16;
@@ -225,6 +226,11 @@ TEST(RunConfig, CliFillsTheSameFields) {
   ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer"}, &c), "");
   EXPECT_TRUE(c.plan.shard_optimizer);
   EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").plan.shard_optimizer);
+  // Sharded gradients (ZeRO-2) likewise; the plan refuses them without the sharded optimizer.
+  EXPECT_FALSE(c.plan.shard_gradients);
+  ASSERT_EQ(parse({"--preset", "tiny", "--shard-optimizer", "--shard-gradients"}, &c), "");
+  EXPECT_TRUE(c.plan.shard_optimizer && c.plan.shard_gradients);
+  EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").plan.shard_gradients);
 }
 
 TEST(RunConfig, AutoChoicesOnlyWhereTheBinaryChooses) {

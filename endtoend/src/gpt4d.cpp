@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
                 << (cfg.plan.cache_weights ? ", weights cached" : "")
                 << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
                 << (optimizer_sharded(cfg.plan) ? ", optimizer sharded over data" : "")
-                << ", "
+                << (gradients_sharded(cfg.plan) ? ", gradients too" : "") << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()
                 << "\n  attention: " << trainer.attention()
                 << "\n  kernels: " << trainer.kernels_description()

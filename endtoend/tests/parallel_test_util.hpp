@@ -22,13 +22,14 @@ struct Case {
   bool llama = false;              // the Llama test model instead of GPT "tiny"
   std::int64_t micro_batch = 0;    // sequences per micro-step (0: one micro-step)
   bool shard = false;              // optimizer state split over the data group
+  bool grads = false;              // gradients too (ZeRO-2; with shard)
   std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
   std::string str() const {
     return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
            (recompute ? " recompute" : "") + (cache ? "" : " no-cache") +
            (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
            (micro_batch > 0 ? " micro-batch=" + std::to_string(micro_batch) : "") +
-           (shard ? " shard-optimizer" : "") +
+           (shard ? " shard-optimizer" : "") + (grads ? " shard-gradients" : "") +
            (hidden != 64 ? " hidden=" + std::to_string(hidden) + " heads=" + std::to_string(heads)
                          : "");
   }
@@ -65,6 +66,7 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.plan.ors_window = c.window;
   cfg.plan.micro_batch = c.micro_batch;
   cfg.plan.shard_optimizer = c.shard;
+  cfg.plan.shard_gradients = c.grads;
   // The backend of the test run (--backend=host|cuda, --ranks-per-gpu=N); fp32 activations on
   // either, so that the equivalence tolerances hold.
   cfg.backend.name = ovb::testing::options().backend;

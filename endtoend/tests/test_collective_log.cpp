@@ -1,7 +1,7 @@
 // gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
 // the order, never the set), for several grids, recompute, weight-cache, ORS-window and
-// sharded-optimizer options and every overlap-flag subset; and allocates exactly the memory
-// gpt_memory() estimates, term by term.
+// sharded-optimizer and sharded-gradient options and every overlap-flag subset; and allocates
+// exactly the memory gpt_memory() estimates, term by term.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -116,6 +116,54 @@ TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
     EXPECT_TRUE(padded) << c.str();
     expect_plan_memory(run.trainer, cfg, c.str());
   }
+}
+
+// Sharded gradients (ZeRO-2) on every grid with Gdata > 1, with and without micro-batches, ORS
+// and uneven chunks: the plan's list (the reductions in every micro-step), its memory term by
+// term, and the gradient memory by hand from the layout: the rank's chunks, the head bucket's
+// buffer and one block-bucket buffer (two with ORS), fp32, padding included.
+TEST(CollectiveLog, ShardedGradientsEqualThePlanAndItsMemory) {
+  int n = 0, uneven = 0;
+  for (const std::string& grid : grids_for(ovb::testing::launch().world)) {
+    if (gdata_of(grid) == 1) continue;
+    for (std::int64_t mb : {0, 1}) {
+      if (mb > 0 && local_sequences(grid) < 2) continue;
+      Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, kDefaultOrsWindow, false,
+             mb, true, true};
+      const GridShape gs = GridShape::parse(grid);
+      if (n % 2 == 0 && gs.gx * gs.gy <= 2) {  // hidden 50, 2 heads: chunks may be uneven
+        c.hidden = 50;
+        c.heads = 2;
+      }
+      ++n;
+      const Config cfg = test_config(c, 1);
+      TrainerRun run(cfg, MPI_COMM_WORLD);
+      run.trainer.run_iteration(0);
+      ASSERT_EQ(described(run.trainer.collective_log()),
+                described(gpt_collectives(cfg.model, cfg.plan)))
+          << c.str();
+      expect_plan_memory(run.trainer, cfg, c.str());
+      const ParamLayout& p = run.trainer.layout();
+      const double buffers = static_cast<double>(p.buckets.back().extent) +
+                             (cfg.plan.ors ? 2.0 : 1.0) * static_cast<double>(p.buckets[0].extent);
+      EXPECT_EQ(run.trainer.memory().bytes(MemKind::grads),
+                4.0 * (static_cast<double>(p.shard_total) + buffers))
+          << c.str();
+      EXPECT_LT(p.shard_total, p.total) << c.str();
+      for (const Bucket& b : p.buckets)
+        if (b.count % cfg.plan.grid.gdata != 0) {
+          ++uneven;
+          break;
+        }
+      // Every micro-step reduce-scatters every bucket.
+      int scatters = 0;
+      for (const CollOp& op : run.trainer.collective_log())
+        scatters += op.role == CollRole::data_grad_reduce ? 1 : 0;
+      EXPECT_EQ(scatters, micro_steps(cfg.plan) * (cfg.model.layers + 1)) << c.str();
+    }
+  }
+  EXPECT_GT(n, 0);
+  if (ovb::testing::launch().world == 8) EXPECT_GT(uneven, 0) << "no case with uneven chunks";
 }
 
 // The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap

@@ -4,7 +4,9 @@
 // micro-batches of 1 and 2 sequences (gradient accumulation), with the optimizer state sharded
 // over data and not (also with buckets that Gdata does not divide); the gradients of one step
 // equal the serial ones tensor by tensor (with micro-batches; sharded: each data rank's chunk);
-// the serial gradients equal finite differences of the loss. The same for a small Llama
+// the serial gradients equal finite differences of the loss. With the gradients sharded as well
+// (ZeRO-2): the serial losses on every data-parallel grid, with micro-batches and uneven chunks,
+// and the gradient chunks tensor by tensor. The same for a small Llama
 // (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole K/V groups,
 // with every overlap-flag subset.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
@@ -264,6 +266,101 @@ TEST(Equivalence, MicroBatchGradientsMatchSerialTensorByTensor) {
       ASSERT_EQ(got.size(), want.size()) << t.name;
       float scale = 0;
       for (float v : want) scale = std::max(scale, std::abs(v));
+      for (std::size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
+            << c.str() << " " << t.name << "[" << i << "]";
+    }
+  }
+}
+
+// Sharded gradients (ZeRO-2): every grid with Gdata > 1, the overlap subsets in turn (recompute,
+// caching and the ORS window varied), with one micro-step and with micro-batches of 1 and 2
+// sequences (the chunks reduce-scattered every micro-step and added), and buckets that Gdata
+// does not divide (hidden 50): the serial losses.
+TEST(Equivalence, ShardedGradientsEqualOneRank) {
+  const std::vector<double> ref = losses(test_config({}), MPI_COMM_SELF);
+  Case uneven_base;
+  uneven_base.hidden = 50;
+  uneven_base.heads = 2;
+  const std::vector<double> uneven_ref = losses(test_config(uneven_base), MPI_COMM_SELF);
+  std::vector<Case> cases;
+  const auto& subsets = overlap_subsets();
+  std::size_t turn = 0;
+  for (const std::string& grid : grids_for(world_size())) {
+    if (gdata_of(grid) == 1) continue;
+    if (on_gpu() && turn >= 4) break;
+    for (std::int64_t mb : {0, 1, 2}) {
+      if (mb > 0 && (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb)) continue;
+      const std::string& ov = turn % 2 ? "oar,ors,oag" : subsets[(turn / 2) % subsets.size()];
+      cases.push_back({grid, ov, turn % 3 == 1, turn % 4 == 0,
+                       turn % 5 == 2 ? 1 : kDefaultOrsWindow, false, mb, true, true});
+      ++turn;
+    }
+  }
+  // Uneven chunks (hidden 50, 2 heads: see ShardedOptimizerWithUnevenChunksEqualsOneRank), one
+  // micro-step and several.
+  std::vector<std::pair<std::string, std::int64_t>> uneven_grids;
+  if (world_size() == 8) uneven_grids = {{"1x1x1x8", 0}, {"1x2x2x2", 1}};
+  if (world_size() == 4) uneven_grids = {{"1x2x1x2", 0}, {"1x2x1x2", 2}};
+  for (const auto& [grid, mb] : uneven_grids) {
+    Case c{grid, mb ? "oar,ors,oag" : "ors", mb > 0, false, kDefaultOrsWindow, false, mb, true,
+           true};
+    c.hidden = 50;
+    c.heads = 2;
+    cases.push_back(c);
+  }
+  ASSERT_GT(cases.size(), 0u);
+  double worst = 0;
+  int uneven = 0, micro = 0;
+  for (const Case& c : cases) {
+    const Config cfg = test_config(c);
+    TrainerRun run(cfg, MPI_COMM_WORLD);
+    for (const Bucket& b : run.trainer.layout().buckets)
+      if (b.count % cfg.plan.grid.gdata != 0) {
+        ++uneven;
+        break;
+      }
+    micro += micro_steps(cfg.plan) > 1 ? 1 : 0;
+    std::vector<double> got;
+    for (int i = 0; i < cfg.iters; ++i) got.push_back(run.trainer.run_iteration(i).loss);
+    worst = std::max(worst, expect_losses_match(c.hidden == 50 ? uneven_ref : ref, got, c.str()));
+  }
+  EXPECT_GT(uneven, 0) << "no case with uneven chunks";
+  EXPECT_GT(micro, 0) << "no case with micro-steps";
+  if (ovb::testing::launch().rank == 0)
+    std::printf("sharded gradients: %zu cases (%d uneven, %d with micro-steps), largest relative "
+                "loss deviation from 1 rank: %.2e\n",
+                cases.size(), uneven, micro, worst);
+}
+
+// The rank's gradient chunks themselves after 3 steps, with and without micro-batches and ORS:
+// each data rank's chunk of every tensor equals the serial gradient (global_tensor assembles
+// them from the shards).
+TEST(Equivalence, ShardedGradientsMatchSerialTensorByTensor) {
+  const int steps = 3;
+  TrainerRun serial(test_config({}), MPI_COMM_SELF);
+  for (int i = 0; i < steps; ++i) serial.trainer.run_iteration(i);
+  serial.trainer.compute_gradients(steps);
+  std::vector<Case> cases;
+  for (const std::string& grid : grids_for(world_size())) {
+    if (gdata_of(grid) == 1 || local_sequences(grid) < 2) continue;
+    const bool first = cases.empty();
+    cases.push_back({grid, first ? "none" : "oar,ors,oag", !first, first, kDefaultOrsWindow, false,
+                     first ? 0 : 1, true, true});
+    if (cases.size() == (on_gpu() ? 1u : 2u)) break;
+  }
+  ASSERT_GT(cases.size(), 0u);
+  for (const Case& c : cases) {
+    TrainerRun run(test_config(c), MPI_COMM_WORLD);
+    for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
+    run.trainer.compute_gradients(steps);
+    for (const TensorDesc& t : serial.trainer.layout().tensors) {
+      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
+      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
+      ASSERT_EQ(got.size(), want.size()) << t.name;
+      float scale = 0;
+      for (float v : want) scale = std::max(scale, std::abs(v));
+      ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
       for (std::size_t i = 0; i < want.size(); ++i)
         ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
             << c.str() << " " << t.name << "[" << i << "]";

@@ -37,6 +37,7 @@ std::pair<GptShape, GptPlanOptions> smoke_plan(const nlohmann::json& cfg) {
   o.ors_window = cfg["ors_window"];
   o.micro_batch = cfg["micro_batch"];
   o.shard_optimizer = cfg.value("shard_optimizer", false);
+  o.shard_gradients = cfg.value("shard_gradients", false);
   return {m, o};
 }
 }  // namespace
@@ -137,6 +138,7 @@ TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {
   EXPECT_EQ(c.plan.recompute, o.recompute);
   EXPECT_EQ(c.plan.cache_weights, o.cache_weights);
   EXPECT_EQ(c.plan.shard_optimizer, o.shard_optimizer);
+  EXPECT_EQ(c.plan.shard_gradients, o.shard_gradients);
   const nlohmann::json back = to_json(c);
   for (const auto& [k, v] : back.items()) {
     if (k == "model") {

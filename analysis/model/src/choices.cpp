@@ -1,6 +1,8 @@
 // The variants ovb-model chooses among (see choices.hpp).
 #include "ovb/model/choices.hpp"
 
+#include <utility>
+
 namespace ovb::model {
 
 std::vector<std::int64_t> micro_batch_candidates(std::int64_t local_batch) {
@@ -13,15 +15,22 @@ std::vector<std::int64_t> micro_batch_candidates(std::int64_t local_batch) {
 std::vector<GptPlanOptions> plan_variants(const GptPlanOptions& o, const Choices& c) {
   const std::vector<std::int64_t> mbs = c.micro_batch ? micro_batch_candidates(local_batch(o))
                                                       : std::vector<std::int64_t>{o.micro_batch};
-  std::vector<bool> shards{o.shard_optimizer};
-  if (c.shard_optimizer)
-    shards = o.grid.gdata > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false};
+  // Sharding levels (optimizer, gradients): ZeRO-2 is tried when --shard-gradients asks for it.
+  std::vector<std::pair<bool, bool>> levels{{o.shard_optimizer, o.shard_gradients}};
+  if (c.shard_optimizer) {
+    levels = {{false, false}};
+    if (o.grid.gdata > 1) {
+      levels.emplace_back(true, false);
+      if (o.shard_gradients) levels.emplace_back(true, true);
+    }
+  }
   std::vector<GptPlanOptions> out;
-  for (bool s : shards)
+  for (const auto& [opt, grads] : levels)
     for (std::int64_t mb : mbs) {
       GptPlanOptions v = o;
       v.micro_batch = mb;
-      v.shard_optimizer = s;
+      v.shard_optimizer = opt;
+      v.shard_gradients = grads;
       out.push_back(v);
     }
   return out;

@@ -41,7 +41,7 @@ LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, const GptPl
   c.dx = gemm_term(mc, T, L.in_local, L.out_local, dt);
   c.dw = gemm_term(mc, L.out_local, L.in_local, T, dt);
   c.epilogue = epilogue_bytes > 0 ? mem_term(mc, epilogue_bytes) : MemTerm{};
-  if (micro_steps(o) > 1) {
+  if (accumulates_full_gradients(o)) {
     // gpt4d adds the shard into the dW block before the Z reduce-scatter (Gz > 1), else the dW
     // block into the gradient; the bias gradient likewise (fp32: read two, write one).
     const double dw = static_cast<double>(o.grid.gz > 1 ? L.shard : L.block);
@@ -118,6 +118,12 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   HeadCompute& h = ct.head;
   h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), o, T, dt, 0);
   h.accumulate_us = h.lm_head.accumulate.time_us;
+  if (gradients_sharded(o) && micro_steps(o) > 1) {
+    // Sharded gradients accumulate after the data reduce-scatter: each bucket's chunk is added
+    // into the rank's shard (fp32: read two, write one), nothing per linear layer.
+    b.accumulate_us = mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, g), o)).time_us;
+    h.accumulate_us = mem_term(mc, 12.0 * data_chunk(head_bucket_count(m, g), o)).time_us;
+  }
   h.embed = mem_term(mc, (m.llama() ? 2 : 3) * Td * hx * a);  // Llama: no position embedding
   h.ln_f = mem_term(mc, 2 * Td * hx * a);
   h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a);

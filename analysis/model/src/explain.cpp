@@ -72,7 +72,8 @@ std::string explain_text(const Prediction& p) {
      << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
      << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", optimizer "
-     << (o.shard_optimizer ? "sharded over data" : "not sharded") << ", " << name_of(o.act_dtype)
+     << (o.shard_optimizer ? "sharded over data" : "not sharded")
+     << (gradients_sharded(o) ? ", gradients too" : "") << ", " << name_of(o.act_dtype)
      << " (grads " << name_of(o.grad_dtype) << ") on " << p.machine << "\nmicro-batch "
      << micro_batch(o) << " sequences x " << ct.micro_steps << " micro-step"
      << (ct.micro_steps > 1 ? "s" : "") << "; tokens per rank T = " << ct.tokens

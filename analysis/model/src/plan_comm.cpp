@@ -70,12 +70,13 @@ void place(CommSlot* s, const CollOp& op) {
 
 // One micro-step's ops and the once-per-iteration ones; throws when another micro-step issues
 // different ops from the first (the slots would not describe it).
-std::vector<CollOp> first_micro_step(const std::vector<CollOp>& ops, std::int64_t steps) {
+std::vector<CollOp> first_micro_step(const std::vector<CollOp>& ops, const PlanComm& pc) {
+  const std::int64_t steps = pc.micro_steps;
   std::vector<CollOp> first;
   std::vector<std::vector<CollOp>> per(static_cast<std::size_t>(steps));
   for (const CollOp& op : ops) {
-    if (once_per_iteration(op) || op.micro_step == 0) first.push_back(op);
-    if (!once_per_iteration(op) && op.micro_step >= 0 && op.micro_step < steps) {
+    if (pc.once(op) || op.micro_step == 0) first.push_back(op);
+    if (!pc.once(op) && op.micro_step >= 0 && op.micro_step < steps) {
       CollOp plain = op;
       plain.micro_step = 0;
       per[static_cast<std::size_t>(op.micro_step)].push_back(plain);
@@ -125,10 +126,11 @@ PlanComm plan_comm_uncosted(const GptShape& m, const GptPlanOptions& o) {
   PlanComm pc;
   pc.layers = m.layers;
   pc.micro_steps = micro_steps(o);
+  pc.reductions_every_micro_step = gradients_sharded(o);
   // The list of a model with two blocks tells whether the blocks issue identical collectives.
   GptShape unit = m;
   unit.layers = std::min<std::int64_t>(m.layers, 2);
-  const std::vector<CollOp> ops = first_micro_step(gpt_collectives(unit, o), pc.micro_steps);
+  const std::vector<CollOp> ops = first_micro_step(gpt_collectives(unit, o), pc);
   std::vector<CollOp> b0, b1;
   for (const CollOp& op : ops) (op.layer == 0 ? b0 : b1).push_back(op);
   b1.erase(std::remove_if(b1.begin(), b1.end(), [](const CollOp& op) { return op.layer < 0; }),
@@ -136,7 +138,7 @@ PlanComm plan_comm_uncosted(const GptShape& m, const GptPlanOptions& o) {
   const bool homogeneous = unit.layers == 1 || same_block(b0, b1);
 
   const std::vector<CollOp> all =
-      homogeneous ? ops : first_micro_step(gpt_collectives(m, o), pc.micro_steps);
+      homogeneous ? ops : first_micro_step(gpt_collectives(m, o), pc);
   pc.blocks.resize(homogeneous ? 1 : static_cast<std::size_t>(m.layers));
   for (const CollOp& op : all) {
     if (op.layer < 0)
@@ -162,7 +164,7 @@ std::vector<CollOp> expand(const PlanComm& pc) {
   one.layers = 1;
   one.micro_steps = 1;
   for_each_slot(one, [&](const CommSlot& s, double) {
-    const std::int64_t steps = once_per_iteration(s.op) ? 1 : pc.micro_steps;
+    const std::int64_t steps = pc.once(s.op) ? 1 : pc.micro_steps;
     const std::int64_t layers = s.op.layer < 0 || !agg ? 1 : pc.layers;
     for (std::int64_t k = 0; k < steps; ++k)
       for (std::int64_t l = 0; l < layers; ++l) {

@@ -57,7 +57,8 @@ nlohmann::json summary_json(const Prediction& p) {
 nlohmann::json choice_json(const GptPlanOptions& o) {
   return {{"micro_batch", micro_batch(o)},
           {"micro_steps", micro_steps(o)},
-          {"shard_optimizer", o.shard_optimizer}};
+          {"shard_optimizer", o.shard_optimizer},
+          {"shard_gradients", gradients_sharded(o)}};
 }
 
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,

@@ -46,9 +46,11 @@ class Sim {
     const HeadComm& h = pc.head;
     const HeadCompute& hk = ct_.head;
     const std::size_t head = static_cast<std::size_t>(4 * pc.layers);
+    every_ = pc.reductions_every_micro_step;
     for (std::int64_t k = 0; k < pc.micro_steps; ++k) {
-      accumulate_ = k > 0;
-      const bool last = k == pc.micro_steps - 1;
+      accumulate_ = k > 0 && !every_;
+      adds_ = k > 0 && every_;
+      const bool last = k == pc.micro_steps - 1 || every_;
       chain_ = -1;  // forward: the first all-gather cannot be prefetched
       run(hk.embed.time_us);
       for (std::int64_t l = 0; l < pc.layers; ++l) {
@@ -62,6 +64,7 @@ class Sim {
       blocking(h.ce);
 
       chain_ = -1;  // backward (and its recomputed forwards): a new prefetch chain
+      if (every_) settle(head_use_);
       run(hk.ce.bwd_us);
       linear_backward(h.lm_head, hk.lm_head, head);
       run(hk.ln_f.bwd_us);
@@ -74,9 +77,16 @@ class Sim {
       if (last) {
         grad_op(h.param_reduce);
         grad_op(h.data_reduce);
+        if (every_) hold(head_use_, h.data_reduce, hk.accumulate_us);
       }
     }
     wait_gradients();
+    if (every_) {  // the chunks still to be added into the shard (gpt4d's GradBuckets::finish())
+      for (const BucketUse& u : ring_) run(u.add_us);
+      run(head_use_.add_us);
+      ring_.clear();
+      head_use_ = {};
+    }
 
     blocking(h.scalars);
     step(pc);
@@ -260,10 +270,39 @@ class Sim {
     linear_forward(b.lin[3], k.lin[3], rc);
   }
 
-  // `first`: the index of the block's first linear layer; `last`: the last micro-step.
+  // Sharded gradients (gpt4d's GradBuckets): a bucket buffer is free again once its data
+  // reduce-scatter has completed; in a micro-step after the first its chunk is then added into
+  // the rank's shard. The head bucket has its own buffer, the blocks a ring of
+  // grad_bucket_slots() buffers.
+  struct BucketUse {
+    std::size_t pending = kNone;  // the data reduce-scatter in pending_ (ORS), else none
+    double add_us = 0;            // the chunk's addition still to run
+  };
+  void settle(BucketUse& u) {
+    if (u.pending != kNone && !pending_[u.pending].waited) {
+      wait(pending_[u.pending]);
+      pending_[u.pending].waited = true;
+    }
+    run(u.add_us);
+    u = {};
+  }
+  void hold(BucketUse& u, const CommSlot& data_reduce, double add_us) {
+    u.pending = o_.ors && data_reduce.present ? pending_.size() - 1 : kNone;
+    u.add_us = adds_ ? add_us : 0;
+    if (!o_.ors) settle(u);
+  }
+  void take_bucket_buffer() {
+    if (ring_.size() < static_cast<std::size_t>(grad_bucket_slots(o_))) return;
+    settle(ring_.front());
+    ring_.erase(ring_.begin());
+  }
+
+  // `first`: the index of the block's first linear layer; `last`: the last micro-step (or
+  // every one with sharded gradients).
   void block_backward(const BlockComm& b, std::size_t first, bool last) {
     const BlockCompute& k = ct_.block;
     if (o_.recompute) block_forward(b, true);
+    if (every_) take_bucket_buffer();
     linear_backward(b.lin[3], k.lin[3], first + 3);
     linear_backward(b.lin[2], k.lin[2], first + 2);
     run(k.ln2.bwd_us);
@@ -276,6 +315,10 @@ class Sim {
     if (!last) return;
     grad_op(b.param_reduce);
     grad_op(b.data_reduce);
+    if (every_) {
+      ring_.emplace_back();
+      hold(ring_.back(), b.data_reduce, k.accumulate_us);
+    }
   }
 
   const ComputeTerms& ct_;
@@ -287,7 +330,11 @@ class Sim {
   std::vector<std::size_t> in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
   std::size_t dw_slots_ = 1;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  bool accumulate_ = false;  // a micro-step after the first
+  bool accumulate_ = false;  // a micro-step after the first, accumulating full gradients
+  bool every_ = false;       // sharded gradients: the reductions in every micro-step
+  bool adds_ = false;        // and this micro-step's chunks are added into the shard
+  std::vector<BucketUse> ring_;
+  BucketUse head_use_;
   // Per linear layer (4 per block, then the LM head): its last reduce-scatter in pending_.
   std::vector<std::size_t> previous_scatter_;
 };

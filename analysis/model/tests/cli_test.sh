@@ -52,6 +52,19 @@ grep -q "mlp_down" "$work/explain.out" || fail "explain: no per-layer term"
 ok explain-shard "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1.3B \
   --batch 16 --overlap oar,ors --shard-optimizer --json "$work/explain-shard.json"
 has "$work/explain-shard.json" "abs(2 * d['memory']['optimizer'] - json.load(open('$work/explain.json'))['memory']['optimizer']) <= 8 * 2 * 25 and any(c['role'] == 'param_gather' and c['kind'] == 'all_gather' for c in d['collectives']) and all(c['kind'] == 'reduce_scatter' for c in d['collectives'] if c['role'] == 'data_grad_reduce')"
+# --shard-gradients (ZeRO-2): less gradient memory than ZeRO-1 here (Gdata = 2, 24 blocks), the
+# rest of memory and the collectives unchanged without micro-batches; refused without
+# --shard-optimizer.
+ok explain-grads "$model" explain 2x2x1x2:y,x,z --machine generic-h100-8nic --preset 1.3B \
+  --batch 16 --overlap oar,ors --shard-optimizer --shard-gradients --json "$work/explain-grads.json"
+has "$work/explain-grads.json" "(lambda z1: d['memory']['grads'] < z1['memory']['grads'] and d['memory']['optimizer'] == z1['memory']['optimizer'] and len(d['collectives']) == len(z1['collectives']))(json.load(open('$work/explain-shard.json')))"
+bad grads-without-optimizer "need the sharded optimizer (--shard-optimizer)" "$model" explain 2x2x1x2 \
+  --machine generic-h100-8nic --preset 1.3B --batch 16 --shard-gradients
+# --shard-optimizer auto --shard-gradients: three levels per configuration (off, ZeRO-1, ZeRO-2),
+# each entry saying which it chose.
+ok search-grads-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --shard-optimizer auto --shard-gradients --top 5 --json "$work/search-grads-auto.json"
+has "$work/search-grads-auto.json" "d['inputs']['shard_optimizer'] == 'auto' and d['inputs']['shard_gradients'] and all(c['shard_optimizer'] or not c['shard_gradients'] for c in d['configs']) and all(not c['shard_gradients'] for c in d['configs'] if c['gdata'] == 1)"
 # --micro-batch auto, --shard-optimizer auto: each configuration's choice in the JSON and the
 # table; the default (one micro-step, not sharded) is among the variants, so the best is no slower.
 ok search-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \

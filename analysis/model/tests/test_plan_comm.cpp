@@ -27,6 +27,7 @@ struct Case {
   std::int64_t batch;
   bool recompute, cache, oar, ors, oag;
   bool shard = false;  // optimizer sharded over data
+  bool grads = false;  // gradients too (ZeRO-2)
 };
 
 const Case kCases[] = {
@@ -39,6 +40,8 @@ const Case kCases[] = {
     {"1x1x1x1", 1, false, true, false, false, false},
     {"2x2x2x2", 8, true, false, true, true, true, true},
     {"1x2x1x4", 8, false, true, false, false, false, true},
+    {"2x1x2x2", 8, true, false, true, true, true, true, true},
+    {"1x2x1x4", 8, false, true, false, false, false, true, true},
 };
 
 GptPlanOptions options_of(const Case& c) {
@@ -49,6 +52,7 @@ GptPlanOptions options_of(const Case& c) {
   o.ors = c.ors;
   o.oag = c.oag;
   o.shard_optimizer = c.shard;
+  o.shard_gradients = c.grads;
   o.act_dtype = DType::bf16;
   return o;
 }

@@ -220,3 +220,43 @@ TEST(Timeline, ShardedOptimizerGathersTheUpdatedWeights) {
     }
   }
 }
+
+// Sharded gradients (ZeRO-2) with 4 micro-steps: every micro-step issues each bucket's Z
+// small-parameter all-reduce and data reduce-scatter (4x the ZeRO-1 count, 4x its time), and
+// adds each bucket's chunk into the shard in the 3 later ones instead of the per-layer
+// accumulation; without overlap everything is exposed, and the timeline's compute is the
+// compute term's.
+TEST(Timeline, ShardedGradientsReduceEveryMicroStep) {
+  const Machine mc = load_machine("perlmutter-a100");
+  // 8 blocks: enough that the two ring buffers of ORS weigh less than the chunks save.
+  const GptShape m = test::small_gpt(8);
+  const int data = static_cast<int>(Group::data), z = static_cast<int>(Group::z);
+  const int rs = static_cast<int>(CollKind::reduce_scatter), ar = static_cast<int>(CollKind::all_reduce);
+  for (const char* ov : {"none", "all"}) {
+    GptPlanOptions o = flags("1x1x2x2", 16, ov);
+    o.micro_batch = 1;
+    o.shard_optimizer = true;
+    const Prediction zero1 = predict(m, o, mc);
+    o.shard_gradients = true;
+    const Prediction zero2 = predict(m, o, mc);
+    ASSERT_EQ(micro_steps(o), 4);
+    const Timeline &t1 = zero1.timeline, &t2 = zero2.timeline;
+    EXPECT_EQ(t1.count[data][rs], m.layers + 1) << ov;
+    EXPECT_EQ(t2.count[data][rs], 4 * (m.layers + 1)) << ov;
+    EXPECT_EQ(t2.count[z][ar], 4 * t1.count[z][ar]) << ov;
+    EXPECT_NEAR(t2.comm_us[data][rs], 4 * t1.comm_us[data][rs], 1e-9 * t2.comm_us[data][rs]) << ov;
+    // The chunk additions: a block bucket's chunk and the head bucket's, fp32, read two write one.
+    const double chunk_us =
+        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, o.grid), o)).time_us;
+    EXPECT_DOUBLE_EQ(zero2.compute.block.accumulate_us, chunk_us);
+    for (const LinearCompute& c : zero2.compute.block.lin) EXPECT_EQ(c.accumulate.time_us, 0);
+    EXPECT_NEAR(t2.compute_us, zero2.compute.total_us(m.layers, false), 1e-6) << ov;
+    EXPECT_NEAR(t2.iteration_us, t2.compute_us + t2.interference_us + t2.exposed_total_us(), 1e-6)
+        << ov;
+    if (std::string(ov) == "none")
+      EXPECT_NEAR(t2.exposed_total_us(), total_comm(t2), 1e-9 * total_comm(t2));
+    // Memory: the gradients shrink to the chunks and the bucket buffers, nothing else changes.
+    EXPECT_LT(zero2.memory.grads, zero1.memory.grads) << ov;
+    EXPECT_DOUBLE_EQ(zero2.memory.optimizer, zero1.memory.optimizer);
+  }
+}

@@ -33,7 +33,8 @@ class Explain : public Command {
       std::cout << "chosen (the fastest that fits, else the smallest): micro-batch "
                 << micro_batch(p.options) << " (" << micro_steps(p.options) << " micro-step"
                 << (micro_steps(p.options) > 1 ? "s" : "") << "), optimizer "
-                << (p.options.shard_optimizer ? "sharded" : "not sharded") << " among "
+                << (p.options.shard_optimizer ? "sharded" : "not sharded")
+                << (gradients_sharded(p.options) ? ", gradients too" : "") << " among "
                 << plan_variants(p.options, ch).size() << " variants\n";
     std::cout << explain_text(p);
     if (!json_.empty()) {

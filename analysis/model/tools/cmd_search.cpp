@@ -114,7 +114,11 @@ class Search : public Command {
                                             "local batch)"
                                           : "")
                 << (so.choose.micro_batch && so.choose.shard_optimizer ? " and" : "")
-                << (so.choose.shard_optimizer ? " sharded optimizer (off or on)" : "") << "; "
+                << (so.choose.shard_optimizer
+                        ? (so.base.shard_gradients ? " sharding (off, optimizer, optimizer and gradients)"
+                                                   : " sharded optimizer (off or on)")
+                        : "")
+                << "; "
                 << r.variants << " variants costed\n";
     if (r.unfit > 0) {
       std::cout << "  largest memory term of those that do not fit:";
@@ -145,7 +149,7 @@ class Search : public Command {
       row.push_back(j["order"]);
       row.push_back(std::to_string(micro_batch(c.options)));
       row.push_back(std::to_string(micro_steps(c.options)));
-      row.push_back(c.options.shard_optimizer ? "on" : "off");
+      row.push_back(gradients_sharded(c.options) ? "grads" : c.options.shard_optimizer ? "on" : "off");
       for (double v : {tl.iteration_us, tl.compute_us, tl.interference_us, tl.exposed_total_us()})
         row.push_back(fmt(v / 1e3, 3));
       for (Group g : kGroups) row.push_back(fmt(tl.comm_group_us(g) / 1e3, 3));

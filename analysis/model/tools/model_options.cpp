@@ -35,6 +35,9 @@ Machine ModelArgs::load() const {
 GptPlanOptions ModelArgs::plan(const Machine& mc) const {
   RunConfig c = run;
   resolve_dtype(c, parse_dtype(mc.precision));
+  // --shard-optimizer auto --shard-gradients: the variants choose the sharding; the base plan
+  // must be valid with the gradients sharded, which needs the optimizer sharded.
+  if (c.shard_optimizer_auto && c.plan.shard_gradients) c.plan.shard_optimizer = true;
   return c.plan;
 }
 

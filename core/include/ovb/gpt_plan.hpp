@@ -29,7 +29,9 @@
 //  - micro-steps (gradient accumulation): every micro-step runs the forward and backward with all
 //    their tensor-parallel collectives and Z reduce-scatters (each adds into the accumulated
 //    shard); the Z all-reduces of small parameters and the data-parallel buckets run once, in
-//    the last micro-step (they are linear: the accumulated sum is reduced once).
+//    the last micro-step (they are linear: the accumulated sum is reduced once). With sharded
+//    gradients (ZeRO-2) no full gradient outlives its micro-step: both run in every micro-step
+//    and the reduce-scattered chunks accumulate.
 // Collectives over a group of size 1 are not issued and not listed.
 //
 // Llama (Arch::llama) changes the block and head, not the schedule's structure:
@@ -154,9 +156,13 @@ struct GptPlanOptions {
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
   bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
-  // fp32 master weights and AdamW moments split over the data group (ZeRO-1): gradient buckets
+    // fp32 master weights and AdamW moments split over the data group (ZeRO-1): gradient buckets
   // reduce-scattered over data instead of all-reduced, updated weights all-gathered in the step.
   bool shard_optimizer = false;
+  // Gradients split over the data group as well (ZeRO-2; requires shard_optimizer): each bucket's
+  // full gradient lives only in a bucket buffer while it is computed and reduce-scattered (every
+  // micro-step), the rank keeps the fp32 sum of its chunks alone.
+  bool shard_gradients = false;
   double gemm_workspace_bytes = 32.0 * 1024 * 1024;  // cuBLASLt workspace (0 on the host backend)
 };
 
@@ -187,6 +193,20 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o);
 
 // True when the optimizer state is actually split: shard_optimizer and Gdata > 1.
 bool optimizer_sharded(const GptPlanOptions& o);
+// True when the gradients are split as well (ZeRO-2): shard_gradients and optimizer_sharded().
+// Then every micro-step computes each bucket's gradient afresh in a bucket buffer (the head
+// bucket's own, the blocks' from a ring of grad_bucket_slots()), reduces it over Z and
+// reduce-scatters it over data (the Z small-parameter all-reduce and the data reduce-scatter are
+// issued every micro-step), and the rank's chunk is added into its fp32 gradient shard.
+bool gradients_sharded(const GptPlanOptions& o);
+// Block-bucket buffers of the ring when gradients_sharded(): 2 with ORS (a block's data
+// reduce-scatter runs behind the next block's backward; the block after that waits for it), else
+// 1 (each reduce-scatter waited for at once); 0 when the gradients are not sharded.
+int grad_bucket_slots(const GptPlanOptions& o);
+// True when micro-steps after the first add the linear layers' dW and bias gradients into the
+// accumulated full gradient (more than one micro-step, gradients not sharded); sharded gradients
+// accumulate chunks after the data reduce-scatter instead.
+bool accumulates_full_gradients(const GptPlanOptions& o);
 // Elements of a gradient bucket of `count` elements that one data rank reduces and updates:
 // count without sharding; with it ceil(count / Gdata) - the bucket is padded with zeros to
 // Gdata equal chunks and data rank d owns chunk d, so an uneven bucket puts its padding (fewer
@@ -207,7 +227,9 @@ struct GptMemory {
   double params = 0;       // fp32 master shards + working copy in act_dtype (when not fp32);
                            // sharded optimizer: the master only for the rank's data chunks
                            // (in fp32 the working copy, all of it, is the master)
-  double grads = 0;        // fp32 gradient shards (every bucket, padded when sharded)
+  double grads = 0;        // fp32 gradient shards (every bucket, padded when sharded); with
+                           // sharded gradients the rank's chunks + the bucket buffers (the
+                           // head bucket's + grad_bucket_slots() of a block bucket, padded)
   double optimizer = 0;    // AdamW m and v, fp32 (the rank's data chunks when sharded)
   double gathered = 0;     // Z-gathered weight blocks (Gz > 1): every layer's when cached; else
                            // the LM head's + K slots of the largest block linear, K = 1 (4 with
@@ -221,7 +243,7 @@ struct GptMemory {
   double workspace = 0;    // final LN, logits, CE statistics, 2 gradient buffers [T, h/Gx] and 2
                            // wide ones (GPT [T, 4h/Gy] each; Llama [T, max(2ffn, qkv)/Gy] and
                            // [T, max(ffn, h)/Gy]), LN/attention scratch, the iteration's tokens
-                           // and targets, GEMM workspace; with micro-steps a bias-gradient
+                           // and targets, GEMM workspace; accumulating full gradients a bias-gradient
                            // scratch (max_bias_local)
   double total() const {
     return params + grads + optimizer + gathered + grad_blocks + activations + workspace;
@@ -233,7 +255,7 @@ struct GptMemory {
 };
 GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o);
 // Slots of the dW ring (each of the largest weight block, fp32): 1 without ORS, min(ors_window,
-// 4L+1) with it; when Gz = 1, 1 with more than one micro-step (the dW to be added), else 0.
+// 4L+1) with it; when Gz = 1, 1 when accumulates_full_gradients() (the dW to be added), else 0.
 int dw_slots(const GptShape& m, const GptPlanOptions& o);
 // The largest local bias of a block's linear layers (elements; 0 when they have none, Llama):
 // the scratch that a bias gradient goes to before it is added, with micro-steps.

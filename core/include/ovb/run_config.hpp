@@ -57,6 +57,7 @@ enum RunOptionGroup : unsigned {
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch --micro-batch
   kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --shard-optimizer
+                        // --shard-gradients
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
 };

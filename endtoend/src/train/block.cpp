@@ -11,7 +11,7 @@
 namespace ovb::gpt {
 
 Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
-             CommEngine& comm, WeightGatherer& gather, DwWindow& dw)
+             CommEngine& comm, WeightGatherer& gather, DwWindow& dw, GradBuckets& buckets)
     : cfg_(cfg),
       m_(cfg.model),
       o_(cfg.plan),
@@ -20,8 +20,21 @@ Model::Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kerne
       k_(k),
       comm_(comm),
       gather_(gather),
-      dw_(dw) {
+      dw_(dw),
+      buckets_(buckets),
+      grads_sharded_(gradients_sharded(cfg.plan)) {
   const GridShape& g = o_.grid;
+  for (const TensorDesc& t : layout_.tensors) {
+    int b = 0;
+    while (b + 1 < static_cast<int>(layout_.buckets.size()) &&
+           t.offset >= layout_.buckets[static_cast<std::size_t>(b)].offset +
+                           layout_.buckets[static_cast<std::size_t>(b)].extent)
+      ++b;
+    tensor_bucket_.push_back(b);
+  }
+  // Sharded gradients: set when the bucket's buffer is taken (take_bucket()).
+  for (const Bucket& b : layout_.buckets)
+    grad_base_.push_back(grads_sharded_ ? nullptr : st_.grads() + b.offset);
   T_ = tokens_per_rank(m_, o_);
   B_local_ = T_ / m_.seq;
   hx_ = m_.hidden / g.gx;
@@ -54,7 +67,13 @@ const void* Model::wptr(int tensor) const {
 }
 
 float* Model::gptr(int tensor) const {
-  return st_.grads() + layout_[tensor].offset;
+  const int b = tensor_bucket_[static_cast<std::size_t>(tensor)];
+  return grad_base_[static_cast<std::size_t>(b)] +
+         (layout_[tensor].offset - layout_.buckets[static_cast<std::size_t>(b)].offset);
+}
+
+void Model::take_bucket(int b) {
+  if (grads_sharded_) grad_base_[static_cast<std::size_t>(b)] = buckets_.take(b);
 }
 
 CollOp Model::op(Phase ph, int layer, std::string name, CollRole role, CollKind kind, Group g,
@@ -136,6 +155,7 @@ void Model::block_backward(int l) {
   const BlockParams& bp = layout_.blocks[static_cast<std::size_t>(l)];
   const ActSet& a = st_.set(l);
   bucket_deps_.clear();
+  take_bucket(l);
   // st_.dres holds the gradient of the block output.
   if (m_.llama()) {
     linear_backward(bp.mlp_down, st_.dres, a.gelu, st_.gbig2);

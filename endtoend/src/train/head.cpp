@@ -48,6 +48,7 @@ void Model::head_backward() {
   Stream& s = comm_.compute();
   const HeadParams& hp = layout_.head;
   const float scale = 1.0f / static_cast<float>(o_.batch * m_.seq);
+  take_bucket(static_cast<int>(layout_.buckets.size()) - 1);
   k_.ce_backward(s, st_.logits, targets(), st_.ce_lse, scale, T_, vy_, comm_.coord(Dim::y) * vy_);
   linear_backward(hp.lm_head, st_.logits, st_.lnf_out, st_.dtmp);
   k_.zero(s, st_.dres, static_cast<std::size_t>(T_ * hx_) * a_);
@@ -69,14 +70,17 @@ void Model::backward() {
 }
 
 // Only in the last micro-step: the reductions are linear, so the accumulated gradients are
-// reduced once per iteration (the data all-reduces behind the last micro-step's backward).
+// reduced once per iteration (the data all-reduces behind the last micro-step's backward). With
+// sharded gradients in every micro-step, from the bucket buffer: micro-step 0's chunk straight
+// into the rank's shard, later ones in place and added there (grad_buckets.hpp).
 void Model::bucket_reduce(int bucket_index, int layer, const char* name) {
-  if (!last_micro_step()) {
+  if (!last_micro_step() && !grads_sharded_) {
     bucket_deps_.clear();
     return;
   }
   const Bucket& b = layout_.buckets[static_cast<std::size_t>(bucket_index)];
-  float* small = st_.grads() + b.small_offset;
+  float* base = grad_base_[static_cast<std::size_t>(bucket_index)];
+  float* small = base + (b.small_offset - b.offset);
   const CollHandle z = comm_.issue(op(Phase::backward, layer, name, CollRole::param_grad_reduce,
                                       CollKind::all_reduce, Group::z, b.small_count, o_.grad_dtype),
                                    small, small);
@@ -84,11 +88,13 @@ void Model::bucket_reduce(int bucket_index, int layer, const char* name) {
   bucket_deps_.push_back(z);
   // Sharded optimizer: a reduce-scatter leaves each data rank the sum over its own chunk (in
   // place); otherwise the whole bucket is all-reduced (own chunk = bucket).
-  float* all = st_.grads() + b.offset;
+  float* target = grads_sharded_ ? buckets_.reduce_target(bucket_index, micro_step_)
+                                 : base + (b.own_offset - b.offset);
   const CollKind kind = optimizer_sharded(o_) ? CollKind::reduce_scatter : CollKind::all_reduce;
   const CollHandle d = comm_.issue(op(Phase::backward, layer, name, CollRole::data_grad_reduce,
                                       kind, Group::data, b.own_count, o_.grad_dtype),
-                                   all, st_.grads() + b.own_offset, bucket_deps_);
+                                   base, target, bucket_deps_);
+  if (grads_sharded_) buckets_.hold(bucket_index, d, micro_step_);
   if (!o_.ors) comm_.wait(d);
   bucket_deps_.clear();
 }

@@ -52,7 +52,8 @@ void Model::linear_backward(const LinearParams& lp, const void* dy, const void* 
   ScopedRange range(name + " backward", "compute");
   const void* w = gather_.acquire(lp, Phase::backward, false);
   const bool z_sharded = o_.grid.gz > 1;
-  const bool accumulate = micro_step_ > 0;
+  // Sharded gradients start every micro-step afresh in a bucket buffer: nothing to add here.
+  const bool accumulate = micro_step_ > 0 && !grads_sharded_;
   // A slot of the dW window when Z-sharded or accumulating, else the gradient itself.
   float* dw = z_sharded || accumulate ? nullptr : gptr(lp.weight);
   // Written by the dW GEMM's epilogue.

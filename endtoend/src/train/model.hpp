@@ -12,6 +12,9 @@
 // own chunk of the dW block before the Z reduce-scatter (which then writes the running sum), with
 // Gz = 1 the dW goes to a slot of the dW window and is added. The Z small-parameter and data
 // reductions run in the last micro-step only.
+// With sharded gradients (ZeRO-2) each bucket's gradient is written afresh every micro-step into
+// a bucket buffer (grad_buckets.hpp) taken when the bucket's backward starts, reduced over Z and
+// reduce-scattered over data in every micro-step; the chunks accumulate there.
 #pragma once
 
 #include <vector>
@@ -22,6 +25,7 @@
 #include "train/comm.hpp"
 #include "train/dw_window.hpp"
 #include "train/gather.hpp"
+#include "train/grad_buckets.hpp"
 #include "train/state.hpp"
 
 namespace ovb::gpt {
@@ -35,7 +39,7 @@ struct LnInputSum {
 class Model {
  public:
   Model(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k, CommEngine& comm,
-        WeightGatherer& gather, DwWindow& dw);
+        WeightGatherer& gather, DwWindow& dw, GradBuckets& buckets);
 
   // Selects micro-step k (0-based) of the iteration: its tokens and its collectives' micro_step.
   void begin_micro_step(int k);
@@ -69,7 +73,11 @@ class Model {
   // head.cpp
   void head_forward();
   void head_backward();
-  void bucket_reduce(int bucket_index, int layer, const char* name);  // last micro-step only
+  // Every micro-step's gradients of bucket b go to grad_base_[b] (the flat buffer's bucket, or a
+  // bucket buffer with sharded gradients).
+  void take_bucket(int b);
+  // Last micro-step only (every micro-step with sharded gradients).
+  void bucket_reduce(int bucket_index, int layer, const char* name);
 
   const void* wptr(int tensor) const;  // working copy of a (small) tensor
   float* gptr(int tensor) const;       // its gradient
@@ -90,6 +98,10 @@ class Model {
   CommEngine& comm_;
   WeightGatherer& gather_;
   DwWindow& dw_;
+  GradBuckets& buckets_;
+  bool grads_sharded_;
+  std::vector<int> tensor_bucket_;  // per tensor: its bucket
+  std::vector<float*> grad_base_;   // per bucket: where its first element's gradient is
   std::int64_t T_, B_local_, hx_, hy_, heads_local_, vy_;
   std::int64_t kv_local_, ffn_local_;  // K/V heads and MLP width (GELU 4h, SwiGLU ffn) over Y
   std::size_t a_;

@@ -12,6 +12,7 @@ namespace ovb::gpt {
 Optimizer::Optimizer(const Config& cfg, const ParamLayout& layout, ModelState& st, Kernels& k,
                      CommEngine& comm)
     : cfg_(cfg), st_(st), k_(k), comm_(comm), sharded_(optimizer_sharded(cfg.plan)) {
+  const bool grads_sharded = gradients_sharded(cfg.plan);
   for (const Bucket& b : layout.buckets) buckets_.push_back({&b, {}});
   std::size_t bi = 0;
   for (const TensorDesc& t : layout.tensors) {
@@ -26,25 +27,27 @@ Optimizer::Optimizer(const Config& cfg, const ParamLayout& layout, ModelState& s
     const std::int64_t lo = std::max(t.offset, b.own_offset);
     const std::int64_t hi = std::min(t.offset + t.count, b.own_offset + b.own_count);
     if (hi <= lo) continue;
+    const std::int64_t shard = b.shard_offset + (lo - b.own_offset);
+    const std::int64_t grad = grads_sharded ? shard : lo;
     if (sharded_ ? t.owner_in_data_rank : t.owner) {
-      if (!norm_runs_.empty() && norm_runs_.back().offset + norm_runs_.back().count == lo)
+      if (!norm_runs_.empty() && norm_runs_.back().offset + norm_runs_.back().count == lo &&
+          norm_runs_.back().grad + norm_runs_.back().count == grad)
         norm_runs_.back().count += hi - lo;
       else
-        norm_runs_.push_back({lo, hi - lo, false, 0});
+        norm_runs_.push_back({lo, hi - lo, false, 0, grad});
     }
-    const std::int64_t shard = b.shard_offset + (lo - b.own_offset);
     if (!bs.runs.empty() && bs.runs.back().decay == t.decay &&
         bs.runs.back().offset + bs.runs.back().count == lo)
       bs.runs.back().count += hi - lo;
     else
-      bs.runs.push_back({lo, hi - lo, t.decay, shard});
+      bs.runs.push_back({lo, hi - lo, t.decay, shard, grad});
   }
 }
 
 void Optimizer::step(int iter) {
   ScopedRange range("step", "phase");
   Stream& s = comm_.compute();
-  for (const Run& r : norm_runs_) k_.sumsq(s, st_.grads() + r.offset, r.count, st_.scalars + 1);
+  for (const Run& r : norm_runs_) k_.sumsq(s, st_.grads() + r.grad, r.count, st_.scalars + 1);
   comm_.wait(comm_.issue(CollOp{Phase::step, -1, "global", CollRole::scalars, CollKind::all_reduce,
                                 Group::world, 0, 2, DType::f32, false},
                          st_.scalars, st_.scalars));
@@ -63,7 +66,7 @@ void Optimizer::step(int iter) {
     for (const Run& r : bs.runs) {
       a.weight_decay = r.decay ? static_cast<float>(cfg_.optim.weight_decay) : 0.0f;
       float* master = st_.params() + (separate ? r.shard : r.offset);
-      k_.adamw(s, master, st_.grads() + r.offset, st_.adam_m() + r.shard, st_.adam_v() + r.shard,
+      k_.adamw(s, master, st_.grads() + r.grad, st_.adam_m() + r.shard, st_.adam_v() + r.shard,
                separate ? work + r.offset * act : nullptr, r.count, a, st_.scalars + 1);
     }
     if (!sharded_) continue;

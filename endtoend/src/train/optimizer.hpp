@@ -8,7 +8,8 @@
 // rank adds the owned elements of its chunks, and AdamW updates those chunks only; after each
 // bucket's update its working weights are all-gathered over data (in place; with ORS behind the
 // next buckets' updates, else waited for at once), and the step waits for those all-gathers
-// before the next forward reads the weights.
+// before the next forward reads the weights. With sharded gradients (ZeRO-2) the gradient buffer
+// holds only those chunks, at the same shard offsets as the moments.
 #pragma once
 
 #include <vector>
@@ -34,6 +35,7 @@ class Optimizer {
     std::int64_t offset, count;  // flat buffers
     bool decay;
     std::int64_t shard;  // where `offset` is in the master and moment buffers
+    std::int64_t grad;   // and in the gradient buffer (shard with sharded gradients, else offset)
   };
   struct BucketStep {
     const Bucket* bucket;

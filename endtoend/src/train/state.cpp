@@ -27,7 +27,8 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   const bool separate = o.act_dtype != DType::f32;
   params_ = mem.allocate((separate ? own : n) * 4, MemKind::params);
   if (separate) work_ = mem.allocate(n * a_, MemKind::params);
-  grads_ = mem.allocate(n * 4, MemKind::grads);
+  // Sharded gradients: the rank's chunks only (the bucket buffers belong to GradBuckets).
+  grads_ = mem.allocate((gradients_sharded(o) ? own : n) * 4, MemKind::grads);
   m_ = mem.allocate(own * 4, MemKind::optimizer);
   v_ = mem.allocate(own * 4, MemKind::optimizer);
 
@@ -73,7 +74,7 @@ ModelState::ModelState(const GptShape& m, const GptPlanOptions& o, const ParamLa
   tokens_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
   targets_buf = mem.allocate(iter_tokens * 4, MemKind::workspace);
   scalars_buf = mem.allocate(2 * sizeof(float), MemKind::workspace);
-  if (micro_steps(o) > 1 && max_bias_local(m, g) > 0)
+  if (accumulates_full_gradients(o) && max_bias_local(m, g) > 0)
     bias_acc = f32(max_bias_local(m, g), MemKind::workspace);
   tokens = tokens_buf.as<std::int32_t>();
   targets = targets_buf.as<std::int32_t>();

@@ -2,7 +2,9 @@
 // allocated on the hot path). The categories and sizes are those of ovb::gpt_memory():
 //   params      fp32 master weights + a working copy in the activation dtype (flat, layout.hpp;
 //               in fp32 there is no separate copy: the master is the working copy, all of it)
-//   grads       fp32 gradients, flat;   optimizer   AdamW m and v, fp32
+//   grads       fp32 gradients, flat (with sharded gradients: the rank's chunks, at shard offsets;
+//               the bucket buffers are GradBuckets')
+//   optimizer   AdamW m and v, fp32
 // The separate master and the moments are indexed by the layout's shard offsets: the rank's
 // chunks only with the sharded optimizer, else the flat offsets.
 //   gathered    Z-gathered weight blocks (owned by WeightGatherer)
@@ -42,6 +44,7 @@ class ModelState {
              TrackedMemory& mem);
 
   // fp32 master: flat offsets when !separate_work(), else shard offsets (Bucket::shard_offset).
+  // Gradients: flat offsets, or shard offsets with sharded gradients.
   float* params() const { return params_.as<float>(); }
   float* grads() const { return grads_.as<float>(); }
   float* adam_m() const { return m_.as<float>(); }  // moments: shard offsets
@@ -61,7 +64,7 @@ class ModelState {
   void *lnf_out, *logits, *dres, *dtmp, *gbig1, *gbig2;
   float *lnf_mr, *ce_local, *ce_all, *ce_lse, *ln_scratch, *att_scratch, *scalars;
   // A layer's bias gradient before it is added to the accumulated one (micro-steps after the
-  // first; null with one micro-step or without biases): max_bias_local() floats.
+  // first; null unless accumulates_full_gradients(), or without biases): max_bias_local() floats.
   float* bias_acc = nullptr;
   std::int32_t *tokens, *targets;               // [micro-steps * T]: micro-step k's at k * T
   Buffer tokens_buf, targets_buf, scalars_buf;  // filled from the host every iteration / read back

@@ -12,6 +12,7 @@
 #include "ovb/error.hpp"
 #include "train/dw_window.hpp"
 #include "train/gather.hpp"
+#include "train/grad_buckets.hpp"
 #include "train/model.hpp"
 #include "train/optimizer.hpp"
 #include "train/schedule.hpp"
@@ -43,6 +44,9 @@ void check_memory(const Config& cfg, Backend& backend) {
                    (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
                    (cfg.plan.grid.gdata > 1 && !cfg.plan.shard_optimizer ? ", --shard-optimizer"
                                                                          : "") +
+                   (optimizer_sharded(cfg.plan) && !cfg.plan.shard_gradients
+                        ? ", --shard-gradients"
+                        : "") +
                    (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
@@ -62,8 +66,6 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   gather_ =
       std::make_unique<WeightGatherer>(cfg.model, cfg.plan, *layout_, *comm_, mem_, state_->work());
   dw_ = std::make_unique<DwWindow>(cfg.model, cfg.plan, *layout_, *comm_, mem_);
-  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_, *dw_);
-  optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
   // Gradients written with += (everything but the linear layers' weights and biases), merged
   // into contiguous ranges.
   std::vector<bool> overwritten(layout_->tensors.size(), false);
@@ -83,6 +85,11 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
     else
       accumulated_grads_.emplace_back(t.offset, t.count);
   }
+  buckets_ = std::make_unique<GradBuckets>(cfg.plan, *layout_, accumulated_grads_, *comm_,
+                                           *kernels_, mem_, state_->grads());
+  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_, *dw_,
+                                   *buckets_);
+  optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
   // The attention's implementation, chosen (and cuDNN's graphs built) before the first iteration.
   const std::int64_t tokens = tokens_per_rank(cfg.model, cfg.plan);
   attention_ = kernels_->prepare_attention(
@@ -94,7 +101,8 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   Stream& s = comm_->compute();
   const std::size_t n = static_cast<std::size_t>(layout_->total);
   const std::size_t own = static_cast<std::size_t>(layout_->shard_total);
-  kernels_->zero(s, state_->grads(), n * 4);
+  const bool grads_sharded = gradients_sharded(cfg.plan);
+  kernels_->zero(s, state_->grads(), (grads_sharded ? own : n) * 4);
   kernels_->zero(s, state_->adam_m(), own * 4);
   kernels_->zero(s, state_->adam_v(), own * 4);
   if (!state_->separate_work()) {
@@ -102,18 +110,35 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
     for (const TensorDesc& t : layout_->tensors)
       kernels_->init_tensor(s, state_->params(), t, cfg.seed);
   } else {
-    // The full weights go through the gradient buffer (unused until the first backward): the
-    // working copy needs all of them, the master only the rank's chunks.
-    for (const TensorDesc& t : layout_->tensors)
-      kernels_->init_tensor(s, state_->grads(), t, cfg.seed);
-    kernels_->to_act(s, state_->grads(), state_->work(), layout_->total);
+    // The full weights go through a gradient buffer (unused until the first backward): the
+    // working copy needs all of them, the master only the rank's chunks. With sharded gradients
+    // bucket by bucket, through the bucket buffers.
+    if (!grads_sharded) {
+      for (const TensorDesc& t : layout_->tensors)
+        kernels_->init_tensor(s, state_->grads(), t, cfg.seed);
+      kernels_->to_act(s, state_->grads(), state_->work(), layout_->total);
+    } else {
+      const std::size_t a = size_of(cfg.plan.act_dtype);
+      for (std::size_t bi = 0; bi < layout_->buckets.size(); ++bi) {
+        const Bucket& b = layout_->buckets[bi];
+        float* scratch = buckets_->scratch(static_cast<int>(bi));
+        kernels_->zero(s, scratch, static_cast<std::size_t>(b.extent) * 4);
+        for (const TensorDesc& t : layout_->tensors) {
+          const TensorDesc part = slice(t, b.offset, b.offset + b.count, 0);
+          if (part.count > 0) kernels_->init_tensor(s, scratch, part, cfg.seed);
+        }
+        kernels_->to_act(s, scratch, static_cast<char*>(state_->work()) + b.offset * a,
+                         b.extent);
+      }
+      buckets_->clear();
+    }
     kernels_->zero(s, state_->params(), own * 4);
     for (const Bucket& b : layout_->buckets)
       for (const TensorDesc& t : layout_->tensors) {
         const TensorDesc part = slice(t, b.own_offset, b.own_offset + b.own_count, b.shard_offset);
         if (part.count > 0) kernels_->init_tensor(s, state_->params(), part, cfg.seed);
       }
-    kernels_->zero(s, state_->grads(), n * 4);
+    if (!grads_sharded) kernels_->zero(s, state_->grads(), n * 4);
   }
   s.synchronize();
   const std::int64_t iter_tokens = local_batch(cfg.plan) * cfg.model.seq;
@@ -154,9 +179,12 @@ void Trainer::forward_backward(int iter) {
   load_batch(iter);
   comm_->begin_iteration();
   dw_->begin_iteration();
+  buckets_->begin_iteration();
   Stream& s = comm_->compute();
-  for (const auto& [offset, count] : accumulated_grads_)
-    kernels_->zero(s, state_->grads() + offset, static_cast<std::size_t>(count) * 4);
+  // Sharded gradients: the bucket buffers zero these ranges when taken, every micro-step.
+  if (!gradients_sharded(cfg_.plan))
+    for (const auto& [offset, count] : accumulated_grads_)
+      kernels_->zero(s, state_->grads() + offset, static_cast<std::size_t>(count) * 4);
   kernels_->zero(s, state_->scalars, 2 * sizeof(float));
   const int steps = static_cast<int>(micro_steps(cfg_.plan));
   for (int k = 0; k < steps; ++k) {
@@ -165,6 +193,7 @@ void Trainer::forward_backward(int iter) {
     model_->backward();
   }
   comm_->wait_all();
+  buckets_->finish();
 }
 
 IterStats Trainer::run_iteration(int iter) {
@@ -247,9 +276,15 @@ std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient
       }
   }
   if (contributes && hi > lo) {
+    // Sharded gradients are kept at the chunk's shard offset.
+    std::int64_t at = lo;
+    if (gradient && gradients_sharded(cfg_.plan))
+      for (const Bucket& b : layout_->buckets)
+        if (lo >= b.own_offset && lo < b.own_offset + b.own_count)
+          at = b.shard_offset + (lo - b.own_offset);
     std::vector<float> local(static_cast<std::size_t>(hi - lo));
     backend_.download(local.data(), gradient ? state_->grads_buffer() : state_->params_buffer(),
-                      local.size() * 4, static_cast<std::size_t>(lo) * 4);
+                      local.size() * 4, static_cast<std::size_t>(at) * 4);
     for (std::int64_t e = lo - t->offset; e < hi - t->offset; ++e)
       global[static_cast<std::size_t>(t->global_index(e))] =
           local[static_cast<std::size_t>(e - (lo - t->offset))];

@@ -26,6 +26,7 @@ struct IterStats {
 
 class DataSource;
 class DwWindow;
+class GradBuckets;
 class Kernels;
 class Model;
 class ModelState;
@@ -77,6 +78,7 @@ class Trainer {
   std::unique_ptr<ModelState> state_;
   std::unique_ptr<WeightGatherer> gather_;
   std::unique_ptr<DwWindow> dw_;
+  std::unique_ptr<GradBuckets> buckets_;
   std::unique_ptr<Model> model_;
   std::unique_ptr<Optimizer> optimizer_;
   std::vector<std::int32_t> host_tokens_, host_targets_;

@@ -17,8 +17,8 @@ struct Choices {
   // below it. All divisors, not powers of two only: a local batch such as 12 has micro-batches
   // (3, 6) that powers of two miss, and a local batch has few divisors, so trying all is cheap.
   bool micro_batch = false;
-  // Without and with the sharded optimizer (only where Gdata > 1: elsewhere it changes nothing).
-  // A further sharding level is one more variant in plan_variants().
+  // Without and with the sharded optimizer (only where Gdata > 1: elsewhere it changes nothing),
+  // and with the gradients sharded too (ZeRO-2) when the options ask for them (--shard-gradients).
   bool shard_optimizer = false;
 };
 
@@ -26,8 +26,8 @@ struct Choices {
 std::vector<std::int64_t> micro_batch_candidates(std::int64_t local_batch);
 
 // The plan options tried for o's grid, o itself first: o when nothing is chosen; otherwise every
-// micro-batch of micro_batch_candidates() (o.micro_batch when not chosen) x sharding off then on
-// (o.shard_optimizer when not chosen). o must be valid with micro_batch 0 when it is chosen.
+// micro-batch of micro_batch_candidates() (o.micro_batch when not chosen) x sharding off, on, and
+// on with the gradients when o.shard_gradients (o's sharding when not chosen). o must be valid with micro_batch 0 when it is chosen.
 std::vector<GptPlanOptions> plan_variants(const GptPlanOptions& o, const Choices& c);
 
 // The rule that picks among variants: one that fits beats one that does not; among those that

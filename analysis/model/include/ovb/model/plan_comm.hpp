@@ -7,8 +7,8 @@
 // costed (one block's ops once) and multiplied by the number of layers; `plan_comm` checks that the
 // two blocks are identical and otherwise costs every block of the real list separately.
 // Micro-steps: the slots hold one micro-step's ops (every micro-step issues the same ones, which
-// is checked) and the once-per-iteration reductions of the last; the timeline replays them
-// micro_steps times.
+// is checked) and the once-per-iteration reductions of the last (with sharded gradients they are
+// per micro-step like the rest); the timeline replays them micro_steps times.
 #pragma once
 
 #include <array>
@@ -55,10 +55,12 @@ struct HeadComm {
 
 // Issued once per iteration (in the last micro-step or the step), not once per micro-step: the Z
 // small-parameter and data reductions, and the step's collectives (world all-reduce, sharded-optimizer
-// all-gathers).
-inline bool once_per_iteration(const CollOp& op) {
-  return op.phase == Phase::step || op.role == CollRole::param_grad_reduce ||
-         op.role == CollRole::data_grad_reduce || op.role == CollRole::scalars;
+// all-gathers). With sharded gradients (`reductions_every_micro_step`, ovb::gradients_sharded())
+// the Z small-parameter and data reductions run in every micro-step.
+inline bool once_per_iteration(const CollOp& op, bool reductions_every_micro_step = false) {
+  if (op.phase == Phase::step || op.role == CollRole::scalars) return true;
+  return !reductions_every_micro_step &&
+         (op.role == CollRole::param_grad_reduce || op.role == CollRole::data_grad_reduce);
 }
 
 struct PlanComm {
@@ -66,6 +68,8 @@ struct PlanComm {
   HeadComm head;
   std::int64_t layers = 0;
   std::int64_t micro_steps = 1;
+  bool reductions_every_micro_step = false;  // sharded gradients (see once_per_iteration())
+  bool once(const CollOp& op) const { return once_per_iteration(op, reductions_every_micro_step); }
   const BlockComm& block(std::int64_t l) const {
     return blocks.size() == 1 ? blocks[0] : blocks[static_cast<std::size_t>(l)];
   }
@@ -98,7 +102,7 @@ template <class F>
 void for_each_slot(const PlanComm& pc, F&& f) {
   const double steps = static_cast<double>(pc.micro_steps);
   auto visit = [&](const CommSlot* s, double mult) {
-    if (s->present) f(*s, once_per_iteration(s->op) ? mult : mult * steps);
+    if (s->present) f(*s, pc.once(s->op) ? mult : mult * steps);
   };
   auto linear = [&](const LinearComm& l, double mult) {
     for (const CommSlot* s : {&l.gather, &l.out_reduce, &l.gather_rc, &l.out_reduce_rc,
