@@ -93,6 +93,23 @@ double expect_losses_match(const std::vector<double>& ref, const std::vector<dou
   return worst;
 }
 
+// Every tensor's accumulated gradient in `run` against the serial run's, element by element and
+// relative to the tensor's largest element: some elements are ~0 by symmetry (the key bias cannot
+// change a softmax) and carry only rounding noise.
+void expect_gradients_equal_serial(TrainerRun& serial, TrainerRun& run, const std::string& what) {
+  for (const TensorDesc& t : serial.trainer.layout().tensors) {
+    const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
+    const std::vector<float> got = run.trainer.global_tensor(t.name, true);
+    ASSERT_EQ(got.size(), want.size()) << what << " " << t.name;
+    float scale = 0;
+    for (float v : want) scale = std::max(scale, std::abs(v));
+    ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
+          << what << " " << t.name << "[" << i << "]";
+  }
+}
+
 // Every tensor's largest gradient element (the best signal over fp32 rounding of the loss)
 // against a central finite difference of the loss; returns the number of tensors checked.
 int expect_gradients_match_finite_differences(TrainerRun& run) {
@@ -231,19 +248,7 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
       ASSERT_EQ(run.trainer.global_tensor(t.name, false), init[t.name]) << c.str() << " " << t.name;
     for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
     run.trainer.compute_gradients(steps);
-    for (const TensorDesc& t : serial.trainer.layout().tensors) {
-      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
-      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
-      ASSERT_EQ(got.size(), want.size()) << t.name;
-      float scale = 0;
-      for (float v : want) scale = std::max(scale, std::abs(v));
-      ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
-      // Relative to the tensor's largest element: some elements are ~0 by symmetry (the key
-      // bias cannot change a softmax) and carry only rounding noise.
-      for (std::size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
-            << c.str() << " " << t.name << "[" << i << "]";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
   }
 }
 
@@ -260,16 +265,7 @@ TEST(Equivalence, MicroBatchGradientsMatchSerialTensorByTensor) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     run.trainer.run_iteration(0);
     EXPECT_NEAR(run.trainer.compute_gradients(1), serial_loss, 2e-5 * serial_loss) << c.str();
-    for (const TensorDesc& t : serial.trainer.layout().tensors) {
-      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
-      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
-      ASSERT_EQ(got.size(), want.size()) << t.name;
-      float scale = 0;
-      for (float v : want) scale = std::max(scale, std::abs(v));
-      for (std::size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
-            << c.str() << " " << t.name << "[" << i << "]";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
   }
 }
 
@@ -354,17 +350,7 @@ TEST(Equivalence, ShardedGradientsMatchSerialTensorByTensor) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
     run.trainer.compute_gradients(steps);
-    for (const TensorDesc& t : serial.trainer.layout().tensors) {
-      const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
-      const std::vector<float> got = run.trainer.global_tensor(t.name, true);
-      ASSERT_EQ(got.size(), want.size()) << t.name;
-      float scale = 0;
-      for (float v : want) scale = std::max(scale, std::abs(v));
-      ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
-      for (std::size_t i = 0; i < want.size(); ++i)
-        ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
-            << c.str() << " " << t.name << "[" << i << "]";
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
   }
 }
 
