@@ -63,7 +63,8 @@ std::vector<Case> equivalence_cases() {
   int data_grids = 0;
   for (std::size_t g = 0; g < grids.size(); ++g) {
     if (gdata_of(grids[g]) == 1) {
-      if (!on_gpu() && g == 0) cases.push_back({grids[g], "oar,ors,oag", true, false, 4, false, 0, true});
+      if (!on_gpu() && g == 0)
+        cases.push_back({grids[g], "oar,ors,oag", true, false, 4, false, 0, true});
       continue;
     }
     const bool all_subsets = data_grids++ < 2;
@@ -79,7 +80,8 @@ std::vector<Case> equivalence_cases() {
 }
 
 // The losses of a run against the reference, iteration by iteration: fp32 reordering only (on
-// the GPU cuBLASLt picks other algorithms per shape as well). Returns the largest relative deviation.
+// the GPU cuBLASLt picks other algorithms per shape as well). Returns the largest relative
+// deviation.
 double expect_losses_match(const std::vector<double>& ref, const std::vector<double>& got,
                            const std::string& what) {
   EXPECT_EQ(got.size(), ref.size()) << what;
@@ -240,8 +242,9 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
     cases.push_back({grids[g], g % 2 ? "oar,ors,oag" : "none", g % 3 == 1, g % 4 != 3});
   // Sharded: the reduced gradients live in each data rank's chunk (global_tensor assembles them).
   for (std::size_t g = 0, n = 0; g < grids.size() && n < 2; ++g)
-    if (gdata_of(grids[g]) > 1) cases.push_back({grids[g], n++ ? "oar,ors,oag" : "none", g % 2 == 0,
-                                                 false, kDefaultOrsWindow, false, 0, true});
+    if (gdata_of(grids[g]) > 1)
+      cases.push_back({grids[g], n++ ? "oar,ors,oag" : "none", g % 2 == 0, false, kDefaultOrsWindow,
+                       false, 0, true});
   for (const Case& c : cases) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     for (const TensorDesc& t : serial.trainer.layout().tensors)
@@ -324,9 +327,10 @@ TEST(Equivalence, ShardedGradientsEqualOneRank) {
   EXPECT_GT(uneven, 0) << "no case with uneven chunks";
   EXPECT_GT(micro, 0) << "no case with micro-steps";
   if (ovb::testing::launch().rank == 0)
-    std::printf("sharded gradients: %zu cases (%d uneven, %d with micro-steps), largest relative "
-                "loss deviation from 1 rank: %.2e\n",
-                cases.size(), uneven, micro, worst);
+    std::printf(
+        "sharded gradients: %zu cases (%d uneven, %d with micro-steps), largest relative "
+        "loss deviation from 1 rank: %.2e\n",
+        cases.size(), uneven, micro, worst);
 }
 
 // The rank's gradient chunks themselves after 3 steps, with and without micro-batches and ORS:
