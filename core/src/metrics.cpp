@@ -89,6 +89,11 @@ double gpt_hardware_flop(double model_flop, bool full_recompute) {
   return full_recompute ? model_flop * 4.0 / 3.0 : model_flop;
 }
 
+double narayanan_flop(double batch, double seq, double layers, double hidden, double vocab) {
+  return 96.0 * batch * seq * layers * hidden * hidden *
+         (1.0 + seq / (6.0 * hidden) + vocab / (16.0 * layers * hidden));
+}
+
 double gpt_selective_recompute_flop(double batch, double seq, double layers, double hidden) {
   return 2.0 * batch * seq * seq * layers * hidden;
 }

@@ -71,6 +71,17 @@ TEST(Metrics, OverlapExtremes) {
   EXPECT_TRUE(std::isnan(m::overlap_metrics({10, 0, 10, 10, 0}).fraction_of_ideal));
 }
 
+TEST(Metrics, NarayananFlopFormula) {
+  // By hand for B=2, s=4, L=3, h=5, V=7: 96*2*4*3*25 * (1 + 4/30 + 7/240) = 57600 * 1.1625.
+  EXPECT_DOUBLE_EQ(m::narayanan_flop(2, 4, 3, 5, 7), 66960.0);
+  // It differs from this suite's hardware count only in the attention term (full s x s, not the
+  // causal half) and the LM head (three passes, not four).
+  // Attention: 16*B*s^2*L*h there, 8*B*s^2*L*h here.
+  EXPECT_DOUBLE_EQ(m::narayanan_flop(2, 4, 3, 5, 0) - 16.0 * 2 * 16 * 3 * 5,
+                   m::gpt_hardware_flop(m::gpt_model_flop(2, 4, 3, 5, 0), true) -
+                       8.0 * 2 * 16 * 3 * 5);
+}
+
 TEST(Metrics, GptFlopFormula) {
   // The docs/megatron.md run: L=24, h=2048, s=2048, V=50304, B=4, 395.4 ms on 1 GPU -> 175.5 TFLOP/s.
   const double f = m::gpt_model_flop(4, 2048, 24, 2048, 50304);

@@ -6,6 +6,7 @@
 
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
+#include "ovb/metrics.hpp"
 #include "ovb/model/flops.hpp"
 #include "ovb/model/megatron_search.hpp"
 #include "ovb/model/predict.hpp"
@@ -104,8 +105,11 @@ ValidationSet load_published_runs(const std::string& path) {
     const json& pub = field(r, "published", path, at);
     p.published_tflops = number(pub, "tflops_per_gpu", path, at + "published.");
     p.convention = text(pub, "convention", path, at + "published.");
-    if (p.convention != "model" && p.convention != "hardware")
-      bad(path, at + "published.convention must be model or hardware, got '" + p.convention + "'");
+    if (p.convention != "model" && p.convention != "hardware" && p.convention != "narayanan")
+      bad(path, at + "published.convention must be model, hardware or narayanan, got '" +
+                    p.convention + "'");
+    if (p.convention == "narayanan" && p.model.arch != Arch::gpt)
+      bad(path, at + "published.convention narayanan is a GPT formula; the model is not a GPT");
     if (r.contains("known_miss")) p.known_miss = text(r, "known_miss", path, at);
     if (r.contains("verified")) {
       if (!r["verified"].is_boolean()) bad(path, at + "'verified' must be true or false");
@@ -190,7 +194,16 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     row.predicted_ms = b.timeline.iteration_us / 1e3;
     row.config = b.grid.str();
   }
-  row.predicted_tflops = tflops_of(row.best, run.convention);
+  row.predicted_tflops =
+      run.convention == "narayanan"
+          ? metrics::tflops_per_gpu(
+                metrics::narayanan_flop(static_cast<double>(run.batch),
+                                        static_cast<double>(run.model.seq),
+                                        static_cast<double>(run.model.layers),
+                                        static_cast<double>(run.model.hidden),
+                                        static_cast<double>(run.model.vocab)),
+                row.predicted_ms / 1e3, run.gpus)
+          : tflops_of(row.best, run.convention);
   row.error_pct = 100 * (row.predicted_tflops - run.published_tflops) / run.published_tflops;
   row.within = row.fits && std::abs(row.error_pct) <= tolerance_pct;
   return row;

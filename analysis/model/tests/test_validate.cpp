@@ -207,3 +207,31 @@ TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
             std::string::npos)
       << load_error(r);
 }
+
+TEST(Validate, NarayananConventionCountsTheFullAttentionAndAThreePassHead) {
+  // The same prediction in the two conventions differs by the ratio of the two FLOP counts,
+  // by hand for small_run (s = 4096, h = 4096, L = 4, V = 51200): Megatron-LM's papers
+  // (1 + s/(6h) + V/(16Lh)) = 1 + 1/6 + 51200/262144, this suite's hardware count with full
+  // recomputation (1 + s/(12h) + V/(12Lh)) = 1 + 1/12 + 51200/196608.
+  json r = small_run();
+  const ValidationRow hw = validate_run(load_published_runs(write("hw", runs_file(r))).runs[0], 25);
+  r["published"]["convention"] = "narayanan";
+  const ValidationRow nar =
+      validate_run(load_published_runs(write("nar", runs_file(r))).runs[0], 25);
+  EXPECT_DOUBLE_EQ(nar.predicted_ms, hw.predicted_ms);
+  const double ratio =
+      (1 + 1.0 / 6 + 51200.0 / 262144) / (1 + 1.0 / 12 + 51200.0 / 196608);
+  EXPECT_NEAR(nar.predicted_tflops / hw.predicted_tflops, ratio, 1e-9);
+  EXPECT_GT(ratio, 1.01);  // the two counts really differ at this shape
+  // A formula of GPT blocks only, and no other convention names.
+  r["model"]["arch"] = "llama";
+  r["model"]["kv_heads"] = 8;
+  r["model"]["ffn_hidden"] = 14336;
+  EXPECT_NE(load_error(r).find("convention narayanan is a GPT formula"), std::string::npos)
+      << load_error(r);
+  r = small_run();
+  r["published"]["convention"] = "megatron";
+  EXPECT_NE(load_error(r).find("must be model, hardware or narayanan, got 'megatron'"),
+            std::string::npos)
+      << load_error(r);
+}

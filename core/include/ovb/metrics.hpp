@@ -86,6 +86,13 @@ double gpt_hardware_flop(double model_flop, bool full_recompute);
 // half counted, as in gpt_model_flop).
 double gpt_selective_recompute_flop(double batch, double seq, double layers, double hidden);
 
+// The FLOP count Megatron-LM's papers publish (Narayanan et al., SC21, arXiv 2104.04473, Section
+// 5.1, Eq. (3)), for comparing with their TFLOP/s: F = 96*B*s*L*h^2 * (1 + s/(6h) + V/(16*L*h)).
+// It counts full recomputation, the full s x s attention products (not their causal half, as
+// gpt_model_flop) and the LM head three times (it is not recomputed), so it differs from
+// gpt_hardware_flop(gpt_model_flop(...), true) by the attention and head terms.
+double narayanan_flop(double batch, double seq, double layers, double hidden, double vocab);
+
 // TFLOP/s per GPU = F / t / n_gpus / 1e12.
 double tflops_per_gpu(double flop, double seconds, int n_gpus);
 

@@ -1,7 +1,8 @@
 // Validation against published large-scale training runs: each run of the data file
 // (analysis/validation/published_runs.json) is predicted with its stated strategy and, where
 // published, its parallel configuration (the rest searched), and the predicted TFLOP/s per GPU in
-// the run's own FLOP convention (model or hardware) is compared with the published one.
+// the run's own FLOP convention (model, hardware, or narayanan: the Megatron-LM papers' Eq. (3))
+// is compared with the published one.
 #pragma once
 
 #include <nlohmann/json.hpp>
