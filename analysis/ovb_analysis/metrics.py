@@ -50,6 +50,13 @@ def gpt_hardware_flop(model_flop, full_recompute):
     return model_flop * 4.0 / 3.0 if full_recompute else model_flop
 
 
+def narayanan_flop(batch, seq, layers, hidden, vocab):
+    """The Megatron-LM papers' count (Narayanan et al., SC21, Eq. (3)): full recomputation, full
+    attention products, the LM head three times: 96*B*s*L*h^2 * (1 + s/(6h) + V/(16*L*h))."""
+    return (96.0 * float(batch) * float(seq) * float(layers) * float(hidden) ** 2 *
+            (1.0 + float(seq) / (6.0 * hidden) + float(vocab) / (16.0 * layers * hidden)))
+
+
 def gpt_selective_recompute_flop(batch, seq, layers, hidden):
     """FLOP selective recomputation adds (attention core again): 2 * B * s^2 * L * h."""
     return 2.0 * float(batch) * float(seq) ** 2 * float(layers) * float(hidden)

@@ -37,6 +37,7 @@ HAND_COMPUTED = [
     (lambda: metrics.tflops_per_gpu(metrics.gpt_model_flop(4, 2048, 24, 2048, 50304), 0.3954, 1),
      175.5, 0.1),
     (lambda: metrics.tflops_per_gpu(8e15, 2.0, 4), 1000.0, None),
+    (lambda: metrics.narayanan_flop(2, 4, 3, 5, 7), 66960.0, None),  # 57600 * (1 + 4/30 + 7/240)
     (lambda: metrics.mfu(494.5, 989.0), 0.5, None),
 ]
 
@@ -55,7 +56,8 @@ def test_cases_are_those_of_the_cpp_test():
     text = (CORE / "tests" / "test_metrics.cpp").read_text()
     for needle in ("214.7483648", "375.8096384", "1099511627776.0", "799.6448202", "6.938520e13",
                    "175.5", "m::bus_factor(CollKind::all_gather, 4), 0.75",
-                   "m::tflops_per_gpu(8e15, 2.0, 4), 1000.0", "m::mfu(494.5, 989.0), 0.5"):
+                   "m::tflops_per_gpu(8e15, 2.0, 4), 1000.0",
+                   "m::narayanan_flop(2, 4, 3, 5, 7), 66960.0", "m::mfu(494.5, 989.0), 0.5"):
         assert needle in text, needle
 
 
@@ -79,6 +81,9 @@ int main() {
     }
     else if (fn == "transformer_model_flop") {
       double p; std::cin >> a >> b >> c >> d >> e >> p; r = transformer_model_flop(a, b, c, d, e, p);
+    }
+    else if (fn == "narayanan_flop") {
+      std::cin >> a >> b >> c >> d >> e; r = narayanan_flop(a, b, c, d, e);
     }
     else if (fn == "gpt_hardware_flop") { std::cin >> a >> f; r = gpt_hardware_flop(a, f != 0); }
     else if (fn == "gpt_selective_recompute_flop") {
@@ -106,6 +111,8 @@ def _calls():
                                                 (2048, 12288), (50257, 50304)):
         out.append((f"gpt_model_flop {b} {s} {layers} {h} {v}",
                     metrics.gpt_model_flop(b, s, layers, h, v)))
+        out.append((f"narayanan_flop {b} {s} {layers} {h} {v}",
+                    metrics.narayanan_flop(b, s, layers, h, v)))
     # Llama 3 8B's block (QKV 4096 x 6144, out 4096^2, SwiGLU 3 x 4096 x 14336) and a GPT's 12h^2.
     for b, s, (layers, h, p), v in itertools.product((1, 512), (2048, 8192),
                                                      ((32, 4096, 218103808), (24, 2048, 50331648)),
