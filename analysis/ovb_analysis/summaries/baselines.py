@@ -4,24 +4,16 @@ max-autotune) with the same statistics for every system, and Megatron-LM (local 
 against gpt4d. Not ok when a judged collective size is outside the tolerance.
 """
 
-import json
 from pathlib import Path
 
 from .. import stats
-from .common import Summary
+from .common import Summary, load_optional
 
 TITLE = "Side by side: nccl-tests, PyTorch, Megatron-LM"
 JSON_NAME = "baselines.json"
 SYSTEMS = (("gpt4d", "gpt4d_{shape}.json"), ("PyTorch eager", "torch_{shape}_eager.json"),
            ("torch.compile", "torch_{shape}_compile.json"),
            ("torch.compile max-autotune", "torch_{shape}_max-autotune.json"))
-
-
-def _load(path):
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def timing(doc):
@@ -54,7 +46,7 @@ def _collectives(out, md, doc, problems):
               "busbw | ovb / nccl | verdict |")
     md.append("|---|---|---|---|---|---|---|---|")
     for f in files:
-        res = _load(f)
+        res = load_optional(f)
         if not res:
             problems.append(f"{f.name}: unreadable")
             continue
@@ -87,7 +79,7 @@ def _training(out, md, doc):
     for shape in shapes:
         base = None
         for system, pattern in SYSTEMS:
-            res = _load(folder / pattern.format(shape=shape))
+            res = load_optional(folder / pattern.format(shape=shape))
             t = timing(res) if res else None
             if t is None:
                 continue
@@ -102,7 +94,7 @@ def _training(out, md, doc):
 
 
 def _megatron(out, md, doc):
-    res = _load(Path(out) / "megatron" / "compare.json")
+    res = load_optional(Path(out) / "megatron" / "compare.json")
     if not res:
         md.append("No Megatron-LM comparison yet (megatron/compare.json).\n")
         return

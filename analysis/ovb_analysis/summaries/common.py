@@ -6,6 +6,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 
+
+def load_optional(path):
+    """A run's JSON result, or None when it is missing or unreadable: a campaign's summary reports
+    the runs it has and names what is absent, rather than stopping at the first gap."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
 @dataclass
 class Summary:
     markdown: str                 # the body of summary.md (title and step table come first)

@@ -7,11 +7,10 @@ the reference did not run the shape, batch and iterations of gpt4d (a comparison
 runs is no comparison).
 """
 
-import json
 from pathlib import Path
 
 from .baselines import timing
-from .common import Summary
+from .common import Summary, load_optional
 
 TITLE = "gpt4d's Llama on the GPU"
 JSON_NAME = "llama-gpu.json"
@@ -23,15 +22,8 @@ SYSTEMS = (("gpt4d", "gpt4d_{shape}.json"), ("PyTorch eager", "torch_{shape}_eag
 SAME_MODEL = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "rope_theta")
 
 
-def _load(path):
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-
-
 def _kernels(out, md, doc, problems):
-    kt = _load(Path(out) / "kernel_tests.json")
+    kt = load_optional(Path(out) / "kernel_tests.json")
     if kt is None:
         md.append("No kernel tests yet (kernel_tests.json).\n")
         return
@@ -52,7 +44,7 @@ def _kernels(out, md, doc, problems):
 
 
 def _losses(out, md, doc, problems):
-    runs = {n: _load(Path(out) / f"compare_{n}.json") for n in ("host", "cuda_fp32", "cuda_bf16")}
+    runs = {n: load_optional(Path(out) / f"compare_{n}.json") for n in ("host", "cuda_fp32", "cuda_bf16")}
     if not all(runs.values()):
         md.append("No llama-tiny loss comparison yet (compare_*.json).\n")
         return
@@ -72,7 +64,7 @@ def _losses(out, md, doc, problems):
 
 
 def _same_model(out, md, doc, problems):
-    res = _load(Path(out) / "same_model.json")
+    res = load_optional(Path(out) / "same_model.json")
     if res is None:
         md.append("No check of gpt4d against the PyTorch reference on the CPU yet "
                   "(same_model.json).\n")
@@ -119,14 +111,14 @@ def _training(out, md, doc, problems):
               "time / gpt4d's |")
     md.append("|---|---|---|---|---|---|---|---|---|")
     for shape in shapes:
-        base = _load(folder / f"gpt4d_{shape}.json")
+        base = load_optional(folder / f"gpt4d_{shape}.json")
         if base is None:
             problems.append(f"gpt4d_{shape}.json: unreadable")
             continue
         peak = base["summary"].get("peak_tflops")
         base_ms = None
         for system, pattern in SYSTEMS:
-            res = _load(folder / pattern.format(shape=shape))
+            res = load_optional(folder / pattern.format(shape=shape))
             t = timing(res) if res else None
             if t is None:
                 continue

@@ -6,24 +6,16 @@ difference from no overlap is outside both runs' p10-p90 ranges, and ovb-model's
 NCCL socket settings probed. Runs are runs/gGRID-CONDITION-rREP.json (gpt4d results).
 """
 
-import json
 import re
 from pathlib import Path
 
 from .. import metrics, stats
-from .common import Summary
+from .common import Summary, load_optional
 
 TITLE = "Overlap where communication and compute are comparable"
 JSON_NAME = "overlap-matters.json"
 RUN = re.compile(r"^g(\d+x\d+x\d+x\d+)-(.+)-r(\d+)$")
 DIMS = ("x", "y", "z", "data")
-
-
-def _load(path):
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def exposed_by_dim(summary):
@@ -64,7 +56,7 @@ def efficiency(none, cond):
 def _sockets(out, md, doc):
     rows = []
     for f in sorted((Path(out) / "sockets").glob("*.json")):
-        res = _load(f)
+        res = load_optional(f)
         for b in (res or {}).get("benchmarks", []):
             if b.get("run_type", "iteration") == "iteration" and b.get("busbw") is not None:
                 place = b["name"].split("/")[3] if b["name"].count("/") >= 3 else "?"
@@ -85,7 +77,7 @@ def summarize(out):
     groups = {}
     for f in sorted((Path(out) / "runs").glob("g*.json")):
         m = RUN.match(f.stem)
-        res = _load(f)
+        res = load_optional(f)
         if not m or not res:
             problems.append(f"runs/{f.name}: not a run of this preset or unreadable")
             continue
@@ -101,7 +93,7 @@ def summarize(out):
                   "model ms (exposed) |")
         md.append("|---|---|---|---|---|---|---|---|---|---|---|")
         for cond, t in table.items():
-            pred = _load(Path(out) / "model" / f"g{grid}-{cond}.json")
+            pred = load_optional(Path(out) / "model" / f"g{grid}-{cond}.json")
             cfg = (pred or {}).get("config") or {}
             t["predicted_ms"] = cfg.get("predicted_ms")
             t["predicted_exposed_ms"] = cfg.get("exposed_comm_ms")

@@ -5,25 +5,17 @@ the top kernels, per repeat and their median; and the tracer's overhead from the
 traced runs of the same length, with their spread.
 """
 
-import json
 import re
 from pathlib import Path
 
 from .. import stats
-from .common import Summary
+from .common import Summary, load_optional
 from .h100_single import top_kernels
 
 TITLE = "gpt4d 1.3B: steady-state cost breakdown"
 JSON_NAME = "profile.json"
 CATEGORIES = ("gemm", "attention", "optimizer", "elementwise", "memory", "communication")
 NAME = re.compile(r"^(\d+)-(\d+)$")
-
-
-def _load(path):
-    try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def totals(analysis):
@@ -53,7 +45,7 @@ def _runs(out):
     found = {}
     for f in sorted((Path(out) / "analysis").glob("*.json")):
         m = NAME.match(f.stem)
-        doc = _load(f)
+        doc = load_optional(f)
         if m and doc:
             found.setdefault(int(m.group(2)), {})[int(m.group(1))] = doc
     return found
@@ -128,7 +120,7 @@ def _overhead(out, md, doc):
     pooled over repeats; the difference is stated with both spreads."""
     pooled = {}
     for f in sorted((Path(out) / "runs").glob("*.json")):
-        res = _load(f)
+        res = load_optional(f)
         mode = f.stem.split("-")[0]
         if not res or mode not in ("traced", "untraced"):
             continue
