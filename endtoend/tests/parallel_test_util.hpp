@@ -8,6 +8,7 @@
 
 #include "config.hpp"
 #include "ovb/process_grid.hpp"
+#include "ovb/rounding.hpp"
 #include "ovb/test_main.hpp"
 #include "train/trainer.hpp"
 
@@ -18,11 +19,11 @@ struct Case {
   std::string overlap = "none";
   bool recompute = false;
   bool cache = true;
-  int window = kDefaultOrsWindow;  // dW blocks in flight under ORS
-  bool llama = false;              // the Llama test model instead of GPT "tiny"
-  std::int64_t micro_batch = 0;    // sequences per micro-step (0: one micro-step)
-  bool shard = false;              // optimizer state split over the data group
-  bool grads = false;              // gradients too (ZeRO-2; with shard)
+  int window = kDefaultOrsWindow;       // dW blocks in flight under ORS
+  bool llama = false;                   // the Llama test model instead of GPT "tiny"
+  std::int64_t micro_batch = 0;         // sequences per micro-step (0: one micro-step)
+  bool shard = false;                   // optimizer state split over the data group
+  bool grads = false;                   // gradients too (ZeRO-2; with shard)
   std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
   std::string str() const {
     return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
@@ -123,6 +124,32 @@ inline std::vector<std::string> grids_for(int world) {
 inline std::int64_t local_sequences(const std::string& grid) {
   const GridShape g = GridShape::parse(grid);
   return 8 / (static_cast<std::int64_t>(g.gdata) * g.gz);
+}
+
+// The number of summed terms along the longest chain of fp32 sums that one loss (forward: false)
+// or one gradient element (forward and backward: true) of model `m` depends on, for an
+// iteration over `tokens` tokens: the sum of the reduction lengths K along that chain, so that
+// fp32_gamma(N) bounds its relative rounding in any summation order (each K-term sum adds at
+// most gamma_K; gamma_a + gamma_b <= gamma_{a+b}). A grid or micro-batches only split these
+// sums (tensor-parallel partial sums, Z/data reductions over tokens, micro-step accumulation)
+// and add them in another order, so one N covers every grid and flag set.
+//   Forward, per block: norm statistics (LayerNorm mean and variance: 2 h; RMSNorm: h), QKV
+//   (K = h), scores (K = d), softmax and probabilities x V (2 s), output projection (h), the
+//   second norm (2 h), MLP up (h), MLP down (ffn). Head: final norm (2 h), logits (h),
+//   log-sum-exp (vocab), the mean over tokens (tokens).
+//   Backward retraces them transposed: LM head dX (vocab), final norm (2 h); per block MLP down
+//   dX (h), MLP up dX (ffn, SwiGLU's gate|up 2 ffn), norm (2 h), output projection dX (h), dP
+//   (d), softmax (s), dQ/dK/dV (s), QKV dX ((heads + 2 kv) d), norm (2 h); then a weight
+//   gradient sums over the tokens.
+inline std::int64_t rounding_chain(const GptShape& m, std::int64_t tokens, bool backward) {
+  const std::int64_t h = m.hidden, d = m.head_dim(), s = m.seq, f = m.ffn();
+  const std::int64_t norm = m.llama() ? h : 2 * h;
+  const std::int64_t fwd_block = norm + h + d + 2 * s + h + norm + h + f;
+  const std::int64_t fwd = m.layers * fwd_block + norm + h + m.vocab + tokens;
+  if (!backward) return fwd;
+  const std::int64_t up = m.llama() ? 2 * f : f;
+  const std::int64_t bwd_block = h + up + norm + h + d + 2 * s + (m.heads + 2 * m.kv()) * d + norm;
+  return fwd + m.vocab + norm + m.layers * bwd_block + tokens;
 }
 
 inline const std::vector<std::string>& overlap_subsets() {

@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "model/layout.hpp"
 #include "ovb/error.hpp"
+#include "ovb/finite_difference.hpp"
 #include "parallel_test_util.hpp"
 
 using namespace ovb;
@@ -79,59 +81,141 @@ std::vector<Case> equivalence_cases() {
   return cases;
 }
 
-// The losses of a run against the reference, iteration by iteration: fp32 reordering only (on
-// the GPU cuBLASLt picks other algorithms per shape as well). Returns the largest relative
-// deviation.
-double expect_losses_match(const std::vector<double>& ref, const std::vector<double>& got,
-                           const std::string& what) {
+// Tolerances: rounding bounds of the computation compared (ovb/rounding.hpp; rounding_chain in
+// parallel_test_util.hpp counts the summed terms N). They hold for any correct summation order:
+// another OpenBLAS kernel, another grid, micro-batches, cuBLASLt's algorithms on the GPU.
+
+// Relative bound on |loss(run) - loss(reference)| at iteration `iter`. One forward pass: the loss
+// is a mean of positive cross-entropies, so its terms' absolute sum is the loss itself, and with
+// rounding errors independent and of mean zero each run is within lambda sqrt(N) u of the exact
+// loss with probability at least 1 - 2 N exp(-lambda^2 / 2) (Higham and Mary, SIAM J. Sci.
+// Comput. 41(5), 2019, Thm. 2.4): lambda = 7 makes that 1 - 1e-7 for N = 2080 (GPT tiny), and
+// two runs differ by at most twice it. Each earlier AdamW step adds at most one pass's relative
+// rounding (the update is the normalised gradient, rounded as it is; elements whose gradient is
+// pure rounding noise - the key bias, invariant under softmax - have no first-order effect on
+// the loss), hence the factor iter + 1. GPT tiny: 3.8e-5 at iteration 0, 3.8e-4 at 9. A dropped
+// micro-step, a gradient scaled by the wrong group size or a missed reduce-scatter chunk moves the
+// loss by > 1e-3 within the 10 iterations (the note of issue 24 lists the injected bugs).
+double loss_tolerance(const Config& cfg, int iter) {
+  const double lambda = 7;
+  const std::int64_t n = rounding_chain(cfg.model, cfg.plan.batch * cfg.model.seq, false);
+  return 2 * lambda * std::sqrt(static_cast<double>(n)) * ovb::testing::kFp32Unit * (iter + 1);
+}
+
+// The losses of a run against the reference's (same model and batch), iteration by iteration,
+// within loss_tolerance. Returns the largest deviation as a fraction of its tolerance.
+double expect_losses_match(const Config& cfg, const std::vector<double>& ref,
+                           const std::vector<double>& got, const std::string& what) {
   EXPECT_EQ(got.size(), ref.size()) << what;
   double worst = 0;
   for (std::size_t i = 0; i < std::min(ref.size(), got.size()); ++i) {
     const double dev = std::abs(got[i] - ref[i]) / std::abs(ref[i]);
-    worst = std::max(worst, dev);
-    EXPECT_LT(dev, on_gpu() ? 1e-4 : 2e-5)
-        << what << " iteration " << i << ": " << got[i] << " vs " << ref[i];
+    const double tol = loss_tolerance(cfg, static_cast<int>(i));
+    worst = std::max(worst, dev / tol);
+    EXPECT_LT(dev, tol) << what << " iteration " << i << ": " << got[i] << " vs " << ref[i];
   }
   return worst;
 }
 
-// Every tensor's accumulated gradient in `run` against the serial run's, element by element and
-// relative to the tensor's largest element: some elements are ~0 by symmetry (the key bias cannot
-// change a softmax) and carry only rounding noise.
-void expect_gradients_equal_serial(TrainerRun& serial, TrainerRun& run, const std::string& what) {
+// Loads the serial run's parameters into `run`, so that one forward and backward of each start
+// from the same weights: the gradients then differ by that pass's rounding only. (After
+// optimizer steps of their own they would not: AdamW turns an element's rounding-level gradient
+// into a step of up to the learning rate whenever the gradient is itself near rounding noise,
+// 1e-4 of the tensor's largest element after one step on this model.)
+void load_weights(TrainerRun& serial, TrainerRun& run) {
+  for (const TensorDesc& t : serial.trainer.layout().tensors)
+    run.trainer.set_global_tensor(t.name, serial.trainer.global_tensor(t.name, false));
+}
+
+// Every tensor's gradient in `run` against the serial run's from the same weights, element by
+// element. Bound: each element is a sum over the iteration's tokens of products computed
+// through the chain of N summed terms (rounding_chain), so each run is within gamma_N times the
+// absolute sum of its terms of the exact value (worst case, any order). The absolute sum is not
+// visible here; the tensor's largest gradient element stands for it, and the worst case N u
+// exceeds the probabilistic lambda sqrt(N) u (see loss_tolerance) by sqrt(N) / lambda (9.4 for
+// GPT tiny), which covers that much cancellation. GPT tiny: 2 gamma_4352 = 5.2e-4 of the largest
+// element; observed <= 13 u = 7.7e-7 (every grid, OpenBLAS SkylakeX, Haswell and Zen). A dropped
+// micro-step, a wrong group scale or a missed reduce-scatter chunk is > 1e-2 of it. Returns the
+// largest deviation as a fraction of the tolerance.
+double expect_gradients_equal_serial(TrainerRun& serial, TrainerRun& run, const std::string& what) {
+  const Config& cfg = serial.cfg;
+  const std::int64_t n = rounding_chain(cfg.model, cfg.plan.batch * cfg.model.seq, true);
+  double worst = 0;
   for (const TensorDesc& t : serial.trainer.layout().tensors) {
     const std::vector<float> want = serial.trainer.global_tensor(t.name, true);
     const std::vector<float> got = run.trainer.global_tensor(t.name, true);
-    ASSERT_EQ(got.size(), want.size()) << what << " " << t.name;
+    EXPECT_EQ(got.size(), want.size()) << what << " " << t.name;
+    if (got.size() != want.size()) return worst;
     float scale = 0;
     for (float v : want) scale = std::max(scale, std::abs(v));
-    ASSERT_GT(scale, 0.0f) << t.name << " has a zero gradient";
-    for (std::size_t i = 0; i < want.size(); ++i)
-      ASSERT_NEAR(got[i], want[i], (on_gpu() ? 1e-3f : 1e-4f) * scale)
-          << what << " " << t.name << "[" << i << "]";
+    EXPECT_GT(scale, 0.0f) << t.name << " has a zero gradient";
+    const double tol = ovb::testing::fp32_two_orders_bound(n, scale);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double dev = std::abs(static_cast<double>(got[i]) - want[i]);
+      worst = std::max(worst, dev / tol);
+      if (dev > tol) {
+        ADD_FAILURE() << what << " " << t.name << "[" << i << "]: " << got[i] << " vs " << want[i]
+                      << " (tolerance " << tol << ")";
+        return worst;
+      }
+    }
   }
+  return worst;
 }
 
 // Every tensor's largest gradient element (the best signal over fp32 rounding of the loss)
-// against a central finite difference of the loss; returns the number of tensors checked.
+// against a central finite difference of the loss (step 1e-2), within the difference's own error
+// bound (ovb/finite_difference.hpp: truncation from a second step, the loss's rounding noise from
+// nearby evaluations) plus the gradient's rounding (gamma_N of the tensor's largest element, as
+// in expect_gradients_equal_serial). A wrong backward (a missing factor, a transposed operand,
+// a dropped term) moves the gradient by a fraction of itself; the bound is < 1e-2 of it for
+// every tensor here. Returns the number of tensors checked.
 int expect_gradients_match_finite_differences(TrainerRun& run) {
-  run.trainer.compute_gradients(0);
-  const float eps = 1e-2f;
+  const Config& cfg = run.cfg;
+  const std::int64_t n = rounding_chain(cfg.model, cfg.plan.batch * cfg.model.seq, true);
+  const double eps = 1e-2;
   int tensors = 0;
+  double worst = 0;
   for (const TensorDesc& t : run.trainer.layout().tensors) {
     ++tensors;
+    // At the unperturbed weights (the previous tensor's evaluations overwrote the gradients).
+    const double loss = run.trainer.compute_gradients(0);
     const std::vector<float> g = run.trainer.global_tensor(t.name, true);
     const auto it = std::max_element(g.begin(), g.end(),
                                      [](float a, float b) { return std::abs(a) < std::abs(b); });
-    const std::int64_t i = it - g.begin();
-    run.trainer.perturb(t.name, i, eps);
-    const double lp = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, -2 * eps);
-    const double lm = run.trainer.compute_gradients(0);
-    run.trainer.perturb(t.name, i, eps);
-    const double fd = (lp - lm) / (2 * eps);
-    EXPECT_NEAR(*it, fd, 0.03 * std::abs(fd) + 2e-4) << t.name << "[" << i << "]";
+    const std::size_t i = static_cast<std::size_t>(it - g.begin());
+    std::vector<float> w = run.trainer.global_tensor(t.name, false);
+    const float w0 = w[i];
+    const auto loss_at = [&](double d, double* applied) {
+      w[i] = static_cast<float>(w0 + d);
+      *applied = static_cast<double>(w[i]) - w0;
+      run.trainer.set_global_tensor(t.name, w);
+      return run.trainer.compute_gradients(0);
+    };
+    const ovb::testing::FiniteDifference fd = ovb::testing::central_difference(
+        loss_at, eps, eps / 2, ovb::testing::fp32_last_place(loss));
+    w[i] = w0;
+    run.trainer.set_global_tensor(t.name, w);
+    const double tol = fd.tolerance() + ovb::testing::fp32_dot_bound(n, std::abs(*it));
+    worst = std::max(worst, std::abs(*it - fd.value) / tol);
+    EXPECT_NEAR(*it, fd.value, tol) << t.name << "[" << i << "]: truncation " << fd.truncation
+                                    << ", noise " << fd.noise << " (sigma " << fd.sigma << ")";
+    if (std::getenv("OVB_FD_DEBUG")) {
+      for (double e : {4e-2, 2e-2, 1e-2, 5e-3, 2.5e-3, 1.25e-3}) {
+        double a = 0, b = 0;
+        const double lp = loss_at(e, &a), lm = loss_at(-e, &b);
+        std::printf("  eps %.2e fd %.6e\n", e, (lp - lm) / (a - b));
+      }
+      w[i] = w0;
+      run.trainer.set_global_tensor(t.name, w);
+    }
+    if (std::getenv("OVB_FD_DEBUG"))
+      std::printf("FD %-16s g %.6e fd %.6e dev %.2e trunc %.2e noise %.2e sigma %.2e\n",
+                  t.name.c_str(), *it, fd.value, std::abs(*it - fd.value), fd.truncation, fd.noise,
+                  fd.sigma);
   }
+  std::printf("finite differences: %d tensors, largest deviation %.3f of its tolerance\n", tensors,
+              worst);
   return tensors;
 }
 
@@ -143,10 +227,10 @@ TEST(Equivalence, LossOfEveryGridAndFlagSetEqualsOneRank) {
   double worst = 0;
   for (const Case& c : equivalence_cases()) {
     const std::vector<double> got = losses(test_config(c), MPI_COMM_WORLD);
-    worst = std::max(worst, expect_losses_match(ref, got, c.str()));
+    worst = std::max(worst, expect_losses_match(test_config(c), ref, got, c.str()));
   }
   if (ovb::testing::launch().rank == 0)
-    std::printf("largest relative loss deviation from 1 rank: %.2e\n", worst);
+    std::printf("largest loss deviation from 1 rank: %.3f of its tolerance\n", worst);
 }
 
 // Micro-batches (gradient accumulation over micro-steps) on every grid against the 1-rank run
@@ -179,11 +263,13 @@ TEST(Equivalence, MicroBatchesKeepTheLossOfOneRank) {
   for (const Case& c : cases) {
     const bool serial = c.grid == "1x1x1x1";
     const std::vector<double> got = losses(test_config(c), serial ? MPI_COMM_SELF : MPI_COMM_WORLD);
-    worst = std::max(worst, expect_losses_match(ref, got, c.str()));
+    worst = std::max(worst, expect_losses_match(test_config(c), ref, got, c.str()));
   }
   if (ovb::testing::launch().rank == 0)
-    std::printf("micro-batches: %zu cases, largest relative loss deviation from 1 rank: %.2e\n",
-                cases.size(), worst);
+    std::printf(
+        "micro-batches: %zu cases, largest loss deviation from 1 rank: %.3f of its "
+        "tolerance\n",
+        cases.size(), worst);
 }
 
 // Buckets that Gdata does not divide (hidden 50, 2 heads: a block bucket of 30650 elements on
@@ -215,19 +301,15 @@ TEST(Equivalence, ShardedOptimizerWithUnevenChunksEqualsOneRank) {
       for (const Bucket& b : run.trainer.layout().buckets)
         padded += b.count % cfg.plan.grid.gdata != 0 ? 1 : 0;
       ASSERT_GT(padded, 0) << c.str() << ": every bucket divides evenly, not the case under test";
-      for (int it = 0; it < cfg.iters; ++it) {
-        const double got = run.trainer.run_iteration(it).loss;
-        EXPECT_LT(std::abs(got - ref[static_cast<std::size_t>(it)]) /
-                      std::abs(ref[static_cast<std::size_t>(it)]),
-                  on_gpu() ? 1e-4 : 2e-5)
-            << c.str() << " iteration " << it << ": " << got << " vs "
-            << ref[static_cast<std::size_t>(it)];
-      }
+      std::vector<double> got;
+      for (int it = 0; it < cfg.iters; ++it) got.push_back(run.trainer.run_iteration(it).loss);
+      expect_losses_match(cfg, ref, got, c.str());
     }
 }
 
-// Weights equal exactly at initialisation (global-index initialiser); gradients after 3 steps (so
-// that biases and LN parameters are no longer at their initial values) up to reordering.
+// Weights equal exactly at initialisation (global-index initialiser); gradients from the serial
+// run's weights after 3 steps (so that biases and LN parameters are no longer at their initial
+// values) up to the pass's rounding (the grids' own steps: the loss tests above).
 TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
   const int steps = 3;
   TrainerRun serial(test_config({}), MPI_COMM_SELF);
@@ -245,31 +327,42 @@ TEST(Equivalence, GradientsOfOneStepMatchSerialTensorByTensor) {
     if (gdata_of(grids[g]) > 1)
       cases.push_back({grids[g], n++ ? "oar,ors,oag" : "none", g % 2 == 0, false, kDefaultOrsWindow,
                        false, 0, true});
+  double worst = 0;
   for (const Case& c : cases) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
     for (const TensorDesc& t : serial.trainer.layout().tensors)
       ASSERT_EQ(run.trainer.global_tensor(t.name, false), init[t.name]) << c.str() << " " << t.name;
-    for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
+    load_weights(serial, run);
     run.trainer.compute_gradients(steps);
-    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
+    worst = std::max(worst, expect_gradients_equal_serial(serial, run, c.str()));
   }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("gradients: %zu cases, largest deviation from 1 rank: %.4f of its tolerance\n",
+                cases.size(), worst);
 }
 
 // The accumulated gradients themselves (every linear weight and bias, layer norms, embeddings)
-// after one step, against the serial run without micro-batches: one micro-step per sequence.
+// from the serial run's weights after one step, against the serial run without micro-batches:
+// one micro-step per sequence. The loss of that pass within one pass's bound.
 TEST(Equivalence, MicroBatchGradientsMatchSerialTensorByTensor) {
   TrainerRun serial(test_config({}), MPI_COMM_SELF);
   serial.trainer.run_iteration(0);
   const double serial_loss = serial.trainer.compute_gradients(1);
   const auto grids = grids_for(world_size());
+  double worst = 0;
   for (std::size_t g = 0; g < std::min<std::size_t>(grids.size(), on_gpu() ? 1 : 3); ++g) {
     const Case c{grids[g], g % 2 ? "none" : "oar,ors,oag", g == 1, g != 2, 4, false, 1};
     if (local_sequences(c.grid) < 2) continue;
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
-    run.trainer.run_iteration(0);
-    EXPECT_NEAR(run.trainer.compute_gradients(1), serial_loss, 2e-5 * serial_loss) << c.str();
-    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
+    load_weights(serial, run);
+    EXPECT_NEAR(run.trainer.compute_gradients(1), serial_loss,
+                loss_tolerance(serial.cfg, 0) * serial_loss)
+        << c.str();
+    worst = std::max(worst, expect_gradients_equal_serial(serial, run, c.str()));
   }
+  if (ovb::testing::launch().rank == 0)
+    std::printf("micro-batch gradients: largest deviation from 1 rank: %.4f of its tolerance\n",
+                worst);
 }
 
 // Sharded gradients (ZeRO-2): every grid with Gdata > 1, the overlap subsets in turn (recompute,
@@ -322,20 +415,21 @@ TEST(Equivalence, ShardedGradientsEqualOneRank) {
     micro += micro_steps(cfg.plan) > 1 ? 1 : 0;
     std::vector<double> got;
     for (int i = 0; i < cfg.iters; ++i) got.push_back(run.trainer.run_iteration(i).loss);
-    worst = std::max(worst, expect_losses_match(c.hidden == 50 ? uneven_ref : ref, got, c.str()));
+    worst =
+        std::max(worst, expect_losses_match(cfg, c.hidden == 50 ? uneven_ref : ref, got, c.str()));
   }
   EXPECT_GT(uneven, 0) << "no case with uneven chunks";
   EXPECT_GT(micro, 0) << "no case with micro-steps";
   if (ovb::testing::launch().rank == 0)
     std::printf(
-        "sharded gradients: %zu cases (%d uneven, %d with micro-steps), largest relative "
-        "loss deviation from 1 rank: %.2e\n",
+        "sharded gradients: %zu cases (%d uneven, %d with micro-steps), largest loss deviation "
+        "from 1 rank: %.3f of its tolerance\n",
         cases.size(), uneven, micro, worst);
 }
 
-// The rank's gradient chunks themselves after 3 steps, with and without micro-batches and ORS:
-// each data rank's chunk of every tensor equals the serial gradient (global_tensor assembles
-// them from the shards).
+// The rank's gradient chunks themselves from the serial run's weights after 3 steps, with and
+// without micro-batches and ORS: each data rank's chunk of every tensor equals the serial
+// gradient (global_tensor assembles them from the shards).
 TEST(Equivalence, ShardedGradientsMatchSerialTensorByTensor) {
   const int steps = 3;
   TrainerRun serial(test_config({}), MPI_COMM_SELF);
@@ -352,13 +446,14 @@ TEST(Equivalence, ShardedGradientsMatchSerialTensorByTensor) {
   ASSERT_GT(cases.size(), 0u);
   for (const Case& c : cases) {
     TrainerRun run(test_config(c), MPI_COMM_WORLD);
-    for (int i = 0; i < steps; ++i) run.trainer.run_iteration(i);
+    load_weights(serial, run);
     run.trainer.compute_gradients(steps);
-    ASSERT_NO_FATAL_FAILURE(expect_gradients_equal_serial(serial, run, c.str()));
+    expect_gradients_equal_serial(serial, run, c.str());
   }
 }
 
 TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {
+  if (ovb::testing::launch().rank != 0) GTEST_SKIP() << "a serial check: rank 0 runs it";
   TrainerRun run(test_config({}), MPI_COMM_SELF);
   expect_gradients_match_finite_differences(run);
 }
@@ -398,15 +493,16 @@ TEST(Equivalence, LlamaLossOfEveryGridAndFlagSetEqualsOneRank) {
   double worst = 0;
   for (const Case& c : llama_cases()) {
     const std::vector<double> got = losses(test_config(c), MPI_COMM_WORLD);
-    worst = std::max(worst, expect_losses_match(ref, got, c.str()));
+    worst = std::max(worst, expect_losses_match(test_config(c), ref, got, c.str()));
   }
   if (ovb::testing::launch().rank == 0)
-    std::printf("Llama: largest relative loss deviation from 1 rank: %.2e\n", worst);
+    std::printf("Llama: largest loss deviation from 1 rank: %.3f of its tolerance\n", worst);
 }
 
 TEST(Equivalence, LlamaSerialGradientsMatchFiniteDifferences) {
   // On the GPU the Llama kernels are checked against the host kernels (gpt4d.cuda.kernels).
   if (on_gpu()) GTEST_SKIP() << "finite differences are checked on the host backend";
+  if (ovb::testing::launch().rank != 0) GTEST_SKIP() << "a serial check: rank 0 runs it";
   Case c;
   c.llama = true;
   TrainerRun run(test_config(c), MPI_COMM_SELF);
