@@ -7,9 +7,9 @@
 
 #include <algorithm>
 
-#include "model/layout.hpp"
 #include "ovb/tracked_memory.hpp"
 #include "parallel_test_util.hpp"
+#include "model/layout.hpp"
 
 using namespace ovb;
 using namespace ovb::gpt;
@@ -45,8 +45,8 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           // Windows of 1 (and 4, the default) dW blocks in flight, alternately.
           // The optimizer sharded over data in every other case of each window.
           const int k = run_cases++;
-          const Case c{grids[g], ov, rc,        cache, (k % 2) ? 1 : kDefaultOrsWindow,
-                       false,    0,  k % 4 >= 2};
+          const Case c{grids[g], ov, rc, cache, (k % 2) ? 1 : kDefaultOrsWindow, false, 0,
+                       k % 4 >= 2};
           const Config cfg = test_config(c, 1);
           TrainerRun run(cfg, MPI_COMM_WORLD);
           run.trainer.run_iteration(0);
@@ -55,9 +55,9 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           ASSERT_EQ(got, want) << c.str();
           if (cfg.plan.ors && cfg.plan.grid.gz > 1 && !on_gpu()) {
             // The ring of dW blocks holds the window, not every layer's block.
-            EXPECT_EQ(
-                run.trainer.memory().bytes(MemKind::grad_blocks),
-                dw_slots(cfg.model, cfg.plan) * 4.0 * run.trainer.layout().head.lm_head.geom.block)
+            EXPECT_EQ(run.trainer.memory().bytes(MemKind::grad_blocks),
+                      dw_slots(cfg.model, cfg.plan) *
+                          4.0 * run.trainer.layout().head.lm_head.geom.block)
                 << c.str();  // the LM head's block is the tiny model's largest
           }
           // And memory: what the trainer allocated, by category, is the plan's estimate.
@@ -75,14 +75,8 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
     for (std::int64_t mb : {1, 2}) {
       if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
       // Every other case with the optimizer sharded over data as well.
-      const Case c{grid,
-                   n % 2 ? "oar,ors,oag" : "none",
-                   n % 3 == 1,
-                   n % 4 == 2,
-                   n % 2 ? 1 : 4,
-                   false,
-                   mb,
-                   n % 4 < 2};
+      const Case c{grid,  n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
+                   false, mb, n % 4 < 2};
       ++n;
       const Config cfg = test_config(c, 1);
       ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
@@ -134,15 +128,8 @@ TEST(CollectiveLog, ShardedGradientsEqualThePlanAndItsMemory) {
     if (gdata_of(grid) == 1) continue;
     for (std::int64_t mb : {0, 1}) {
       if (mb > 0 && local_sequences(grid) < 2) continue;
-      Case c{grid,
-             n % 2 ? "oar,ors,oag" : "none",
-             n % 3 == 1,
-             n % 4 == 2,
-             kDefaultOrsWindow,
-             false,
-             mb,
-             true,
-             true};
+      Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, kDefaultOrsWindow, false,
+             mb, true, true};
       const GridShape gs = GridShape::parse(grid);
       if (n % 2 == 0 && gs.gx * gs.gy <= 2) {  // hidden 50, 2 heads: chunks may be uneven
         c.hidden = 50;
