@@ -42,7 +42,7 @@ def shape_of(arch):
                                    "--warmup", "1"])
 
 
-def tolerances(a, n_weights_err):
+def tolerances(a, grad_mass):
     """(gradient tolerance relative to each tensor's largest |entry|, loss tolerance of iteration
     i as a function of i). fp32 sums of K terms are off by at most K u of the sum of |terms|,
     whatever the order (Higham's gamma_K), so OpenBLAS's kernels may differ from CPU to CPU.
@@ -55,15 +55,16 @@ def tolerances(a, n_weights_err):
     (norm, LM head, log-sum-exp), the same again backward, + 1 for the weight gradient. The loss
     of iteration 0 has the forward's share only. After i AdamW steps the weights also differ by
     the steps taken from gradients within the tolerance: a step moves weight j by lr m/sqrt(v),
-    which an error e_j of its gradient g_j changes by at most lr min(2, 2|e_j|/|g_j|), so the
-    loss moves by at most sum_j |g_j| lr 2|e_j| / |g_j| = 2 lr sum_j e_j per step
-    (n_weights_err: sum_j e_j at the gradient tolerance)."""
+    which an error e_j of its gradient g_j changes by at most lr min(2, 2|e_j|/|g_j|) (to first
+    order), so the loss moves by at most sum_j |g_j| lr 2|e_j| / |g_j| = 2 lr sum_j e_j per step,
+    sum_j e_j = the gradient tolerance times grad_mass (sum over tensors of their size times
+    their largest |gradient|)."""
     ffn = 2 * a.ffn_hidden if a.arch == "llama" else 4 * a.hidden
     k = max(a.hidden, ffn, a.vocab, same.BATCH * same.SEQ)
     forward = 9 * a.layers + 3
     grad_tol = (2 * forward + 1) * U * k
     return grad_tol, k, lambda i, loss: (forward * U * k * abs(loss) +
-                                        2 * same.LR * i * grad_tol * n_weights_err)
+                                        2 * same.LR * i * grad_tol * grad_mass)
 
 
 def reference(jax, jnp, np, a, iters):
@@ -119,8 +120,8 @@ def check_arch(jax, jnp, np, binary, arch, iters, folder):
     with open(dump, encoding="utf-8") as f:
         ours = json.load(f)
     ref_loss, ref_grads = reference(jax, jnp, np, a, iters)
-    n_err = sum(float(np.abs(g).max()) * g.size for g in ref_grads.values())
-    grad_tol, k, loss_tol = tolerances(a, n_err)
+    mass = sum(float(np.abs(g).max()) * g.size for g in ref_grads.values())
+    grad_tol, k, loss_tol = tolerances(a, mass)
     rows, worst, ok = compare_gradients(np, ours, ref_grads, grad_tol)
     print(f"{arch}: gradients of iteration 0, {len(rows)} tensors; tolerance C u K = "
           f"{grad_tol:.2e} of each tensor's largest |entry| (K = {k})")
