@@ -29,6 +29,7 @@ import pytorch_gpt  # noqa: E402  (its option parser only; no PyTorch needed)
 
 SKIP = 77
 U = 2.0 ** -24  # fp32 unit roundoff
+CLIP, ADAM_EPS = 1.0, 1e-8  # gpt4d's --clip and AdamW epsilon defaults, as jax_gpt.adamw's
 
 
 def fail(msg, code=2):
@@ -42,34 +43,49 @@ def shape_of(arch):
                                    "--warmup", "1"])
 
 
-def tolerances(a, grad_mass):
-    """(gradient tolerance relative to each tensor's largest |entry|, loss tolerance of iteration
-    i as a function of i). fp32 sums of K terms are off by at most K u of the sum of |terms|,
-    whatever the order (Higham's gamma_K), so OpenBLAS's kernels may differ from CPU to CPU.
-    K: the longest reduction of the model: the MLP's width (GPT 4h; Llama 2 ffn, the gate/up
-    GEMM's backward), the vocabulary (LM head backward, the softmax's sum), B*S (the weight
-    gradients' sums over tokens). C: the reductions one after another on the path from the
-    weights to the loss and back, each adding its K u (errors of earlier ones pass through the
-    well-conditioned layers of a model at initialisation without growing): forward 9 per block
-    (norm statistics, QKV, q.k, softmax sum, p.v, attention-out, norm, up, down) + 3 in the head
-    (norm, LM head, log-sum-exp), the same again backward, + 1 for the weight gradient. The loss
-    of iteration 0 has the forward's share only. After i AdamW steps the weights also differ by
-    the steps taken from gradients within the tolerance: a step moves weight j by lr m/sqrt(v),
-    which an error e_j of its gradient g_j changes by at most lr min(2, 2|e_j|/|g_j|) (to first
-    order), so the loss moves by at most sum_j |g_j| lr 2|e_j| / |g_j| = 2 lr sum_j e_j per step,
-    sum_j e_j = the gradient tolerance times grad_mass (sum over tensors of their size times
-    their largest |gradient|)."""
+def tolerances(np, a, grads, zero):
+    """(gradient tolerance relative to each tensor's largest |entry|, K, loss tolerance of
+    iteration i as a function of i and the loss), from the reference's gradients of iterations 0
+    and 1 and where gpt4d's and the reference's gradient of iteration 0 are both exactly 0 (`zero`,
+    {name: mask}: embedding rows of tokens not in the batch). fp32 sums of K terms are off by at most K u of the sum of |terms|, whatever the order
+    (Higham's gamma_K), so OpenBLAS's kernels may differ from CPU to CPU. K: the longest
+    reduction of the model: the MLP's width (GPT 4h; Llama 2 ffn, the gate/up GEMM's backward),
+    the vocabulary (LM head backward, the softmax's sum), B*S (the weight gradients' sums over
+    tokens). C: the reductions one after another on the path from the weights to the loss and
+    back, each adding its K u (errors of earlier ones pass through the well-conditioned layers of
+    a model at initialisation without growing): forward 9 per block (norm statistics, QKV, q.k,
+    softmax sum, p.v, attention-out, norm, up, down) + 3 in the head (norm, LM head,
+    log-sum-exp), the same again backward, + 1 for the weight gradient.
+    Losses: the forward's share of C u K, plus, after AdamW steps, the loss's first-order change
+    sum_j g_j dp_j from weights that moved differently because their gradients differed by up to
+    e_j (the gradient tolerance; the update's own rounding, u |p|, is negligible). The first step
+    moves weight j by lr (s g_j / (|s g_j| + eps) + wd p_j) (one gradient's bias-corrected
+    moments; s the clipping factor), which e_j changes by at most 2 where |g_j| <= 2 e_j and by
+    eps e_j / (s (g_j/2)^2) elsewhere (not at all where both gradients are exactly 0: the weight
+    moves by its decay alone): iteration 1 adds lr sum_j |g1_j| min(2, that).
+    Later steps move weights by lr m/sqrt(v) of several gradients, changed by up to 2 lr e_j/|g_j|:
+    each adds 2 lr sum_j e_j (with iteration 0's e_j: over a few steps at this learning rate the
+    tensors' largest gradients stay of the same size)."""
     ffn = 2 * a.ffn_hidden if a.arch == "llama" else 4 * a.hidden
     k = max(a.hidden, ffn, a.vocab, same.BATCH * same.SEQ)
     forward = 9 * a.layers + 3
     grad_tol = (2 * forward + 1) * U * k
-    return grad_tol, k, lambda i, loss: (forward * U * k * abs(loss) +
-                                        2 * same.LR * i * grad_tol * grad_mass)
+    g0, g1 = grads[0], grads[1]
+    e = {n: grad_tol * float(np.abs(g).max()) for n, g in g0.items()}
+    norm = float(np.sqrt(sum(float((g * g).sum()) for g in g0.values())))
+    s = CLIP / (norm + 1e-6) if norm > CLIP else 1.0
+    first = same.LR * sum(float((np.abs(g1[n]) * np.where(zero[n], 0.0, np.where(
+        np.abs(g) <= 2 * e[n], 2.0,
+        np.minimum(2.0, 4 * ADAM_EPS * e[n] / (s * np.maximum(g * g, 1e-300)))))).sum())
+        for n, g in g0.items())
+    later = 2 * same.LR * sum(e[n] * g.size for n, g in g0.items())
+    return grad_tol, k, lambda i, loss: (forward * U * k * abs(loss) + (first if i else 0.0) +
+                                        later * max(0, i - 1))
 
 
 def reference(jax, jnp, np, a, iters):
-    """The JAX model's gradients at iteration 0 and its losses, trained with AdamW in float64
-    from gpt4d's initial fp32 weights."""
+    """The JAX model's losses and gradients (one {name: array} per iteration), trained with
+    AdamW in float64 from gpt4d's initial fp32 weights."""
     import jax_gpt
     w = {n: jnp.asarray(t, jnp.float64) for n, t in gpt4d_init.gpt4d_weights(
         a, same.SEED, np).items()}
@@ -77,15 +93,14 @@ def reference(jax, jnp, np, a, iters):
     v = {n: jnp.zeros_like(t) for n, t in w.items()}
     grad = jax.jit(jax.value_and_grad(lambda w, x, y: jax_gpt.loss(w, x, y, a)))
     step = jax.jit(jax_gpt.adamw)
-    losses, grads0 = [], None
+    losses, grads = [], []
     for i, rows in enumerate(same.windows(iters)):
         t = jnp.asarray(rows)
         loss, g = grad(w, t[:, :-1], t[:, 1:])
         losses.append(float(loss))
-        if i == 0:
-            grads0 = {n: np.asarray(x) for n, x in g.items()}
+        grads.append({n: np.asarray(x) for n, x in g.items()})
         w, m, v = step(w, g, m, v, i + 1, same.LR)
-    return losses, grads0
+    return losses, grads
 
 
 def compare_gradients(np, ours, ref, tol):
@@ -120,9 +135,10 @@ def check_arch(jax, jnp, np, binary, arch, iters, folder):
     with open(dump, encoding="utf-8") as f:
         ours = json.load(f)
     ref_loss, ref_grads = reference(jax, jnp, np, a, iters)
-    mass = sum(float(np.abs(g).max()) * g.size for g in ref_grads.values())
-    grad_tol, k, loss_tol = tolerances(a, mass)
-    rows, worst, ok = compare_gradients(np, ours, ref_grads, grad_tol)
+    zero = {t["name"]: (np.asarray(t["gradient"]).reshape(t["shape"]) == 0) &
+            (ref_grads[0].get(t["name"], 1.0) == 0) for t in ours["tensors"]}
+    grad_tol, k, loss_tol = tolerances(np, a, ref_grads, zero)
+    rows, worst, ok = compare_gradients(np, ours, ref_grads[0], grad_tol)
     print(f"{arch}: gradients of iteration 0, {len(rows)} tensors; tolerance C u K = "
           f"{grad_tol:.2e} of each tensor's largest |entry| (K = {k})")
     for r in sorted(rows, key=lambda r: -r["deviation"])[:3]:
