@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ci/setup.sh: installs what OverlapBench needs to build and test, idempotently.
 #   Debian/Ubuntu: the system packages (apt-get, as root or through sudo) and the pinned Python
-#   requirements into .venv/ (analysis/requirements.txt; ci/requirements-build.txt: the cuDNN
-#   frontend headers for gpt4d's fused attention). Fast when everything is already there.
+#   requirements into .venv/ (analysis/requirements.txt; ci/requirements-reference.txt: JAX on
+#   the CPU for gpt4d's independent reference; ci/requirements-build.txt: the cuDNN frontend
+#   headers for gpt4d's fused attention). Fast when everything is already there.
 #   Other systems: prints what is missing and exits non-zero.
 #   When another apt-get/dpkg holds the package lock it waits for it (OVB_APT_LOCK_WAIT_S, 600 s).
 # Usage: ci/setup.sh [--no-python] [--no-slurm]
@@ -13,7 +14,7 @@ for a in "$@"; do
   case "$a" in
     --no-python) want_python=0 ;;
     --no-slurm) want_slurm=0 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "ci/setup.sh: error: unknown option '$a' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -93,6 +94,17 @@ if [ "$want_python" = 1 ]; then
     echo "ci/setup.sh: Python requirements installed in .venv/"
   else
     echo "ci/setup.sh: Python requirements present in .venv/"
+  fi
+  # The independent reference of gpt4d's model (JAX on the CPU, ctest gpt4d.reference.jax).
+  rreq="$here/ci/requirements-reference.txt"
+  rstamp="$venv/.requirements-reference.sha256"
+  rsum=$(sha256sum "$rreq" | cut -d' ' -f1)
+  if [ "$(cat "$rstamp" 2>/dev/null)" != "$rsum" ]; then
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$rreq"
+    echo "$rsum" >"$rstamp"
+    echo "ci/setup.sh: reference requirements (JAX on the CPU) installed in .venv/"
+  else
+    echo "ci/setup.sh: reference requirements present in .venv/"
   fi
   # Build-time packages (header-only cuDNN frontend): their files only, so --no-deps.
   breq="$here/ci/requirements-build.txt"

@@ -42,12 +42,13 @@ def fail(msg, code=2):
     sys.exit(code)
 
 
-def gpt4d_losses(binary, arch, iters, folder):
+def gpt4d_losses(binary, arch, iters, folder, extra=()):
+    """The loss of every iteration of gpt4d on the host backend; `extra`: more gpt4d options."""
     out = os.path.join(folder, f"gpt4d_{arch}.json")
     cmd = [binary, "--backend", "host", *SHAPES[arch], "--seq", str(SEQ), "--vocab", str(VOCAB),
            "--batch", str(BATCH), "--iters", str(iters), "--warmup", "1", "--seed", str(SEED),
            "--lr", str(LR), "--min-lr", str(LR), "--data",
-           f"text:{TEXT}", "--quiet", "--out", out]
+           f"text:{TEXT}", "--quiet", "--out", out, *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         fail(f"gpt4d ({' '.join(cmd)}) exited {r.returncode}: {r.stderr.strip()}")
@@ -55,17 +56,19 @@ def gpt4d_losses(binary, arch, iters, folder):
         return [it["loss"] for it in json.load(f)["iterations"]]
 
 
-def batches(torch, iters):
-    """gpt4d's text windows (data/loader.hpp): sequence g of iteration i starts at
-    ((i B + g) seq) mod (N - seq) of the file's bytes."""
+def windows(iters):
+    """gpt4d's text windows (data/loader.hpp), BATCH rows of SEQ + 1 tokens per iteration:
+    sequence g of iteration i starts at ((i B + g) seq) mod (N - seq) of the file's bytes."""
     with open(TEXT, "rb") as f:
         data = f.read()
     n = len(data)
     for i in range(iters):
-        rows = []
-        for g in range(BATCH):
-            start = ((i * BATCH + g) * SEQ) % (n - SEQ)
-            rows.append(list(data[start:start + SEQ + 1]))
+        starts = [((i * BATCH + g) * SEQ) % (n - SEQ) for g in range(BATCH)]
+        yield [list(data[s:s + SEQ + 1]) for s in starts]
+
+
+def batches(torch, iters):
+    for rows in windows(iters):
         t = torch.tensor(rows, dtype=torch.long)
         yield t[:, :-1], t[:, 1:]
 

@@ -1,10 +1,11 @@
-"""gpt4d's initial weights loaded into the PyTorch reference (pytorch_gpt.py's modules), so that
-both start from the same model: gpt4d's counter-based initialiser (endtoend/src/model/rng.hpp)
-evaluated at every global index, laid out as gpt4d lays out its tensors
-(endtoend/src/model/layout.cpp, docs/algorithm.md) and moved to the reference's parameter order.
-Pure Python, for the small models of check_same_model.py.
+"""gpt4d's initial weights for the references, so that they start from gpt4d's model: gpt4d's
+counter-based initialiser (endtoend/src/model/rng.hpp) evaluated at every global index, laid out
+as gpt4d lays out its tensors (endtoend/src/model/layout.cpp, docs/algorithm.md). Pure Python,
+for the small models of check_same_model.py and check_jax_reference.py.
 
-  load_gpt4d_init(model, a, seed, torch)   a: the reference's options (shape, arch)
+  load_gpt4d_init(model, a, seed, torch)   into pytorch_gpt.py's modules (their parameter order)
+  gpt4d_weights(a, seed, np)               {gpt4d tensor name: float32 array} in gpt4d's layout
+  a: the reference's options (arch, layers, hidden, heads, kv_heads, ffn_hidden, seq, vocab)
 """
 import math
 import struct
@@ -38,6 +39,44 @@ def gpt4d_tensor(torch, seed, tid, rows, cols, stddev):
     product in float (both factors are floats in gpt4d)."""
     n = torch.tensor([normal_at(seed, tid, i) for i in range(rows * cols)], dtype=torch.float32)
     return (n * torch.tensor(stddev, dtype=torch.float32)).view(rows, cols)
+
+
+def gpt4d_weights(a, seed, np):
+    """Every gpt4d tensor by its layout name ("L0.qkv.w", "L0.ln1.g", "wte", ...), shaped as
+    gpt4d's global tensors ([rows, cols]; vectors [1, n]) and holding gpt4d's initial values for
+    --seed `seed`: tensor ids and standard deviations as in load_gpt4d_init below."""
+    h, L = a.hidden, a.layers
+    llama = a.arch == "llama"
+    kv = a.kv_heads if llama else a.heads
+    d = h // a.heads
+    ffn = a.ffn_hidden if llama else 4 * h
+    std_w = f32(0.02)
+    std_proj = f32(std_w / f32(math.sqrt(f32(2.0 * L))))
+
+    def normal(tid, rows, cols, std):
+        n = np.array([normal_at(seed, tid, i) for i in range(rows * cols)], dtype=np.float32)
+        return (n * np.float32(std)).reshape(rows, cols)
+
+    w = {}
+    for l in range(L):
+        tid, p = 16 * (l + 1), f"L{l}."
+        w[p + "qkv.w"] = normal(tid + 0, (a.heads + 2 * kv) * d, h, std_w)
+        w[p + "attn_out.w"] = normal(tid + 2, h, h, std_proj)
+        w[p + "mlp_up.w"] = normal(tid + 4, (2 if llama else 1) * ffn, h, std_w)
+        w[p + "mlp_down.w"] = normal(tid + 6, h, ffn, std_proj)
+        w[p + "ln1.g"] = np.ones((1, h), np.float32)
+        w[p + "ln2.g"] = np.ones((1, h), np.float32)
+        if not llama:
+            for name, n in (("ln1.b", h), ("ln2.b", h), ("qkv.b", (a.heads + 2 * kv) * d),
+                            ("attn_out.b", h), ("mlp_up.b", ffn), ("mlp_down.b", h)):
+                w[p + name] = np.zeros((1, n), np.float32)
+    w["lm_head.w"] = normal(5, a.vocab, h, std_w)
+    w["ln_f.g"] = np.ones((1, h), np.float32)
+    w["wte"] = normal(1, a.vocab, h, std_w)
+    if not llama:
+        w["ln_f.b"] = np.zeros((1, h), np.float32)
+        w["wpe"] = normal(2, a.seq, h, std_w)
+    return w
 
 
 def load_gpt4d_init(model, a, seed, torch):

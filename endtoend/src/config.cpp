@@ -93,6 +93,8 @@ void add_options(CLI::App& app, Config& cfg) {
                "With --check-config: print {\"valid\", \"config\" or \"error\"} as one JSON line");
   // For tests: the collectives issued in the first iteration, one JSON object per line.
   app.add_option("--dump-collectives", cfg.dump_collectives)->group("");
+  // For tests: the first iteration's loss and every parameter's gradient, before its step.
+  app.add_option("--dump-gradients", cfg.dump_gradients)->group("");
 }
 
 void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_name) {

@@ -38,8 +38,9 @@ struct Config : RunConfig {
   Priority compute_priority = Priority::normal;
   CommConfig nccl;  // min/max CTAs and CTA policy for every communicator (name set per group)
   std::string out, trace_dir, dump_collectives;
-  std::string predict;  // --predict MACHINE: the model's prediction beside the measurement
-  bool quiet = false;   // no per-iteration lines
+  std::string dump_gradients;  // for tests: iteration 0's loss and gradients (io/gradients.hpp)
+  std::string predict;         // --predict MACHINE: the model's prediction beside the measurement
+  bool quiet = false;          // no per-iteration lines
   // --check-config: validate the configuration, print it (--json: as JSON) and exit, without
   // ranks or a backend.
   bool check_config = false, check_json = false;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "config.hpp"
+#include "io/gradients.hpp"
 #include "io/prediction.hpp"
 #include "io/report.hpp"
 #include "io/trace_run.hpp"
@@ -17,8 +18,8 @@
 #include "ovb/error.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/io.hpp"
-#include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
+#include "ovb/run_main.hpp"
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
     // Output places are checked now, not after the run (a folder that cannot be written fails
     // here with one line).
     if (ctx.rank == 0)
-      for (const std::string& f : {cfg.out, cfg.dump_collectives})
+      for (const std::string& f : {cfg.out, cfg.dump_collectives, cfg.dump_gradients})
         if (!f.empty()) check_writable(f);
     if (!cfg.trace_dir.empty()) check_writable(cfg.trace_dir + "/rank-" + std::to_string(ctx.rank));
     const PredictionRun prediction(cfg, *backend);  // --predict: a bad machine fails here
@@ -58,10 +59,9 @@ int main(int argc, char** argv) {
                 << (cfg.model.llama() ? "Llama (kv-heads " + std::to_string(cfg.model.kv()) +
                                             ", ffn " + std::to_string(cfg.model.ffn()) + "), "
                                       : std::string())
-                << cfg.model.layers << " layers, hidden " << cfg.model.hidden
-                << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
-                << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
-                << cfg.plan.batch
+                << cfg.model.layers << " layers, hidden " << cfg.model.hidden << ", heads "
+                << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab " << cfg.model.vocab
+                << " (" << cfg.model.parameter_count() << " parameters), batch " << cfg.plan.batch
                 << (micro_steps(cfg.plan) > 1
                         ? " (" + std::to_string(micro_steps(cfg.plan)) + " micro-steps of " +
                               std::to_string(micro_batch(cfg.plan)) + ")"
@@ -77,6 +77,8 @@ int main(int argc, char** argv) {
                 << "\n  kernels: " << trainer.kernels_description()
                 << (cfg.predict.empty() ? "" : "\n" + prediction.headline()) << std::endl;
     Reporter reporter(cfg, ctx, *backend, trainer, grid.world());
+    // Before the trace and the timed loop: an extra forward and backward that changes nothing.
+    if (!cfg.dump_gradients.empty()) dump_gradients(trainer, 0, cfg.dump_gradients, ctx.rank);
     TraceRun trace(cfg, ctx, *backend);
     for (int i = 0; i < cfg.iters; ++i) {
       IterStats st = trainer.run_iteration(i);
