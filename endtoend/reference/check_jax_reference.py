@@ -13,7 +13,8 @@ Tolerances (see tolerances()): the reference carries no fp32 rounding, so what d
 gpt4d's own fp32 rounding, bounded for any summation order by C u K relative to a tensor's
 largest entry (u = 2^-24, K the longest reduction, C the dependent reductions on the way).
 Exit status 0 when everything agrees, 1 when not (naming the worst tensor and element), 2 for
-bad use or a failed gpt4d run, 77 when JAX is not installed (ctest's "skipped").
+bad use or a failed gpt4d run, 77 when JAX is not installed (ctest's "skipped"; 1 instead when
+OVB_REQUIRE_REFERENCE is set, as ci/test.sh does, so that CI cannot skip it).
 """
 import argparse
 import json
@@ -180,6 +181,9 @@ def main(argv):
         import jax.numpy as jnp
         import numpy as np
     except ImportError:
+        if os.environ.get("OVB_REQUIRE_REFERENCE"):
+            fail(f"JAX is not installed in {sys.executable}, and OVB_REQUIRE_REFERENCE is set "
+                 "(ci/test.sh sets it: CI must run this check; ci/setup.sh installs JAX)", 1)
         print("check_jax_reference.py: skipped: JAX is not installed in this Python")
         return SKIP
     jax.config.update("jax_enable_x64", True)
