@@ -60,8 +60,8 @@ Target resolve(const std::string& path) {
     std::error_code ec;
     fs::create_directories(target.parent_path(), ec);
     if (ec)
-      throw UsageError("cannot create folder '" + target.parent_path().string() + "' for '" + path +
-                       "': " + ec.message());
+      throw Error("cannot create folder '" + target.parent_path().string() + "' for '" + path +
+                  "': " + ec.message());
   }
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
