@@ -112,7 +112,8 @@ def _target(path):
     if name == "/dev/stderr":
         return "stream", sys.stderr
     if m := _FD_NAME.fullmatch(name):
-        return "fd", int(m.group(1))
+        fd = int(m.group(1))
+        return ("stream", _results or sys.stdout) if fd == 1 else ("fd", fd)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         st = os.lstat(path)

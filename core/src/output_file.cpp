@@ -38,8 +38,11 @@ std::optional<int> named_descriptor(const std::string& path) {
   for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"}) {
     const std::string p(prefix);
     if (path.size() > p.size() && path.compare(0, p.size(), p) == 0 &&
-        path.find_first_not_of("0123456789", p.size()) == std::string::npos && path.size() < 20)
-      return std::stoi(path.substr(p.size()));
+        path.find_first_not_of("0123456789", p.size()) == std::string::npos &&
+        path.size() - p.size() <= 9) {
+      const int fd = std::stoi(path.substr(p.size()));
+      return fd == STDOUT_FILENO ? g_results_fd : fd;
+    }
   }
   return std::nullopt;
 }

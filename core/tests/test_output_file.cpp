@@ -95,6 +95,19 @@ TEST_F(OutputFileTest, DashAndDevStdoutAreStandardOutput) {
   EXPECT_TRUE(fs::is_symlink("/dev/stdout") || is_char_device("/dev/stdout"));
 }
 
+TEST_F(OutputFileTest, DevFdNamesTheOpenDescriptorLeftOpen) {
+  int p[2];
+  ASSERT_EQ(::pipe(p), 0);
+  ovb::atomic_write("/dev/fd/" + std::to_string(p[1]), "abc");
+  EXPECT_GE(::fcntl(p[1], F_GETFD), 0);
+  ::close(p[1]);
+  char buf[8] = {};
+  EXPECT_EQ(::read(p[0], buf, sizeof buf), 3);
+  EXPECT_STREQ(buf, "abc");
+  ::close(p[0]);
+  EXPECT_THROW(ovb::atomic_write("/dev/fd/123456789", "x"), ovb::Error);  // not open: EBADF
+}
+
 TEST_F(OutputFileTest, FifoIsWrittenThroughNotReplaced) {
   const fs::path fifo = dir_ / "pipe";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
