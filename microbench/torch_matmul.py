@@ -16,11 +16,6 @@ import os
 import sys
 import time
 
-# The repository's one result writer (standard library only).
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "analysis"))
-from ovb_analysis.errors import AnalysisError  # noqa: E402
-from ovb_analysis.io_util import atomic_write, is_stdout_name, stdout_for_results  # noqa: E402
-
 MIN_TIMED_SAMPLES = 20
 WARMUP = 3
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "tf32": "float32"}
@@ -47,10 +42,10 @@ def parse_shape(text):
 
 def write(path, doc):
     if path:
-        try:
-            atomic_write(path, json.dumps(doc, indent=1) + "\n")
-        except AnalysisError as e:
-            raise SystemExit(f"torch_matmul.py: error: {e}") from None
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmp, path)
 
 
 def time_shape(torch, shape, dtype, min_time, inner):
@@ -83,13 +78,8 @@ def main():
     p.add_argument("--dtype", default="bf16", choices=sorted(DTYPES))
     p.add_argument("--min-time", type=float, default=0.5, help="timed seconds per shape, at least")
     p.add_argument("--inner", type=int, default=1, help="back-to-back calls per sample")
-    p.add_argument("--out", help="JSON result (-: standard output, the other text then on stderr)")
+    p.add_argument("--out", help="JSON result")
     a = p.parse_args()
-    with stdout_for_results(is_stdout_name(a.out)):
-        return measure(a)
-
-
-def measure(a):
     shapes = [parse_shape(s) for s in a.shapes.split(",") if s]
     if a.inner < 1 or a.min_time < 0:
         raise SystemExit("torch_matmul.py: error: --inner must be >= 1 and --min-time >= 0")
