@@ -10,6 +10,7 @@ import sys
 
 from . import __version__, cli_ab, cli_megatron, cli_nccl, cli_plots, cli_summarize
 from .errors import AnalysisError
+from .io_util import is_stdout_name, stdout_for_results
 
 PROG = "ovb-analysis"
 
@@ -40,8 +41,11 @@ def build_parser():
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    # A result to "-": stdout carries it alone, the other text goes to stderr.
+    to_stdout = any(is_stdout_name(getattr(args, k, None)) for k in ("json", "out"))
     try:
-        return args.handler(args) or 0
+        with stdout_for_results(to_stdout):
+            return args.handler(args) or 0
     except AnalysisError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ovb/error.hpp"
+#include "ovb/output_file.hpp"
 #include "ovb/run_main.hpp"
 
 namespace ovb {
@@ -24,6 +25,21 @@ CLI::Validator at_least(double lo, bool strict, const std::string& type_name) {
                ", got " + text;
       },
       type_name);
+}
+
+// Whether a given --json or --out (in `app` or a subcommand given) names standard output.
+bool result_to_stdout(const CLI::App& app) {
+  for (const CLI::Option* o : app.get_options()) {
+    if (o->count() == 0) continue;
+    bool named = false;
+    for (const std::string& n : o->get_lnames()) named = named || n == "json" || n == "out";
+    if (!named) continue;
+    for (const std::string& v : o->results())
+      if (is_stdout_name(v)) return true;
+  }
+  for (const CLI::App* sub : app.get_subcommands())
+    if (result_to_stdout(*sub)) return true;
+  return false;
 }
 
 const CLI::Option* find_option(const CLI::App* app, const std::string& name) {
@@ -114,6 +130,7 @@ void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx) {
     throw UsageError((unknown.empty() ? std::string(e.what()) : unknown) + " (see " +
                      app.get_name() + " --help)");
   }
+  if (result_to_stdout(app)) reserve_stdout_for_results();
 }
 
 }  // namespace ovb

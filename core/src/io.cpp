@@ -1,12 +1,8 @@
-// Atomic result files and JSON reading (see ovb/io.hpp).
+// Result files written whole (through OutputFile) and JSON reading (see ovb/io.hpp).
 #include "ovb/io.hpp"
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -14,62 +10,14 @@
 
 namespace ovb {
 
-namespace fs = std::filesystem;
-
 static std::string sys_error(const std::string& what, const std::string& path) {
   return what + " '" + path + "': " + std::strerror(errno);
 }
 
-void check_writable(const std::string& path) {
-  const fs::path target(path);
-  if (target.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec)
-      throw UsageError("cannot create folder '" + target.parent_path().string() + "' for '" + path +
-                       "': " + ec.message());
-  }
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) throw UsageError("'" + path + "' is a folder, not a file name");
-  const std::string probe = path + ".probe." + std::to_string(getpid());
-  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) throw UsageError(sys_error("cannot write beside", path));
-  ::close(fd);
-  ::unlink(probe.c_str());
-}
-
 void atomic_write(const std::string& path, const std::string& content) {
-  const fs::path target(path);
-  if (target.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec) throw Error("cannot create folder '" + target.parent_path().string() + "': " + ec.message());
-  }
-  const std::string tmp = path + ".tmp." + std::to_string(getpid());
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw Error(sys_error("cannot write", tmp));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string msg = sys_error("write failed for", tmp);
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(msg);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    const std::string msg = sys_error("cannot flush", tmp);
-    ::unlink(tmp.c_str());
-    throw Error(msg);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string msg = sys_error("cannot rename " + tmp + " to", path);
-    ::unlink(tmp.c_str());
-    throw Error(msg);
-  }
+  OutputFile out(path);
+  out.write(content);
+  out.commit();
 }
 
 void write_json(const std::string& path, const nlohmann::json& j) {

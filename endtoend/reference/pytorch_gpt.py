@@ -31,7 +31,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..",
                                 "analysis"))
 from ovb_analysis import stats  # noqa: E402
-from ovb_analysis.io_util import atomic_write_json  # noqa: E402
+from ovb_analysis.io_util import atomic_write_json, is_stdout_name, stdout_for_results  # noqa: E402
 
 PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
     "125M": (12, 768, 12),
@@ -97,7 +97,7 @@ def parse_args(argv):
     p.add_argument("--compile-mode", choices=COMPILE_MODES,
                    help="torch.compile's mode (implies --compile; default: torch's default)")
     p.add_argument("--seed", type=int, default=1234)
-    p.add_argument("--out", help="JSON result file")
+    p.add_argument("--out", help="JSON result file (-: standard output)")
     a = p.parse_args(argv)
     a.compile = a.compile or a.compile_mode is not None
     if a.preset in LLAMA_PRESETS:
@@ -270,6 +270,11 @@ def update(model, opt, torch, loss):
 
 def main(argv):
     a = parse_args(argv)
+    with stdout_for_results(is_stdout_name(a.out)):  # --out -: the JSON alone on stdout
+        return run(a)
+
+
+def run(a):
     try:
         import torch
     except ImportError:

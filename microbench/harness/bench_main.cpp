@@ -11,6 +11,7 @@
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
+#include "ovb/output_file.hpp"
 #include "ovb/run_main.hpp"
 
 namespace ovb::mb {
@@ -79,6 +80,8 @@ int bench_main(const Program& program, int argc, char** argv) {
     program.add_options(app);
     std::vector<char*> own = argv_of(args.own);
     parse_cli(app, static_cast<int>(args.own.size()), own.data(), ctx);
+    // --benchmark_out=- : the JSON alone on stdout, the table on stderr (as parse_cli does).
+    if (is_stdout_name(args.out.out_path)) reserve_stdout_for_results();
     std::set<std::string> cli;
     for (const CLI::Option* opt : app.get_options())
       if (opt->count() > 0) cli.insert(opt->get_name());

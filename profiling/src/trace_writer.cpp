@@ -1,19 +1,12 @@
 // Streaming Kineto-dialect trace writer (see trace_writer.hpp).
 #include "trace_writer.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
+#include <cstdio>
+#include <utility>
 #include <vector>
 
-#include "ovb/error.hpp"
-
 namespace ovb::trace {
-
-namespace fs = std::filesystem;
 
 std::string format_us(std::int64_t ns) {
   const bool neg = ns < 0;
@@ -50,17 +43,7 @@ static std::string json_string(std::string_view s) {
 }
 
 TraceWriter::TraceWriter(std::string path, const TraceHeader& header)
-    : path_(std::move(path)), base_ns_(header.base_ns) {
-  const fs::path target(path_);
-  if (target.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-    if (ec)
-      throw Error("cannot create folder '" + target.parent_path().string() + "': " + ec.message());
-  }
-  tmp_ = path_ + ".tmp." + std::to_string(getpid());
-  f_ = std::fopen(tmp_.c_str(), "w");
-  if (!f_) throw Error("cannot write trace '" + tmp_ + "': " + std::strerror(errno));
+    : out_(std::move(path)), base_ns_(header.base_ns) {
   // Header first, with distributedInfo before anything else named "rank": HTA reads the rank with
   // a regex that takes the first `"rank": N` it finds.
   nlohmann::ordered_json h;
@@ -78,14 +61,8 @@ TraceWriter::TraceWriter(std::string path, const TraceHeader& header)
   put(",\n  \"traceEvents\": [");
 }
 
-TraceWriter::~TraceWriter() {
-  if (f_) std::fclose(f_);
-  if (!finished_ && !tmp_.empty()) ::unlink(tmp_.c_str());
-}
-
 void TraceWriter::put(std::string_view s) {
-  if (std::fwrite(s.data(), 1, s.size(), f_) != s.size())
-    throw Error("write failed for trace '" + tmp_ + "': " + std::strerror(errno));
+  out_.write(s);
 }
 
 void TraceWriter::begin_event() {
@@ -176,19 +153,7 @@ void TraceWriter::raw(const nlohmann::json& event, std::optional<std::int64_t> t
 void TraceWriter::finish() {
   if (finished_) return;
   put("\n  ]\n}\n");
-  const bool ok = std::fflush(f_) == 0 && ::fsync(fileno(f_)) == 0;
-  const int err = errno;
-  std::fclose(f_);
-  f_ = nullptr;
-  if (!ok) {
-    ::unlink(tmp_.c_str());
-    throw Error("cannot flush trace '" + tmp_ + "': " + std::strerror(err));
-  }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
-    const std::string msg = std::strerror(errno);
-    ::unlink(tmp_.c_str());
-    throw Error("cannot rename '" + tmp_ + "' to '" + path_ + "': " + msg);
-  }
+  out_.commit();
   finished_ = true;
 }
 

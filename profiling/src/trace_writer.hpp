@@ -1,8 +1,9 @@
 // Streaming writer of Chrome trace JSON in Kineto's dialect (docs/trace-format.md):
 // a header (schemaVersion, distributedInfo, deviceProperties, baseTimeNanoseconds, ...), then one
 // event at a time, so a trace of millions of events never sits in memory as a JSON document.
-// Written to a temporary file in the target folder and renamed on finish(): a crash never leaves a
-// half-written trace under the final name. Used by the host timeline and the CUDA tracer alike.
+// Written by ovb::OutputFile's rules (ovb/output_file.hpp): to a temporary file in the target
+// folder renamed on finish(), so a crash never leaves a half-written trace under the final name;
+// "-", a device or a FIFO is written through. Used by the host timeline and the CUDA tracer alike.
 //
 //   TraceWriter w(path, header_json, base_ns);
 //   w.process_name(pid, "rank 0 host", 0); w.thread_name(pid, tid, "stream 7", 7);
@@ -13,10 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "ovb/output_file.hpp"
 
 namespace ovb::trace {
 
@@ -61,9 +63,9 @@ std::string format_flat(const nlohmann::ordered_json& obj);
 
 class TraceWriter {
  public:
-  // Creates missing folders and opens a temporary file next to `path`. Throws ovb::Error.
+  // Creates missing folders and opens the output for `path` (OutputFile). Throws ovb::Error.
   TraceWriter(std::string path, const TraceHeader& header);
-  ~TraceWriter();  // removes the temporary file when finish() was not reached
+  ~TraceWriter() = default;  // without finish(), the temporary file is removed (OutputFile)
   TraceWriter(const TraceWriter&) = delete;
   TraceWriter& operator=(const TraceWriter&) = delete;
 
@@ -76,7 +78,8 @@ class TraceWriter {
   // layout; `ts_ns`, when given, replaces its "ts" (absolute ns, made relative like the others).
   void raw(const nlohmann::json& event, std::optional<std::int64_t> ts_ns = std::nullopt);
 
-  // Closes the JSON, flushes to disk and renames the file into place. Throws ovb::Error.
+  // Closes the JSON and commits the output (flushed to disk, renamed into place). Throws
+  // ovb::Error.
   void finish();
   std::size_t events() const { return events_; }
   std::int64_t base_ns() const { return base_ns_; }
@@ -84,8 +87,7 @@ class TraceWriter {
  private:
   void begin_event();
   void put(std::string_view s);
-  std::string path_, tmp_;
-  std::FILE* f_ = nullptr;
+  OutputFile out_;
   std::int64_t base_ns_ = 0;
   std::size_t events_ = 0;
   bool finished_ = false;
