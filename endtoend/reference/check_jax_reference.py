@@ -24,9 +24,11 @@ import tempfile
 
 HERE = os.path.dirname(os.path.realpath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "analysis"))
 import check_same_model as same  # noqa: E402  (shapes, text windows, the gpt4d run)
 import gpt4d_init  # noqa: E402
 import pytorch_gpt  # noqa: E402  (its option parser only; no PyTorch needed)
+from ovb_analysis.io_util import atomic_write_json, is_stdout_name, stdout_for_results  # noqa: E402
 
 SKIP = 77
 U = 2.0 ** -24  # fp32 unit roundoff
@@ -172,6 +174,11 @@ def main(argv):
     p.add_argument("--iters", type=int, default=4)
     p.add_argument("--json", help="write the deviations, tolerances and verdict here")
     a = p.parse_args(argv)
+    with stdout_for_results(bool(a.json) and is_stdout_name(a.json)):
+        return check(a)  # --json -: the JSON alone on stdout
+
+
+def check(a):
     if a.iters < 2:
         fail(f"--iters must be >= 2 (one warm-up iteration), got {a.iters}")
     if not os.access(a.gpt4d, os.X_OK):
@@ -195,8 +202,7 @@ def main(argv):
             ok &= passed
     doc["passed"] = ok
     if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(doc, f, indent=1)
+        atomic_write_json(a.json, doc)
     return 0 if ok else 1
 
 
