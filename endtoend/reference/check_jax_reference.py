@@ -35,9 +35,7 @@ U = 2.0 ** -24  # fp32 unit roundoff
 CLIP, ADAM_EPS = 1.0, 1e-8  # gpt4d's --clip and AdamW epsilon defaults, as jax_gpt.adamw's
 
 
-def fail(msg, code=2):
-    print(f"check_jax_reference.py: error: {msg}", file=sys.stderr)
-    sys.exit(code)
+fail = same.fail  # one line on stderr naming this script, then exit(code)
 
 
 def shape_of(arch):
@@ -179,10 +177,7 @@ def main(argv):
 
 
 def check(a):
-    if a.iters < 2:
-        fail(f"--iters must be >= 2 (one warm-up iteration), got {a.iters}")
-    if not os.access(a.gpt4d, os.X_OK):
-        fail(f"--gpt4d {a.gpt4d}: not an executable file")
+    same.check_common_args(a)
     try:
         import jax
         import jax.numpy as jnp

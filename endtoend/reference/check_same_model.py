@@ -38,7 +38,7 @@ SEQ, BATCH, VOCAB, SEED, LR = 32, 4, 256, 1234, 3e-3
 
 
 def fail(msg, code=2):
-    print(f"check_same_model.py: error: {msg}", file=sys.stderr)
+    print(f"{os.path.basename(sys.argv[0])}: error: {msg}", file=sys.stderr)
     sys.exit(code)
 
 
@@ -87,6 +87,14 @@ def reference_losses(torch, arch, iters):
     return losses
 
 
+def check_common_args(a):
+    """--iters and --gpt4d, as every check of gpt4d against a reference takes them."""
+    if a.iters < 2:
+        fail(f"--iters must be >= 2 (one warm-up iteration), got {a.iters}")
+    if not os.access(a.gpt4d, os.X_OK):
+        fail(f"--gpt4d {a.gpt4d}: not an executable file")
+
+
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--gpt4d", required=True, help="gpt4d binary (a host or CUDA build)")
@@ -96,10 +104,7 @@ def main(argv):
                    help="largest relative loss difference (fp32 on both sides)")
     p.add_argument("--json", help="write the losses and the verdict here")
     a = p.parse_args(argv)
-    if a.iters < 2:
-        fail(f"--iters must be >= 2 (one warm-up iteration), got {a.iters}")
-    if not os.access(a.gpt4d, os.X_OK):
-        fail(f"--gpt4d {a.gpt4d}: not an executable file")
+    check_common_args(a)
     try:
         import torch
     except ImportError:
