@@ -3,6 +3,9 @@
 
 #include <mpi.h>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include <ctime>
 
 #include "ovb/backend_measures.hpp"
@@ -68,6 +71,15 @@ static nlohmann::json peaks_of(const std::string& device) {
   return peaks.empty() ? nlohmann::json(nullptr) : peaks;
 }
 
+// CPUs this process may run on (its affinity mask; the online count where that fails).
+static int cpus_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
 nlohmann::json run_context(const Backend* backend, const LaunchContext& ctx) {
   const BuildInfo b = build_info();
   nlohmann::json j = {
@@ -81,6 +93,9 @@ nlohmann::json run_context(const Backend* backend, const LaunchContext& ctx) {
       {"host", ctx.host},
       {"world_size", ctx.world},
       {"local_size", ctx.local_size},
+      // Host ranks share these CPUs: local_size / cpus is the ranks per core the model divides
+      // a core's rate by (ovb-model: ranks_per_device_of).
+      {"cpus", cpus_available()},
       {"environment", relevant_environment()},
   };
   nlohmann::json versions = {{"mpi", mpi_library_version()}};

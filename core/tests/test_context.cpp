@@ -31,6 +31,7 @@ TEST(Context, HostRunContextHasEveryField) {
   EXPECT_EQ(c["suite"], "OverlapBench");
   EXPECT_EQ(c["backend"], "host");
   EXPECT_EQ(c["world_size"], 1);
+  EXPECT_GE(c["cpus"].get<int>(), 1);  // the CPUs host ranks share (ranks per core)
   EXPECT_EQ(c["environment"]["NCCL_TEST_CONTEXT_VAR"], "42");
   EXPECT_TRUE(std::regex_match(c["date"].get<std::string>(),
                                std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")));

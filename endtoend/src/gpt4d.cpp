@@ -52,7 +52,7 @@ int main(int argc, char** argv) {
       for (const std::string& f : {cfg.out, cfg.dump_collectives, cfg.dump_gradients})
         if (!f.empty()) check_writable(f);
     if (!cfg.trace_dir.empty()) check_writable(cfg.trace_dir + "/rank-" + std::to_string(ctx.rank));
-    const PredictionRun prediction(cfg, *backend);  // --predict: a bad machine fails here
+    const PredictionRun prediction(cfg, *backend, ctx);  // --predict: a bad machine fails here
     Trainer trainer(cfg, *backend, grid);
     if (ctx.rank == 0 && !cfg.quiet)
       std::cout << "gpt4d: "

@@ -9,7 +9,8 @@ checks:
     exactly, the bytes too, every term is on both sides; the measured side is the summary's own
     numbers (median iteration time, summary.collectives); error % = 100 (pred - meas) / meas;
   - the predicted iteration time, breakdown and per-term times equal those of
-    `ovb-model explain GRID:ORDER --machine MACHINE ... --json` of the same configuration, and
+    `ovb-model explain GRID:ORDER --machine MACHINE ... --json` of the same configuration (MACHINE
+    with the run's ranks per device, prediction.ranks_per_device), and
     the predicted memory equals gpt4d's own estimate (summary.memory_estimate_bytes).
 Then a bad machine (unknown name, missing file, file without its fields), one rank: exit status
 not 0, one line on the output, no iteration run.
@@ -56,7 +57,8 @@ def run(cmd):
     return p.returncode, p.stdout
 
 
-def check_config(gpt4d, ovb_model, machine, out, launch, name, grid, order, flags, mflags):
+def check_config(gpt4d, ovb_model, machine, machine_file, out, launch, name, grid, order, flags,
+                 mflags):
     result = os.path.join(out, name + ".json")
     rc, text = run(launch + [gpt4d, "--backend", "host", "--iters", "4", "--out", result,
                              "--predict", machine] + SHAPE + flags)
@@ -96,9 +98,16 @@ def check_config(gpt4d, ovb_model, machine, out, launch, name, grid, order, flag
             check(close(t["error_pct"], 100 * (t["predicted_ms"] - t["measured_ms"]) /
                         t["measured_ms"]), label + ": error_pct")
 
-    # The same configuration through ovb-model explain.
+    # The same configuration through ovb-model explain, on the machine as the run shares it: its
+    # ranks per device (on the host ranks per core, e.g. 2 for 4 ranks on 2 cores).
+    with open(machine_file) as f:
+        shared = json.load(f)
+    shared["ranks_per_device"] = pr["ranks_per_device"]
+    shared_file = os.path.join(out, name + ".machine.json")
+    with open(shared_file, "w") as f:
+        json.dump(shared, f)
     ej = os.path.join(out, name + ".explain.json")
-    rc, etext = run([ovb_model, "explain", f"{grid}:{order}", "--machine", machine, "--dtype",
+    rc, etext = run([ovb_model, "explain", f"{grid}:{order}", "--machine", shared_file, "--dtype",
                      "fp32"] + SHAPE + mflags + ["--json", ej])
     check(rc == 0, f"{name}: ovb-model explain exit {rc}: {etext[-500:]}")
     if rc != 0:
@@ -165,8 +174,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     preset = os.path.splitext(os.path.basename(machine_file))[0]
     for i, (name, grid, order, flags, mflags) in enumerate(CONFIGS):
-        check_config(gpt4d, ovb_model, machine_file if i == 0 else preset, out, launch, name, grid,
-                     order, flags, mflags)
+        check_config(gpt4d, ovb_model, machine_file if i == 0 else preset, machine_file, out,
+                     launch, name, grid, order, flags, mflags)
     check_bad_machines(gpt4d, out)
     if failures:
         print(f"{len(failures)} check(s) failed")

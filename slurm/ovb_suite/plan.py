@@ -2,7 +2,10 @@
 run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
-  microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks) with the preset's sweep
+  microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks, as gpt4d runs) with the
+              preset's sweep; on the host the GEMM rank runs one BLAS thread, as each gpt4d rank
+              does: one core's rate, which the model shares among the ranks per core (the
+              collective run's context says how many)
   gpt4d       gpt4d on every grid of the preset x every overlap flag set (the preset's GPT model, or
               its Llama model with --arch llama; the GPT quick host preset adds one llama-tiny step)
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each

@@ -156,9 +156,11 @@ class Suite:
         env = dict(os.environ)
         if step.ranks:
             env.update(self.launcher.env())
-            if self.backend == "host" and step.ranks > 1:
-                # One BLAS thread per rank: ranks already fill the cores. Open MPI ranks waiting in
-                # a collective yield the core instead of spinning (srun launches too).
+            if self.backend == "host":
+                # One BLAS thread per rank: ranks already fill the cores, and the 1-rank GEMM
+                # calibration then measures one core, the rate ovb-model divides among the ranks
+                # sharing it. Open MPI ranks waiting in a collective yield the core instead of
+                # spinning (srun launches too).
                 env.setdefault("OPENBLAS_NUM_THREADS", "1")
                 env.setdefault("OMP_NUM_THREADS", "1")
                 env.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from test_driver import DRIVER, DriverCase, read, sh
@@ -189,6 +190,22 @@ class CampaignPlans(unittest.TestCase):
         self.assertEqual(steps["gpt4d-pick-1"].command[i + 1], "64")  # tiny on the host
         with self.assertRaisesRegex(SuiteError, "expected an even number"):
             build_steps(CAMPAIGNS["model-pipeline"], "host", "", {"ranks": "3"})
+        # On the host each GEMM step measures one core (one BLAS thread) and calibrate takes the
+        # ranks per core from the collective run's context; on cuda the ranks share the GPU.
+        with tempfile.TemporaryDirectory() as build:
+            fake = os.path.join(build, "ovb-model")  # accepts every grid
+            with open(fake, "w", encoding="utf-8") as f:
+                f.write("#!/bin/sh\nexit 0\n")
+            os.chmod(fake, 0o755)
+            host = {s.name: s for s in build_steps(CAMPAIGNS["model-pipeline"], "host", build, {})}
+            cuda = {s.name: s for s in build_steps(CAMPAIGNS["model-pipeline"], "cuda", build, {})}
+        gemm = [s for n, s in host.items() if n.startswith("gemm-")]
+        self.assertTrue(gemm)
+        for s in gemm:
+            self.assertEqual(s.env.get("OPENBLAS_NUM_THREADS"), "1", s.name)
+        self.assertNotIn("--ranks-per-device", host["calibrate"].command)
+        cal = cuda["calibrate"].command
+        self.assertEqual(cal[cal.index("--ranks-per-device") + 1], "4")
 
     def test_budget_defaults(self):
         self.assertEqual(default_budget(CAMPAIGNS["model-pipeline"], "cuda"), 540.0)

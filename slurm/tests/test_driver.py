@@ -541,6 +541,29 @@ class Plan(unittest.TestCase):
         for s in steps:  # every command writes only into its work folder
             self.assertTrue(all("{tmp}/" + o in " ".join(s.command) for o in s.outputs), s.name)
 
+    def test_host_steps_run_one_blas_thread_per_rank(self):
+        """The 1-rank GEMM calibration measures one core, as each gpt4d rank runs: ovb-model
+        divides that rate among the ranks per core (docs/model-machines.md)."""
+        from ovb_suite.launch import Launcher
+        from ovb_suite.suite import Suite
+        with tempfile.TemporaryDirectory() as build:
+            steps = {s.name: s for s in build_plan(Target(os.path.dirname(SLURM), build, "host", 4,
+                                                          "quick"))}
+            gemm = steps["microbench-gemm"]
+            self.assertEqual(gemm.ranks, 1)
+            suite = Suite(os.path.join(build, "out"), list(steps.values()),
+                          launcher=Launcher("mpirun", "mpirun", open_mpi=True), backend="host",
+                          signals=None)
+            saved = {k: os.environ.pop(k, None) for k in ("OPENBLAS_NUM_THREADS",
+                                                          "OMP_NUM_THREADS")}
+            try:
+                for name in ("microbench-gemm", "gpt4d-g1x1x1x4-none"):
+                    env = suite._env(steps[name], build)
+                    self.assertEqual((env["OPENBLAS_NUM_THREADS"], env["OMP_NUM_THREADS"]),
+                                     ("1", "1"), name)
+            finally:
+                os.environ.update({k: v for k, v in saved.items() if v is not None})
+
     def test_llama_plan_trains_the_presets_llama_model_everywhere(self):
         with tempfile.TemporaryDirectory() as build:
             steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick",

@@ -23,11 +23,16 @@ int context_int(const json& doc, const char* key, int dflt) {
   return v.is_number_integer() ? v.get<int>() : dflt;
 }
 
+const json& context_of(const json& doc) {
+  static const json none = json::object();
+  return doc.contains("context") && doc["context"].is_object() ? doc["context"] : none;
+}
+
 // GEMM table: device TFLOP/s per shape. Ranks that shared the device each saw a share of it.
 std::vector<GemmPoint> read_gemm(const std::string& path) {
   const json doc = read_gbench(path);
   const int sharing =
-      context_int(doc, "world_size", 1) > 1 ? context_int(doc, "ranks_per_gpu", 1) : 1;
+      context_int(doc, "world_size", 1) > 1 ? ranks_per_device_of(context_of(doc)) : 1;
   std::vector<GemmPoint> out;
   for (const BenchRow& r : benchmark_rows(doc, "gemm", path)) {
     GemmPoint g{static_cast<std::int64_t>(r.number("m")), static_cast<std::int64_t>(r.number("n")),
@@ -119,6 +124,29 @@ void apply_comm(Machine& mc, const std::vector<SeriesFit>& fits) {
 
 }  // namespace
 
+int ranks_per_device_of(const json& context) {
+  auto whole = [&](const char* key, int dflt) {
+    return context.contains(key) && context[key].is_number_integer() ? context[key].get<int>()
+                                                                     : dflt;
+  };
+  if (context.value("backend", "") == "host") {
+    const int local = whole("local_size", 1), cpus = whole("cpus", 0);
+    return cpus > 0 && local > cpus ? (local + cpus - 1) / cpus : 1;
+  }
+  return std::max(1, whole("ranks_per_gpu", 1));
+}
+
+json placement_of(const json& context) {
+  json p = {{"ranks_per_device", ranks_per_device_of(context)}};
+  for (const char* k : {"backend", "host", "world_size", "local_size", "cpus"})
+    p[k] = context.contains(k) ? context[k] : json(nullptr);
+  const json env = context.value("environment", json::object());
+  p["blas_threads"] = env.is_object() && env.contains("OPENBLAS_NUM_THREADS")
+                          ? env["OPENBLAS_NUM_THREADS"]
+                          : json(nullptr);
+  return p;
+}
+
 Calibration calibrate(const CalibrateOptions& opt) {
   if (opt.collective.empty() && opt.gemm.empty() && opt.overlap.empty())
     throw UsageError("calibrate needs at least one --collective, --gemm or --overlap result file");
@@ -130,13 +158,14 @@ Calibration calibrate(const CalibrateOptions& opt) {
       "Calibrated by ovb-model calibrate from microbenchmark results; base: " + opt.base.name +
       " (" + opt.base.origin + ").";
   mc.calibration = nullptr;
-  json inputs = json::array();
+  json inputs = json::array(), under = json::object();
 
   // Node shape from the collective runs' context.
   if (!opt.collective.empty()) {
     const json doc = read_gbench(opt.collective.front().path);
-    const int rpg = std::max(1, context_int(doc, "ranks_per_gpu", 1));
+    const int rpg = ranks_per_device_of(context_of(doc));
     const int local = context_int(doc, "local_size", 0);
+    under["collective"] = placement_of(context_of(doc));
     mc.ranks_per_device = opt.ranks_per_device.value_or(rpg);
     if (opt.gpus_per_node)
       mc.gpus_per_node = *opt.gpus_per_node;
@@ -162,6 +191,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
 
   if (!opt.gemm.empty()) mc.gemm_table.clear();
   std::map<std::string, int> dtypes;
+  if (!opt.gemm.empty()) under["gemm"] = placement_of(context_of(read_gbench(opt.gemm.front())));
   for (const std::string& f : opt.gemm) {
     for (const GemmPoint& g : read_gemm(f)) {
       mc.gemm_table.push_back(g);
@@ -179,6 +209,8 @@ Calibration calibrate(const CalibrateOptions& opt) {
   }
 
   Spread comp, comm;
+  if (!opt.overlap.empty())
+    under["overlap"] = placement_of(context_of(read_gbench(opt.overlap.front())));
   for (const std::string& f : opt.overlap) {
     const json doc = read_gbench(f);
     for (const BenchRow& r : benchmark_rows(doc, "overlap", f)) {
@@ -203,6 +235,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
   json& rep = cal.report;
   rep["date"] = utc_now_iso8601();
   rep["inputs"] = inputs;
+  rep["measured_under"] = under;
   rep["base"] = opt.base.name;
   rep["collectives"] = json::array();
   for (const SeriesFit& f : cal.series) rep["collectives"].push_back(series_json(f));

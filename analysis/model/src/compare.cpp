@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ovb/error.hpp"
+#include "ovb/model/calibrate.hpp"
 #include "ovb/model/predict.hpp"
 #include "ovb/model/stats.hpp"
 #include "ovb/model/table.hpp"
@@ -110,6 +111,49 @@ json trace_json(const MeasuredRun& run, const Prediction& p, const std::map<Key,
   return t;
 }
 
+std::string placement_text(const json& p) {
+  auto n = [&](const char* k) { return p.contains(k) && !p[k].is_null() ? p[k].dump() : "?"; };
+  std::string s = n("local_size") + " rank(s) per node";
+  if (p.value("backend", json()) == "host") s += " on " + n("cpus") + " CPU(s)";
+  return s + ", " + n("ranks_per_device") + " per device";
+}
+
+// A calibration taken under another placement is not silently applied: the collectives (and the
+// interference) measured with R ranks per device, ranks that share cores or a GPU, do not carry
+// over to runs with R' (the GEMM table does: it is per device, and the run's own ranks per device
+// divide it). One warning per calibration input and placement, naming the runs.
+void check_placement(const Machine& machine, const std::vector<MeasuredRun>& runs, json& warnings) {
+  if (!machine.calibration.is_object() || !machine.calibration.contains("measured_under")) return;
+  const json& under = machine.calibration["measured_under"];
+  for (const char* input : {"collective", "overlap"}) {
+    if (!under.contains(input)) continue;
+    const json& cal = under[input];
+    std::map<std::string, std::vector<std::string>> off;  // run placement -> files
+    for (const MeasuredRun& run : runs) {
+      const json p = placement_of(run.result.value("context", json::object()));
+      if (p["ranks_per_device"] != cal.value("ranks_per_device", json(1)))
+        off[placement_text(p)].push_back(run.file);
+    }
+    for (const auto& [where, files] : off)
+      warnings.push_back(std::string("calibration: the ") + input + " results were measured with " +
+                         placement_text(cal) + ", " + std::to_string(files.size()) +
+                         " run(s) had " + where + " (e.g. " + files.front() +
+                         "): their costs do not carry over; calibrate under the runs' placement");
+  }
+  // A host GEMM table is one core's rate only when each rank ran one BLAS thread, as gpt4d's do.
+  const json gemm = under.value("gemm", json::object());
+  const bool host_runs = std::any_of(runs.begin(), runs.end(), [](const MeasuredRun& r) {
+    return r.result.value("context", json::object()).value("backend", "") == "host";
+  });
+  if (host_runs && gemm.value("backend", json()) == "host" && gemm.value("cpus", json(1)) != 1 &&
+      gemm.value("blas_threads", json()) != "1")
+    warnings.push_back("calibration: the GEMM table was measured with OPENBLAS_NUM_THREADS=" +
+                       (gemm["blas_threads"].is_null() ? std::string("unset")
+                                                       : gemm["blas_threads"].get<std::string>()) +
+                       " on " + gemm["cpus"].dump() +
+                       " CPUs, not one core's rate (host ranks run one BLAS thread each)");
+}
+
 }  // namespace
 
 Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine, int k) {
@@ -126,9 +170,9 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
   for (const MeasuredRun& run : runs) {
     auto [m, o] = config_of_result(run.result, run.file);
     Machine mc = machine;
-    const int rpg =
-        run.result.contains("context") ? run.result["context"].value("ranks_per_gpu", 1) : 1;
-    if (rpg > 1) mc.ranks_per_device = rpg;  // the run's own sharing of the GPU
+    // The run's own sharing of its device: ranks per GPU, or on the host ranks per CPU core.
+    const int rpd = ranks_per_device_of(run.result.value("context", json::object()));
+    if (rpd > 1) mc.ranks_per_device = rpd;
     const Prediction p = predict(m, o, mc);
     const double measured = measured_iteration_ms(run.result, run.file);
     const auto pterms = predicted_terms(p);
@@ -190,7 +234,12 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
                       {"backend", rc.value("backend", "")},
                       {"device", dev.is_object() ? dev.value("name", "") : ""},
                       {"world_size", rc.value("world_size", 0)},
-                      {"ranks_per_gpu", rc.value("ranks_per_gpu", 1)}};
+                      {"ranks_per_gpu", rc.value("ranks_per_gpu", 1)},
+                      {"cpus", rc.value("cpus", json(nullptr))},
+                      {"ranks_per_device", ranks_per_device_of(rc)}};
+  if (machine.calibration.is_object() && machine.calibration.contains("measured_under"))
+    d["calibrated_under"] = machine.calibration["measured_under"];
+  check_placement(machine, runs, warnings);
   d["configs"] = configs;
   d["spearman"] = rho ? json(*rho) : json(nullptr);
   d["k"] = k;

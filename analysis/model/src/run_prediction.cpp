@@ -19,8 +19,8 @@ using detail::error_or_null;
 using detail::Term;
 using detail::TermKey;
 
-Machine machine_for_run(Machine mc, int ranks_per_gpu) {
-  if (ranks_per_gpu > 1) mc.ranks_per_device = ranks_per_gpu;
+Machine machine_for_run(Machine mc, int ranks_per_device) {
+  if (ranks_per_device > 1) mc.ranks_per_device = ranks_per_device;
   return mc;
 }
 

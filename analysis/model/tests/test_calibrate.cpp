@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 
 #include "helpers.hpp"
 #include "ovb/error.hpp"
@@ -183,6 +184,52 @@ TEST(Calibrate, GemmTableInterferenceAndAggregates) {
   EXPECT_NEAR(cal.machine.compute_slowdown, 0.1, 1e-12);
   o.overlap_filter = "prio=nothing";
   EXPECT_THROW(calibrate(o), UsageError);
+}
+
+TEST(Calibrate, HostRanksShareCoresAndThePlacementIsRecorded) {
+  const json host = {{"backend", "host"}, {"local_size", 4}, {"cpus", 2}, {"ranks_per_gpu", 1}};
+  EXPECT_EQ(ranks_per_device_of(host), 2);  // 4 ranks time-slice 2 cores
+  EXPECT_EQ(ranks_per_device_of(json{{"backend", "host"}, {"local_size", 3}, {"cpus", 2}}), 2);
+  EXPECT_EQ(ranks_per_device_of(json{{"backend", "host"}, {"local_size", 1}, {"cpus", 2}}), 1);
+  EXPECT_EQ(ranks_per_device_of(json{{"backend", "host"}, {"local_size", 4}}), 1);  // no cpus
+  EXPECT_EQ(ranks_per_device_of(context(4, 4, 4)), 4);  // a GPU under MPS
+  EXPECT_EQ(ranks_per_device_of(json::object()), 1);
+
+  json coll = collective_file(0);
+  coll["context"] = {{"backend", "host"},
+                     {"host", "vm"},
+                     {"world_size", 8},
+                     {"local_size", 4},
+                     {"cpus", 2},
+                     {"ranks_per_gpu", 1},
+                     {"environment", {{"OPENBLAS_NUM_THREADS", "1"}}}};
+  CalibrateOptions o = options_with(coll);
+  // One rank's GEMM (one core) and four ranks' GEMM on 2 cores (each saw half a core).
+  const std::tuple<const char*, int, double> gemms[] = {{"gemm1", 1, 0.04}, {"gemm4", 4, 0.02}};
+  for (const auto& [name, world, tf] : gemms) {
+    json g = {{"context",
+               {{"backend", "host"}, {"world_size", world}, {"local_size", world}, {"cpus", 2}}},
+              {"benchmarks",
+               {{{"name", "gemm/fp32/64x64x64"},
+                 {"run_type", "iteration"},
+                 {"m", 64},
+                 {"n", 64},
+                 {"k", 64},
+                 {"tflops", tf}}}}};
+    write_json(tmp(std::string(name) + ".json"), g);
+    o.gemm = {tmp(std::string(name) + ".json")};
+    const Calibration cal = calibrate(o);
+    EXPECT_EQ(cal.machine.ranks_per_device, 2);  // the collective run's ranks per core
+    EXPECT_EQ(cal.machine.gpus_per_node, 2);     // a host device is a core
+    ASSERT_EQ(cal.machine.gemm_table.size(), 1u);
+    EXPECT_DOUBLE_EQ(cal.machine.gemm_table[0].tflops, 0.04) << name;  // one core's rate
+    const json& under = cal.report["measured_under"];
+    EXPECT_EQ(under["collective"]["ranks_per_device"], 2);
+    EXPECT_EQ(under["collective"]["cpus"], 2);
+    EXPECT_EQ(under["collective"]["blas_threads"], "1");
+    EXPECT_EQ(under["gemm"]["world_size"], world);
+    EXPECT_TRUE(under["gemm"]["blas_threads"].is_null());
+  }
 }
 
 TEST(Calibrate, BadInputsAreNamed) {

@@ -102,6 +102,52 @@ TEST(Compare, ErrorsRankCorrelationAndTopK) {
   EXPECT_NE(c.text.find("Spearman rank correlation"), std::string::npos);
 }
 
+// Host ranks that share cores get a core's rate divided among them; a calibration measured under
+// another placement is named in a warning, not applied silently.
+TEST(Compare, HostRanksPerCoreAndTheCalibrationsPlacement) {
+  Machine mc = test::synthetic_machine();
+  const std::string d = dir_for("placement");
+  json r = fake_result(mc, "2x2x1x1", "none", 0, 1);
+  r["context"] = {{"backend", "host"}, {"world_size", 4}, {"local_size", 4}, {"cpus", 2}};
+  write_json(d + "/run.json", r);
+  Machine shared = mc;
+  shared.ranks_per_device = 2;
+  const double two_per_core = predict(kModel, test::plan_on("2x2x1x1", 8), shared).iteration_ms();
+  Comparison c = compare(load_runs({d}), mc, 1);
+  EXPECT_NEAR(c.doc["configs"][0]["predicted_ms"].get<double>(), two_per_core, 1e-9);
+  EXPECT_EQ(c.doc["measured_on"]["ranks_per_device"], 2);
+  EXPECT_TRUE(c.doc["warnings"].empty()) << c.doc["warnings"].dump();  // nothing recorded
+
+  // Collectives calibrated with one rank per core (4 ranks on 4 CPUs), the GEMM table with
+  // OpenBLAS's default threads: both named.
+  mc.calibration = {
+      {"measured_under",
+       {{"collective",
+         {{"backend", "host"}, {"local_size", 4}, {"cpus", 4}, {"ranks_per_device", 1}}},
+        {"gemm",
+         {{"backend", "host"},
+          {"local_size", 1},
+          {"cpus", 2},
+          {"ranks_per_device", 1},
+          {"blas_threads", nullptr}}}}}};
+  c = compare(load_runs({d}), mc, 1);
+  ASSERT_EQ(c.doc["warnings"].size(), 2u) << c.doc["warnings"].dump();
+  EXPECT_NE(c.doc["warnings"][0].get<std::string>().find(
+                "collective results were measured with 4 rank(s) per node on 4 CPU(s), 1 per "
+                "device, 1 run(s) had 4 rank(s) per node on 2 CPU(s), 2 per device"),
+            std::string::npos)
+      << c.doc["warnings"][0];
+  EXPECT_NE(c.doc["warnings"][1].get<std::string>().find("OPENBLAS_NUM_THREADS=unset"),
+            std::string::npos);
+  EXPECT_EQ(c.doc["calibrated_under"]["collective"]["cpus"], 4);
+  // Measured under the runs' placement, one BLAS thread: no warning.
+  mc.calibration["measured_under"]["collective"]["cpus"] = 2;
+  mc.calibration["measured_under"]["collective"]["ranks_per_device"] = 2;
+  mc.calibration["measured_under"]["gemm"]["blas_threads"] = "1";
+  c = compare(load_runs({d}), mc, 1);
+  EXPECT_TRUE(c.doc["warnings"].empty()) << c.doc["warnings"].dump();
+}
+
 TEST(Compare, TraceAnalysisIsPairedAndNormalised) {
   const Machine mc = test::synthetic_machine();
   const std::string d = dir_for("trace");

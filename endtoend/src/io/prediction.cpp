@@ -9,6 +9,8 @@
 #include "ovb/error.hpp"
 
 #ifdef OVB_GPT4D_HAS_MODEL
+#include "ovb/context.hpp"
+#include "ovb/model/calibrate.hpp"
 #include "ovb/model/predict.hpp"
 #include "ovb/model/run_prediction.hpp"
 #endif
@@ -21,11 +23,11 @@ struct PredictionRun::Impl {
   model::Prediction prediction;
 };
 
-PredictionRun::PredictionRun(const Config& cfg, const Backend& backend) {
+PredictionRun::PredictionRun(const Config& cfg, const Backend& backend, const LaunchContext& ctx) {
   if (cfg.predict.empty()) return;
   try {
-    model::Machine mc =
-        model::machine_for_run(model::load_machine(cfg.predict), backend.ranks_per_gpu());
+    model::Machine mc = model::machine_for_run(
+        model::load_machine(cfg.predict), model::ranks_per_device_of(run_context(&backend, ctx)));
     model::Prediction p = model::predict(cfg.model, cfg.plan, mc);
     impl_.reset(new Impl{std::move(mc), std::move(p)});
   } catch (const UsageError& e) {
@@ -53,7 +55,7 @@ std::string PredictionRun::finish(nlohmann::json& result) const {
 #else
 struct PredictionRun::Impl {};
 
-PredictionRun::PredictionRun(const Config& cfg, const Backend&) {
+PredictionRun::PredictionRun(const Config& cfg, const Backend&, const LaunchContext&) {
   if (!cfg.predict.empty())
     throw UsageError(
         "--predict: gpt4d was built without the analysis part (ovb::model); configure with "

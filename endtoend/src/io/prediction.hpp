@@ -13,6 +13,7 @@
 
 #include "config.hpp"
 #include "ovb/backend.hpp"
+#include "ovb/launch.hpp"
 
 namespace ovb::gpt {
 
@@ -20,7 +21,9 @@ class PredictionRun {
  public:
   // Loads the machine and predicts cfg's plan when --predict is given; throws UsageError for a
   // bad machine, a machine the model cannot cost, or a build without the model.
-  PredictionRun(const Config& cfg, const Backend& backend);
+  // The run's ranks per device (ranks per GPU, on the host ranks per core) share the machine's
+  // devices, as `ovb-model compare` costs the result (ovb::model::ranks_per_device_of).
+  PredictionRun(const Config& cfg, const Backend& backend, const LaunchContext& ctx);
   ~PredictionRun();
 
   // One line for the start of the run ("" without --predict).

@@ -77,8 +77,15 @@ def plan(b):
                   "--vocab", vocab, "--batch", batch]
     shape_args = [str(w) for w in shape_args]
     base = model_base(b.backend)
-    rpd = ranks  # all ranks share one device: the CPU, or the GPU under MPS
+    # On cuda all ranks share the GPU under MPS. On the host a device is a CPU core: calibrate
+    # takes the ranks per core from the collective run's context, and each GEMM step measures one
+    # core (one BLAS thread, as every gpt4d rank runs), the rate the model divides among them.
+    rpd = ranks
     env = {"OVB_RANKS_PER_GPU": str(rpd)} if b.backend == "cuda" else {}
+    gemm_env = env if b.backend == "cuda" else {"OPENBLAS_NUM_THREADS": "1",
+                                                 "OMP_NUM_THREADS": "1"}
+    placement = ["--gpus-per-node", str(ranks // rpd), "--ranks-per-device", str(rpd)] \
+        if b.backend == "cuda" else []
     gb = ["--benchmark_out_format=json", "--min-time", "0.02"]
     g = "microbench"
     b.add("collective", [b.exe("ovb-collective"), "--backend", b.backend, "--groups", "world,x,y",
@@ -103,7 +110,7 @@ def plan(b):
                               vocab, "--batch", batch, "--gx", gx, "--gy", gy, "--gz", gz,
                               "--gdata", gd, "--shapes", f"{rows}x{seq}x{hd},{rows}x{hd}x{seq}",
                               f"--benchmark_out={{tmp}}/{out}", *gb],
-              group=g, outputs=[out], timeout=600, env=env)
+              group=g, outputs=[out], timeout=600, env=gemm_env)
         gemm_files += ["--gemm", "{out}/" + out]
     b.add("overlap", [b.exe("ovb-overlap"), "--backend", b.backend, "--sweep", "quick",
                       "--benchmark_out={tmp}/microbench/overlap.json", *gb],
@@ -118,8 +125,7 @@ def plan(b):
                               f"pipeline-{b.backend}", "--collective",
                               f"{{out}}/microbench/collective.json@2x{ranks // 2}x1x1",
                               *gemm_files, "--overlap", "{out}/microbench/overlap.json",
-                              "--gpus-per-node", str(ranks // rpd), "--ranks-per-device",
-                              str(rpd), "--out", "{tmp}/model/machine.json"],
+                              *placement, "--out", "{tmp}/model/machine.json"],
                 group=m, outputs=["model/machine.json"], needs=b.names(g), timeout=300)
     search = b.add("search", [model, "search", "--machine", "{out}/model/machine.json",
                               *shape_args, "--gpus", str(ranks), "--overlap", "all", "--top", "0",

@@ -4,11 +4,14 @@
 //    relative (weights 1/t^2, so that small sizes, which decide alpha, count as much as large
 //    ones); a group inside a node (ip * p <= ranks per node) gives an "intra" entry (bw), one
 //    across nodes an "inter" entry with node_gbps = bw * min(ip, ranks per node);
-//  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype);
+//  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype; a rate measured by ranks
+//    that shared the device, times the ranks per device: ranks_per_device_of);
 //  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown.
 // What no microbenchmark measures (memory size and bandwidth, efficiencies) comes from a base
 // machine file. Fit quality (R^2, max relative error; for the GEMM table the leave-one-out
-// interpolation error) is returned and stored in the machine's "calibration" object.
+// interpolation error) is returned and stored in the machine's "calibration" object, with the
+// placement each input was measured under ("measured_under": ranks, CPUs, ranks per device), which
+// ovb-model compare checks against every run.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -34,9 +37,18 @@ struct CalibrateOptions {
   Machine base;                         // supplies what is not measured
   std::string name;                     // of the new machine (default: base name + "-calibrated")
   std::optional<int> gpus_per_node;     // default: context.local_size / ranks_per_gpu
-  std::optional<int> ranks_per_device;  // default: context.ranks_per_gpu of the collective runs
+  std::optional<int> ranks_per_device;  // default: ranks_per_device_of the collective run's context
   std::string overlap_filter;           // keep ovb-overlap rows whose label contains it
 };
+
+// Ranks sharing one compute device in a run, from its result's context (results/SCHEMA.md): on a
+// GPU `ranks_per_gpu`; on the host backend a device is one CPU core, which the OS time-slices
+// among its ranks (one BLAS thread each): ceil(local_size / cpus). 1 when the context lacks them.
+int ranks_per_device_of(const nlohmann::json& context);
+
+// The placement a result was measured under, as calibration.measured_under and ovb-model compare
+// record it: backend, host, world_size, local_size, cpus, ranks_per_device, blas_threads.
+nlohmann::json placement_of(const nlohmann::json& context);
 
 struct SeriesFit {
   CollKind kind = CollKind::all_reduce;

@@ -5,7 +5,8 @@
 // against gpt4d's summary.collectives (per iteration, mean over ranks), plus the iteration time
 // against the measured median. error % = 100 (predicted - measured) / measured.
 //
-//   Machine mc = machine_for_run(load_machine("host-cpu"), backend.ranks_per_gpu());
+//   Machine mc = machine_for_run(load_machine("host-cpu"),
+//                                ranks_per_device_of(run_context(&backend, ctx)));
 //   Prediction p = predict(cfg.model, cfg.plan, mc);            // before training
 //   ... train, build the result ...
 //   result["prediction"] = prediction_vs_measured(p, mc, result["summary"]);
@@ -21,10 +22,11 @@
 
 namespace ovb::model {
 
-// mc as a run sees it whose ranks share each device `ranks_per_gpu` at a time: a value > 1
-// replaces the file's ranks_per_device (the rule ovb-model compare applies to a result's
-// context.ranks_per_gpu); 1 keeps the file's value.
-Machine machine_for_run(Machine mc, int ranks_per_gpu);
+// mc as a run sees it whose ranks share each device `ranks_per_device` at a time (calibrate.hpp
+// ranks_per_device_of: ranks per GPU, on the host ranks per core): a value > 1 replaces the file's
+// ranks_per_device (the rule ovb-model compare applies to a result's context); 1 keeps the
+// file's value.
+Machine machine_for_run(Machine mc, int ranks_per_device);
 
 // The "prediction" object of a gpt4d result (results/SCHEMA.md, "gpt4d result"). `summary` is the
 // result's summary: median_time_ms and collectives [{kind, group, count, bytes, time_ms,
