@@ -18,8 +18,8 @@
 #include "ovb/error.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/io.hpp"
-#include "ovb/process_grid.hpp"
 #include "ovb/run_main.hpp"
+#include "ovb/process_grid.hpp"
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -59,9 +59,10 @@ int main(int argc, char** argv) {
                 << (cfg.model.llama() ? "Llama (kv-heads " + std::to_string(cfg.model.kv()) +
                                             ", ffn " + std::to_string(cfg.model.ffn()) + "), "
                                       : std::string())
-                << cfg.model.layers << " layers, hidden " << cfg.model.hidden << ", heads "
-                << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab " << cfg.model.vocab
-                << " (" << cfg.model.parameter_count() << " parameters), batch " << cfg.plan.batch
+                << cfg.model.layers << " layers, hidden " << cfg.model.hidden
+                << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
+                << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
+                << cfg.plan.batch
                 << (micro_steps(cfg.plan) > 1
                         ? " (" + std::to_string(micro_steps(cfg.plan)) + " micro-steps of " +
                               std::to_string(micro_batch(cfg.plan)) + ")"

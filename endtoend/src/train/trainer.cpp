@@ -32,19 +32,22 @@ void check_memory(const Config& cfg, Backend& backend) {
   const GptMemory need = gpt_memory(cfg.model, cfg.plan);
   const double free = free_device_memory(backend, query_launch_context());
   if (need.total() <= free) return;
-  throw UsageError(
-      "GPT " + std::to_string(cfg.model.layers) + "x" + std::to_string(cfg.model.hidden) +
-      " with batch " + std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() +
-      " needs " + gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
-      gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
-      gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
-      gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " + gib(free) +
-      " is free for it on " + std::string(backend.name()) +
-      "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
-      (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
-      (cfg.plan.grid.gdata > 1 && !cfg.plan.shard_optimizer ? ", --shard-optimizer" : "") +
-      (optimizer_sharded(cfg.plan) && !cfg.plan.shard_gradients ? ", --shard-gradients" : "") +
-      (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
+  throw UsageError("GPT " + std::to_string(cfg.model.layers) + "x" +
+                   std::to_string(cfg.model.hidden) + " with batch " +
+                   std::to_string(cfg.plan.batch) + " on grid " + cfg.plan.grid.str() + " needs " +
+                   gib(need.total()) + " per rank (params " + gib(need.params) + ", grads " +
+                   gib(need.grads) + ", optimizer " + gib(need.optimizer) + ", gathered weights " +
+                   gib(need.gathered) + ", dW blocks " + gib(need.grad_blocks) + ", activations " +
+                   gib(need.activations) + ", workspace " + gib(need.workspace) + ") but only " +
+                   gib(free) + " is free for it on " + std::string(backend.name()) +
+                   "; use more ranks (Gx, Gy, Gz), --recompute, a smaller --batch or --micro-batch" +
+                   (cfg.plan.cache_weights ? ", no --cache-weights" : "") +
+                   (cfg.plan.grid.gdata > 1 && !cfg.plan.shard_optimizer ? ", --shard-optimizer"
+                                                                         : "") +
+                   (optimizer_sharded(cfg.plan) && !cfg.plan.shard_gradients
+                        ? ", --shard-gradients"
+                        : "") +
+                   (cfg.plan.ors && cfg.plan.grid.gz > 1 ? " or a smaller --ors-window" : ""));
 }
 }  // namespace
 
@@ -84,14 +87,14 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   }
   buckets_ = std::make_unique<GradBuckets>(cfg.plan, *layout_, accumulated_grads_, *comm_,
                                            *kernels_, mem_, state_->grads());
-  model_ =
-      std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_, *dw_, *buckets_);
+  model_ = std::make_unique<Model>(cfg, *layout_, *state_, *kernels_, *comm_, *gather_, *dw_,
+                                   *buckets_);
   optimizer_ = std::make_unique<Optimizer>(cfg, *layout_, *state_, *kernels_, *comm_);
   // The attention's implementation, chosen (and cuDNN's graphs built) before the first iteration.
   const std::int64_t tokens = tokens_per_rank(cfg.model, cfg.plan);
-  attention_ = kernels_->prepare_attention(tokens / cfg.model.seq, cfg.model.seq,
-                                           cfg.model.heads / cfg.plan.grid.gy,
-                                           cfg.model.kv() / cfg.plan.grid.gy, cfg.model.head_dim());
+  attention_ = kernels_->prepare_attention(
+      tokens / cfg.model.seq, cfg.model.seq, cfg.model.heads / cfg.plan.grid.gy,
+      cfg.model.kv() / cfg.plan.grid.gy, cfg.model.head_dim());
 
   // Weights by global index; moments zero; the working copy cast from the full weights. Every
   // buffer starts at zero, so the padding of sharded buckets stays zero (and finite).
@@ -124,7 +127,8 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
           const TensorDesc part = slice(t, b.offset, b.offset + b.count, 0);
           if (part.count > 0) kernels_->init_tensor(s, scratch, part, cfg.seed);
         }
-        kernels_->to_act(s, scratch, static_cast<char*>(state_->work()) + b.offset * a, b.extent);
+        kernels_->to_act(s, scratch, static_cast<char*>(state_->work()) + b.offset * a,
+                         b.extent);
       }
       buckets_->clear();
     }
@@ -228,31 +232,6 @@ const TensorDesc& Trainer::tensor(const std::string& name) const {
   throw Error("no tensor named '" + name + "'");
 }
 
-void Trainer::perturb(const std::string& name, std::int64_t index, float delta) {
-  if (state_->separate_work() && optimizer_sharded(cfg_.plan))
-    throw Error(
-        "perturb: the master weights are split over data (--shard-optimizer) and kept "
-        "apart from the working copy; perturb needs fp32 activations or no sharding");
-  const TensorDesc& t = tensor(name);
-  for (std::int64_t e = 0; e < t.count; ++e) {
-    if (t.global_index(e) != index) continue;
-    const std::size_t off = static_cast<std::size_t>(t.offset + e) * 4;
-    float v = 0;
-    backend_.download(&v, state_->params_buffer(), 4, off);
-    v += delta;
-    backend_.upload(state_->params_buffer(), &v, 4, off);
-    backend_.synchronize();
-    if (state_->separate_work()) {
-      Stream& s = comm_->compute();
-      kernels_->to_act(s, state_->params() + t.offset + e,
-                       static_cast<char*>(state_->work()) +
-                           static_cast<std::size_t>(t.offset + e) * size_of(cfg_.plan.act_dtype),
-                       1);
-      s.synchronize();
-    }
-  }
-}
-
 void Trainer::set_global_tensor(const std::string& name, const std::vector<float>& values) {
   if (state_->separate_work() && optimizer_sharded(cfg_.plan))
     throw Error(
@@ -283,9 +262,8 @@ std::vector<float> Trainer::global_tensor(const std::string& name, bool gradient
   const TensorDesc* t = &tensor(name);
   const bool sharded = optimizer_sharded(cfg_.plan);
   if (!gradient && sharded && state_->separate_work())
-    throw Error(
-        "global_tensor: the master weights are split over data (--shard-optimizer) and "
-        "kept apart from the working copy; read them with fp32 activations");
+    throw Error("global_tensor: the master weights are split over data (--shard-optimizer) and "
+                "kept apart from the working copy; read them with fp32 activations");
   std::vector<float> global(static_cast<std::size_t>(t->rows * t->cols), 0.0f);
   // Which elements this rank contributes: its copy when it owns the tensor; for sharded
   // gradients, the owned elements of its data chunk (the only reduced ones).

@@ -50,12 +50,10 @@ class Trainer {
   // The whole global tensor `name` (layout.hpp names), parameters or gradients, assembled on
   // every rank from the owners' pieces. Collective.
   std::vector<float> global_tensor(const std::string& name, bool gradient);
-  // Adds delta to global element `index` of parameter `name` on every rank holding it (master
-  // and working copy), for finite-difference checks.
-  void perturb(const std::string& name, std::int64_t index, float delta);
   // Sets parameter `name` to the whole global tensor `values` (row-major, as global_tensor
-  // returns it) on every rank holding a piece (master and working copy), so that a test can run
-  // other batches from another run's weights. Same restriction as perturb.
+  // returns it) on every rank holding a piece (master and working copy): a test starts from
+  // another run's weights, or perturbs one element for a finite difference. Needs fp32
+  // activations or an unsharded optimizer.
   void set_global_tensor(const std::string& name, const std::vector<float>& values);
 
   const std::vector<CollOp>& collective_log() const;  // of the last iteration
