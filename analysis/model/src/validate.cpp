@@ -7,10 +7,7 @@
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 #include "ovb/metrics.hpp"
-#include "ovb/model/flops.hpp"
-#include "ovb/model/megatron_search.hpp"
-#include "ovb/model/predict.hpp"
-#include "ovb/model/search.hpp"
+#include "ovb/model/strategy.hpp"
 
 namespace ovb::model {
 
@@ -45,10 +42,6 @@ std::string text(const json& j, const char* key, const std::string& path, const 
   return v.get<std::string>();
 }
 
-int pinned(const json& cfg, const char* key) {
-  return cfg.contains(key) && cfg.at(key).is_number_integer() ? cfg.at(key).get<int>() : 0;
-}
-
 // Predicted TFLOP/s per GPU of a search entry in the given convention.
 double tflops_of(const json& best, const std::string& convention) {
   return best["flops"][convention == "model" ? "model_tflops_per_gpu" : "hardware_tflops_per_gpu"]
@@ -71,8 +64,11 @@ ValidationSet load_published_runs(const std::string& path) {
     const std::string at = "run " + p.id + ": ";
     p.source = text(r, "source", path, at);
     p.strategy = text(r, "strategy", path, at);
-    if (p.strategy != "4d" && p.strategy != "megatron")
-      bad(path, at + "'strategy' must be 4d or megatron, got '" + p.strategy + "'");
+    try {
+      strategy(p.strategy);
+    } catch (const UsageError&) {
+      bad(path, at + "'strategy' must be " + strategy_names() + ", got '" + p.strategy + "'");
+    }
     p.machine = text(r, "machine", path, at);
     p.gpus = static_cast<int>(number(r, "gpus", path, at));
     p.batch = static_cast<std::int64_t>(number(r, "batch", path, at));
@@ -136,64 +132,24 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
   Machine mc = load_machine(run.machine);
   const json& cfg = run.config;
   if (cfg.contains("flash_attention")) mc.flash_attention = cfg["flash_attention"].get<bool>();
-  const DType dt = parse_dtype(mc.precision);
-  if (run.strategy == "megatron") {
-    MegatronSearchOptions o;
-    o.gpus = run.gpus;
-    o.batch = run.batch;
-    o.act_dtype = dt;
-    if (cfg.contains("recompute"))
-      o.recompute = {parse_recompute(cfg["recompute"].get<std::string>())};
-    o.tp = pinned(cfg, "tp");
-    o.pp = pinned(cfg, "pp");
-    o.micro_batch = pinned(cfg, "micro_batch");
-    o.virtual_stages = pinned(cfg, "virtual_stages");
-    o.first_stage_layers = pinned(cfg, "first_stage_layers");
-    o.last_stage_layers = pinned(cfg, "last_stage_layers");
-    o.sequence_parallel = cfg.value("sequence_parallel", true);
-    o.distributed_optimizer = cfg.value("distributed_optimizer", true);
-    o.tp_across_nodes = cfg.value("tp_across_nodes", false);
-    const MegatronSearchResult r = search_megatron(run.model, o, mc);
-    if (r.ranked.empty())
-      throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");
-    const MegatronPrediction& b = r.ranked.front();
-    row.best = megatron_config_json(run.model, b, mc);
-    row.fits = b.fits;
-    row.predicted_ms = b.time.iteration_us / 1e3;
-    const MegatronConfig& c = b.config;
-    row.config = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" +
-                 std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
-                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
-    if (c.uneven()) {
-      const StageLayers st =
-          *split_stages(run.model.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
-      row.config += " stages " + std::to_string(st.first) + "+" +
-                    (c.pp > 2 ? std::to_string(c.pp - 2) + "x" + std::to_string(st.middle) + "+"
-                              : std::string()) +
-                    std::to_string(st.last);
-    }
-  } else {
-    SearchOptions o;
-    o.gpus = run.gpus;
-    o.pow2_only = cfg.value("pow2", false);
-    o.base.batch = run.batch;
-    o.base.act_dtype = dt;
-    o.base.grad_dtype = parse_dtype(cfg.value("grad_dtype", std::string("fp32")));
-    o.base.recompute = cfg.value("recompute", std::string("none")) == "full";
-    parse_overlap(cfg.value("overlap", std::string("none")), o.base);
-    const SearchResult r = search(run.model, o, mc);
-    if (r.ranked.empty())
-      throw UsageError("run " + run.id + ": no valid 4D configuration for its settings");
-    const Candidate& b = r.ranked.front();
-    row.best = config_json(b.grid, b.timeline, b.memory_bytes, r.memory_limit_bytes, b.fits);
-    row.best["strategy"] = "4d";
-    const Recompute rc = o.base.recompute ? Recompute::full : Recompute::none;
-    row.best["flops"] = flops_json(
-        flop_report(run.model, run.batch, rc, b.timeline.iteration_us, run.gpus, mc.peak()));
-    row.fits = b.fits;
-    row.predicted_ms = b.timeline.iteration_us / 1e3;
-    row.config = b.grid.str();
-  }
+  const Strategy& s = strategy(run.strategy);
+  StrategyQuery q;
+  q.model = run.model;
+  q.machine = &mc;
+  q.gpus = run.gpus;
+  q.base.batch = run.batch;
+  q.base.act_dtype = parse_dtype(mc.precision);
+  q.settings = s.defaults();
+  s.from_config(cfg, q);
+  const StrategySearch r = s.search(q);
+  if (r.size == 0)
+    throw UsageError("run " + run.id + ": no valid " + s.short_title +
+                     " configuration for its settings");
+  const StrategyView b = r.view(0);
+  row.best = r.entry(0);
+  row.fits = b.fits;
+  row.predicted_ms = b.iteration_us / 1e3;
+  row.config = b.config;
   row.predicted_tflops =
       run.convention == "narayanan"
           ? metrics::tflops_per_gpu(
