@@ -27,7 +27,8 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
     std::string orders = "all";
   };
   auto a = std::make_shared<Args>();
-  app.add_flag("--pow2", a->pow2, "Powers of two only (AxoNN's enumeration); default: all divisors");
+  app.add_flag("--pow2", a->pow2,
+               "Powers of two only (AxoNN's enumeration); default: all divisors");
   app.add_option("--orders", a->orders,
                  "X/Y/Z placement orders: all (every distinct one) or default (x,y,z)")
       ->check(CLI::IsMember({"all", "default"}))
@@ -134,16 +135,17 @@ StrategySearch search_4d(const StrategyQuery& q) {
   const int gpus = q.gpus;
   out.entry = [r, m, base, mc, gpus](std::size_t i) {
     const Candidate& c = r->ranked.at(i);
-    nlohmann::json j = config_json(c.grid, c.timeline, c.memory_bytes, r->memory_limit_bytes, c.fits);
+    nlohmann::json j =
+        config_json(c.grid, c.timeline, c.memory_bytes, r->memory_limit_bytes, c.fits);
     j["strategy"] = "4d";
     j["recompute"] = name_of(recompute_of(base));
-    j["flops"] = flops_json(flop_report(m, base.batch, recompute_of(base), c.timeline.iteration_us,
-                                        gpus, mc->peak()));
+    j["flops"] = flops_json(
+        flop_report(m, base.batch, recompute_of(base), c.timeline.iteration_us, gpus, mc->peak()));
     j.update(choice_json(c.options));
     return j;
   };
-  out.columns = {"grid", "order", "mb",     "steps", "shard", "iter ms", "compute", "interf", "exposed",
-                 "x",    "y",     "z",      "data",  "world", "mem GB",  "fits",    "MFU %"};
+  out.columns = {"grid", "order", "mb", "steps", "shard", "iter ms", "compute", "interf", "exposed",
+                 "x",    "y",     "z",  "data",  "world", "mem GB",  "fits",    "MFU %"};
   out.row = [r](std::size_t i, const nlohmann::json& j) {
     const Candidate& c = r->ranked.at(i);
     const Timeline& tl = c.timeline;
@@ -153,7 +155,9 @@ StrategySearch search_4d(const StrategyQuery& q) {
     row.push_back(j["order"]);
     row.push_back(std::to_string(micro_batch(c.options)));
     row.push_back(std::to_string(micro_steps(c.options)));
-    row.push_back(gradients_sharded(c.options) ? "grads" : c.options.shard_optimizer ? "on" : "off");
+    row.push_back(gradients_sharded(c.options) ? "grads"
+                  : c.options.shard_optimizer  ? "on"
+                                               : "off");
     for (double v : {tl.iteration_us, tl.compute_us, tl.interference_us, tl.exposed_total_us()})
       row.push_back(fmt(v / 1e3, 3));
     for (Group g : kGroups) row.push_back(fmt(tl.comm_group_us(g) / 1e3, 3));
@@ -192,8 +196,16 @@ std::string describe(const nlohmann::json& e) {
 }  // namespace
 
 extern const Strategy kStrategy4d;
-const Strategy kStrategy4d = {"4d",         "AxoNN's 4D algorithm", "4D",       "4D",
-                              defaults,     add_options,            write_inputs, from_config,
-                              search_4d,    predict_4d,             describe};
+const Strategy kStrategy4d = {.name = "4d",
+                              .about = "AxoNN's 4D algorithm",
+                              .short_title = "4D",
+                              .title = "4D",
+                              .defaults = defaults,
+                              .add_options = add_options,
+                              .write_inputs = write_inputs,
+                              .from_config = from_config,
+                              .search = search_4d,
+                              .predict = predict_4d,
+                              .describe = describe};
 
 }  // namespace ovb::model

@@ -54,8 +54,9 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
   app.add_option("--megatron-micro-batch", a->micro_batch,
                  "Pin Megatron's micro-batch size in sequences (0 = search powers of two)")
       ->check(ovb::non_negative());
-  app.add_option("--megatron-virtual-stages", a->virtual_stages,
-                 "Pin the interleaved schedule's model chunks per stage (0 = search, 1 = plain 1F1B)")
+  app.add_option(
+         "--megatron-virtual-stages", a->virtual_stages,
+         "Pin the interleaved schedule's model chunks per stage (0 = search, 1 = plain 1F1B)")
       ->check(ovb::non_negative());
   app.add_option("--megatron-first-stage-layers", a->first_stage_layers,
                  "Layers of the first pipeline stage, the other stages sharing the rest evenly "
@@ -114,7 +115,8 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
 std::string config_words(const GptShape& m, const MegatronConfig& c) {
   std::string s = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) +
                   " dp=" + std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
-                  " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
+                  " v=" + std::to_string(c.virtual_stages) + " " +
+                  std::string(name_of(c.recompute));
   if (c.uneven()) {
     const StageLayers st = *split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
     s += " stages " + std::to_string(st.first) + "+" +
@@ -131,7 +133,9 @@ StrategyView view_of(const GptShape& m, const MegatronPrediction& p) {
           p.memory.total(),
           p.fits,
           config_words(m, p.config),
-          {{"bubble", t.bubble_us / 1e3}, {"p2p", t.p2p_us / 1e3}, {"dp_exposed", t.dp_exposed_us / 1e3}}};
+          {{"bubble", t.bubble_us / 1e3},
+           {"p2p", t.p2p_us / 1e3},
+           {"dp_exposed", t.dp_exposed_us / 1e3}}};
 }
 
 std::string none_fit(const MegatronSearchResult& r, const MegatronSearchOptions& o,
@@ -162,33 +166,38 @@ StrategySearch search(const StrategyQuery& q) {
   out.size = r->ranked.size();
   out.elapsed_ms = ms;
   if (r->configs == 0)
-    out.invalid = "no valid Megatron configuration of " + std::to_string(q.gpus) +
-                  " GPUs (tp must divide the heads" +
-                  (o.tp_across_nodes
-                       ? std::string()
-                       : " and stay in a node of " + std::to_string(mc.ranks_per_node())) +
-                  (o.first_stage_layers > 0 || o.last_stage_layers > 0
-                       ? ", pp - 1 or pp - 2 the layers left after the first/last stage's"
-                       : ", pp the layers") +
-                  ", dp * micro-batch the batch)";
+    out.invalid =
+        "no valid Megatron configuration of " + std::to_string(q.gpus) +
+        " GPUs (tp must divide the heads" +
+        (o.tp_across_nodes ? std::string()
+                           : " and stay in a node of " + std::to_string(mc.ranks_per_node())) +
+        (o.first_stage_layers > 0 || o.last_stage_layers > 0
+             ? ", pp - 1 or pp - 2 the layers left after the first/last stage's"
+             : ", pp the layers") +
+        ", dp * micro-batch the batch)";
   const GptShape m = q.model;
   const Machine* mcp = q.machine;
   out.view = [r, m](std::size_t i) { return view_of(m, r->ranked.at(i)); };
   out.entry = [r, m, mcp](std::size_t i) { return megatron_config_json(m, r->ranked.at(i), *mcp); };
-  out.columns = {"tp",      "pp",     "dp",  "mb",     "v",      "recompute", "iter ms",
-                 "bubble",  "p2p",    "dp exp", "mem GB", "fits", "MFU %",     "HFU %"};
+  out.columns = {"tp",     "pp",  "dp",     "mb",     "v",    "recompute", "iter ms",
+                 "bubble", "p2p", "dp exp", "mem GB", "fits", "MFU %",     "HFU %"};
   out.row = [r](std::size_t i, const nlohmann::json& j) {
     const MegatronPrediction& p = r->ranked.at(i);
     const MegatronConfig& c = p.config;
-    return std::vector<std::string>{
-        std::to_string(c.tp),           std::to_string(c.pp),
-        std::to_string(c.dp),           std::to_string(c.micro_batch),
-        std::to_string(c.virtual_stages), std::string(name_of(c.recompute)),
-        fmt(p.time.iteration_us / 1e3, 3), fmt(p.time.bubble_us / 1e3, 3),
-        fmt(p.time.p2p_us / 1e3, 3),    fmt(p.time.dp_exposed_us / 1e3, 3),
-        fmt(p.memory.total() / 1e9),    p.fits ? "yes" : "no",
-        fmt(100 * j["flops"]["mfu"].get<double>(), 1),
-        fmt(100 * j["flops"]["hfu"].get<double>(), 1)};
+    return std::vector<std::string>{std::to_string(c.tp),
+                                    std::to_string(c.pp),
+                                    std::to_string(c.dp),
+                                    std::to_string(c.micro_batch),
+                                    std::to_string(c.virtual_stages),
+                                    std::string(name_of(c.recompute)),
+                                    fmt(p.time.iteration_us / 1e3, 3),
+                                    fmt(p.time.bubble_us / 1e3, 3),
+                                    fmt(p.time.p2p_us / 1e3, 3),
+                                    fmt(p.time.dp_exposed_us / 1e3, 3),
+                                    fmt(p.memory.total() / 1e9),
+                                    p.fits ? "yes" : "no",
+                                    fmt(100 * j["flops"]["mfu"].get<double>(), 1),
+                                    fmt(100 * j["flops"]["hfu"].get<double>(), 1)};
   };
   out.counts = {{"configs", r->configs}, {"unfit", r->unfit}};
   std::ostringstream os;
@@ -231,8 +240,16 @@ std::string describe(const nlohmann::json& e) {
 }  // namespace
 
 extern const Strategy kStrategyMegatron;
-const Strategy kStrategyMegatron = {"megatron",   "TP+SP, PP, DP", "Megatron", "Megatron-LM",
-                                    defaults,     add_options,     write_inputs, from_config,
-                                    search,       predict,         describe};
+const Strategy kStrategyMegatron = {.name = "megatron",
+                                    .about = "TP+SP, PP, DP",
+                                    .short_title = "Megatron",
+                                    .title = "Megatron-LM",
+                                    .defaults = defaults,
+                                    .add_options = add_options,
+                                    .write_inputs = write_inputs,
+                                    .from_config = from_config,
+                                    .search = search,
+                                    .predict = predict,
+                                    .describe = describe};
 
 }  // namespace ovb::model

@@ -141,9 +141,12 @@ TEST(Strategy, PredictReproducesEachRankedEntry) {
 // base options 4D takes from it; other keys (flash_attention: the machine's) left out.
 TEST(Strategy, PublishedConfigIntoTheQuery) {
   const Machine mc = test::synthetic_machine();
-  const nlohmann::json cfg = {{"pow2", true},       {"overlap", "oar,oag"},
-                              {"recompute", "full"}, {"grad_dtype", "bf16"},
-                              {"tp", 8},             {"sequence_parallel", false},
+  const nlohmann::json cfg = {{"pow2", true},
+                              {"overlap", "oar,oag"},
+                              {"recompute", "full"},
+                              {"grad_dtype", "bf16"},
+                              {"tp", 8},
+                              {"sequence_parallel", false},
                               {"flash_attention", true}};
   const Strategy& four = strategy("4d");
   StrategyQuery q = query_of(four, mc);
@@ -165,11 +168,12 @@ TEST(Strategy, PublishedConfigIntoTheQuery) {
 
 TEST(Strategy, VersusWords) {
   EXPECT_EQ(strategy("4d").describe({{"gx", 2}, {"gy", 1}, {"gz", 4}, {"gdata", 8}}), "2x1x4x8");
-  EXPECT_EQ(strategy("megatron").describe({{"tp", 8},
-                                           {"pp", 4},
-                                           {"dp", 2},
-                                           {"micro_batch", 1},
-                                           {"virtual_stages", 3},
-                                           {"recompute", "selective"}}),
+  EXPECT_EQ(strategy("megatron")
+                .describe({{"tp", 8},
+                           {"pp", 4},
+                           {"dp", 2},
+                           {"micro_batch", 1},
+                           {"virtual_stages", 3},
+                           {"recompute", "selective"}}),
             "tp=8 pp=4 dp=2 mb=1 v=3 selective");
 }

@@ -130,7 +130,7 @@ class Search : public Command {
       const std::vector<std::pair<const Strategy*, nlohmann::json>>& bests) {
     nlohmann::json vs = nlohmann::json::object();
     std::string missing;
-    const Strategy* fast = nullptr;   // the fastest that fits
+    const Strategy* fast = nullptr;  // the fastest that fits
     const Strategy* second = nullptr;
     double t_fast = 0, t_second = 0;
     for (const auto& [s, b] : bests) {

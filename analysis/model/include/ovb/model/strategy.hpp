@@ -53,23 +53,23 @@ struct StrategyView {
 // A strategy's ranking of every valid configuration: fitting ones first, then by predicted time.
 // Its functions read the search's own result, kept alive by them.
 struct StrategySearch {
-  std::size_t size = 0;         // configurations ranked (0: none valid, see `invalid`)
-  std::string invalid;          // why none is valid (the search command's error), when size is 0
-  double elapsed_ms = 0;        // the search alone
+  std::size_t size = 0;   // configurations ranked (0: none valid, see `invalid`)
+  std::string invalid;    // why none is valid (the search command's error), when size is 0
+  double elapsed_ms = 0;  // the search alone
   std::function<StrategyView(std::size_t)> view;
   std::function<nlohmann::json(std::size_t)> entry;  // a search "configs" entry, without "rank"
   // ovb-model search's table: the columns after "rank" and the cells of the i-th configuration
   // (its entry given, to reuse what it computed).
   std::vector<std::string> columns;
   std::function<std::vector<std::string>(std::size_t, const nlohmann::json&)> row;
-  nlohmann::json counts;        // the search JSON's "counts" of this strategy
-  std::string summary;          // the lines ovb-model search prints above the table
-  std::string none_fit;         // the lines it prints when no configuration fits
+  nlohmann::json counts;  // the search JSON's "counts" of this strategy
+  std::string summary;    // the lines ovb-model search prints above the table
+  std::string none_fit;   // the lines it prints when no configuration fits
 };
 
 struct Strategy {
-  const char* name;   // --strategy word and the JSON's "strategy": "4d"
-  const char* about;  // for --strategy's help: "AxoNN's 4D algorithm"
+  const char* name;         // --strategy word and the JSON's "strategy": "4d"
+  const char* about;        // for --strategy's help: "AxoNN's 4D algorithm"
   const char* short_title;  // "no <short_title> configuration fits", "best <short_title> ..."
   const char* title;        // "<title> is 1.5x faster"
   // The settings with nothing given.
