@@ -31,9 +31,10 @@ def test_overlap_figure_and_caption_from_real_labels(tmp_path):
     rs = results.load_inputs([HOST_RUN])
     (out,) = overlap.make(rs, tmp_path, Options())
     assert out.stem == "overlap_heatmap_all_reduce"
+    # The file's labels name no scenario (written before they did): read as gemm_coll.
     assert out.caption.endswith("Same in every cell: cdmc=default, cta_policy=default, "
                                 "dtype=fp32, group=world, max_ctas=default, min_ctas=default, "
-                                "order=comm_first.")
+                                "order=comm_first, scenario=gemm_coll.")
     table = tables.overlap_table(rs)
     assert table.header[:2] == ["coll", "prio"] and len(table.rows) == 2
 

@@ -159,12 +159,13 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   k["n"] = static_cast<double>(sh.n);
   k["k"] = static_cast<double>(sh.k);
   k["wrong"] = static_cast<double>(st->wrong);
-  state.SetLabel(
-      "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
-      " order=" + (p.comm_first ? "comm_first" : "gemm_first") +
-      " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc + " group=" + p.group.name() +
-      " dtype=" + std::string(name_of(p.gemm_type)) + " min_ctas=" + knob_text(p.cfg.min_ctas) +
-      " cta_policy=" + knob_text(p.cfg.cta_policy) + (p.label.empty() ? "" : " " + p.label));
+  state.SetLabel("coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
+                 " order=" + (p.comm_first ? "comm_first" : "gemm_first") +
+                 " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc +
+                 " group=" + p.group.name() + " dtype=" + std::string(name_of(p.gemm_type)) +
+                 " min_ctas=" + knob_text(p.cfg.min_ctas) +
+                 " cta_policy=" + knob_text(p.cfg.cta_policy) + " scenario=" + p.scenario->name +
+                 (p.label.empty() ? "" : " " + p.label));
 }
 
 }  // namespace ovb::mb

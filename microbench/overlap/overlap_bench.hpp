@@ -39,6 +39,8 @@ struct OverlapPoint {
 // scenarios than kDefaultScenario insert theirs after "overlap/".
 std::string overlap_benchmark_name(const OverlapPoint& p);
 
+// Label: "coll=all_reduce prio=equal order=comm_first max_ctas=default cdmc=default group=world
+// dtype=bf16 min_ctas=default cta_policy=default scenario=gemm_coll" (then the GPT label, if any).
 // Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,
 // ideal_us, serial_us, overlap_efficiency, speedup_vs_serial, fraction_of_ideal (absent when
 // serial == ideal), compute_slowdown, comm_slowdown, bytes, ranks, m, n, k, wrong.

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "harness/env.hpp"
+#include "ovb/metrics.hpp"  // kDefaultOverlapScenario
 
 namespace ovb::mb {
 
@@ -43,8 +44,8 @@ struct OverlapScenario {
 const std::vector<OverlapScenario>& overlap_scenarios();
 
 // The scenario whose benchmark names carry no scenario part (the first one ovb-overlap had, whose
-// names result files already use).
-inline constexpr const char* kDefaultScenario = "gemm_coll";
+// names result files already use); a label always names its scenario ("scenario=gemm_coll").
+inline constexpr const char* kDefaultScenario = metrics::kDefaultOverlapScenario;
 
 struct ScenarioRegistration {
   explicit ScenarioRegistration(OverlapScenario s);

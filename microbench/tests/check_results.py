@@ -27,7 +27,7 @@ LABEL = {
                   r" min_ctas=\S+ max_ctas=\S+ cta_policy=\S+$",
     "overlap": r"^coll=(all_reduce|reduce_scatter|all_gather) prio=(equal|comm_high|compute_high)"
                r" order=(comm_first|gemm_first) max_ctas=(default|\d+) cdmc=(default|\d+)"
-               r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+",
+               r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+ scenario=[a-z0-9_]+( |$)",
     "gemm": r"plan=\S",
 }
 

@@ -214,6 +214,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
   for (const std::string& f : opt.overlap) {
     const json doc = read_gbench(f);
     for (const BenchRow& r : benchmark_rows(doc, "overlap", f)) {
+      if (overlap_scenario(r) != opt.overlap_scenario) continue;
       if (!opt.overlap_filter.empty() &&
           r.entry->value("label", "").find(opt.overlap_filter) == std::string::npos)
         continue;
@@ -224,7 +225,8 @@ Calibration calibrate(const CalibrateOptions& opt) {
   }
   if (!opt.overlap.empty()) {
     if (comp.n == 0)
-      throw UsageError("calibrate: no ovb-overlap measurement" +
+      throw UsageError("calibrate: no ovb-overlap measurement of scenario '" +
+                       opt.overlap_scenario + "'" +
                        (opt.overlap_filter.empty()
                             ? std::string()
                             : " with '" + opt.overlap_filter + "' in its label"));
@@ -241,6 +243,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
   for (const SeriesFit& f : cal.series) rep["collectives"].push_back(series_json(f));
   rep["gemm"] = gemm_quality(mc);
   rep["interference"] = {{"rows", comp.n},
+                         {"scenario", opt.overlap_scenario},
                          {"filter", opt.overlap_filter},
                          {"compute_slowdown", comp.to_json()},
                          {"comm_slowdown", comm.to_json()}};

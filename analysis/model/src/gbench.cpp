@@ -5,6 +5,7 @@
 
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
+#include "ovb/metrics.hpp"
 
 namespace ovb::model {
 
@@ -34,6 +35,11 @@ json read_gbench(const std::string& path) {
   if (!doc.is_object() || !doc.contains("benchmarks") || !doc["benchmarks"].is_array())
     throw UsageError(path + ": not a Google Benchmark result (no \"benchmarks\" list)");
   return doc;
+}
+
+std::string overlap_scenario(const BenchRow& r) {
+  const auto it = r.label.find("scenario");
+  return it != r.label.end() ? it->second : metrics::kDefaultOverlapScenario;
 }
 
 namespace {

@@ -186,6 +186,50 @@ TEST(Calibrate, GemmTableInterferenceAndAggregates) {
   EXPECT_THROW(calibrate(o), UsageError);
 }
 
+// Rows of two scenarios in one file never mix: the interference factors are the means of one
+// scenario's rows (by default gemm_coll, which a label without a scenario is: files written
+// before the label carried it), and each scenario alone gives its own.
+TEST(Calibrate, OverlapScenariosDoNotMix) {
+  json ov = {{"context", context(2, 2, 1)}, {"benchmarks", json::array()}};
+  struct Row {
+    const char* name;
+    const char* label;
+    double compute, comm;
+  };
+  const Row rows[] = {
+      {"overlap/all_reduce/a", "coll=all_reduce prio=equal", 0.10, 0.20},  // old: gemm_coll
+      {"overlap/all_reduce/b", "coll=all_reduce prio=equal scenario=gemm_coll", 0.30, 0.40},
+      {"overlap/attn_ag/all_gather/a", "coll=all_gather prio=equal scenario=attn_ag", 0.90, 0.70},
+      {"overlap/attn_ag/all_gather/b", "coll=all_gather prio=equal scenario=attn_ag", 0.50, 0.30}};
+  for (const Row& r : rows)
+    ov["benchmarks"].push_back({{"name", r.name},
+                                {"run_type", "iteration"},
+                                {"label", r.label},
+                                {"compute_slowdown", r.compute},
+                                {"comm_slowdown", r.comm}});
+  write_json(tmp("overlap-scenarios.json"), ov);
+  CalibrateOptions o;
+  o.base = test::synthetic_machine();
+  o.overlap = {tmp("overlap-scenarios.json")};
+  Calibration cal = calibrate(o);
+  EXPECT_NEAR(cal.machine.compute_slowdown, (0.10 + 0.30) / 2, 1e-12);
+  EXPECT_NEAR(cal.machine.comm_slowdown, (0.20 + 0.40) / 2, 1e-12);
+  EXPECT_EQ(cal.report["interference"]["rows"], 2);
+  EXPECT_EQ(cal.report["interference"]["scenario"], "gemm_coll");
+  o.overlap_scenario = "attn_ag";
+  cal = calibrate(o);
+  EXPECT_NEAR(cal.machine.compute_slowdown, (0.90 + 0.50) / 2, 1e-12);
+  EXPECT_NEAR(cal.machine.comm_slowdown, (0.70 + 0.30) / 2, 1e-12);
+  EXPECT_EQ(cal.report["interference"]["scenario"], "attn_ag");
+  o.overlap_scenario = "none_such";
+  try {
+    calibrate(o);
+    FAIL() << "no error for a scenario without rows";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "calibrate: no ovb-overlap measurement of scenario 'none_such'");
+  }
+}
+
 TEST(Calibrate, HostRanksShareCoresAndThePlacementIsRecorded) {
   const json host = {{"backend", "host"}, {"local_size", 4}, {"cpus", 2}, {"ranks_per_gpu", 1}};
   EXPECT_EQ(ranks_per_device_of(host), 2);  // 4 ranks time-slice 2 cores

@@ -26,6 +26,10 @@ class Calibrate : public Command {
     sub.add_option("--overlap", overlap_, "ovb-overlap result");
     sub.add_option("--overlap-filter", filter_,
                    "Use only ovb-overlap rows whose label contains this text, e.g. prio=equal");
+    sub.add_option("--overlap-scenario", scenario_,
+                   std::string("Use only ovb-overlap rows of this scenario (a row without one: ") +
+                       metrics::kDefaultOverlapScenario + ")")
+        ->capture_default_str();
     sub.add_option("--gpus-per-node", gpn_,
                    "Devices per node (default: context.local_size / ranks_per_gpu)")
         ->check(ovb::positive());
@@ -50,6 +54,7 @@ class Calibrate : public Command {
     opt.gemm = gemm_;
     opt.overlap = overlap_;
     opt.overlap_filter = filter_;
+    opt.overlap_scenario = scenario_;
     opt.name = name_;
     if (gpn_ > 0) opt.gpus_per_node = gpn_;
     if (rpd_ > 0) opt.ranks_per_device = rpd_;
@@ -86,7 +91,7 @@ class Calibrate : public Command {
   }
 
  private:
-  std::string base_, filter_, name_, out_;
+  std::string base_, filter_, name_, out_, scenario_ = metrics::kDefaultOverlapScenario;
   std::vector<std::string> collective_, gemm_, overlap_;
   int gpn_ = 0, rpd_ = 0;
 };

@@ -46,23 +46,26 @@ def alone_points(rs):
 
 def overlap_points(rs):
     """[(coll, series, bytes, busbw)] under overlap, busbw from t_comm_under_us and the rank
-    count; the series is the priority setting, with the rank count when several are read. As
+    count; the series is the priority setting, with the rank count when several are read and the
+    scenario when several are. As
     alone, collectives over one rank (busbw 0 by definition) are left out."""
     rows = []
     for f in rs.of("gbench"):
         n = results.context_of(f.doc).get("world_size")
-        for row in results.benchmark_rows(f.doc, "overlap"):
+        for row in results.overlap_rows(f.doc):
             ranks = int(row.get("ranks") or n or 0)
             if ranks > 1 and row.get("t_comm_under_us") and "bytes" in row:
                 rows.append((ranks, row))
     several = len({r for r, _ in rows}) > 1
+    scenarios = len({row["label_fields"]["scenario"] for _, row in rows}) > 1
     out = []
     for ranks, row in rows:
         lf = row["label_fields"]
         coll = lf.get("coll", "all_reduce")
         bw = metrics.busbw_gbps(coll, ranks, float(row["bytes"]),
                                 float(row["t_comm_under_us"]) * 1e-6)
-        series = lf.get("prio", "equal") + (f", {ranks}-rank" if several else "")
+        series = (lf.get("prio", "equal") + (f", {ranks}-rank" if several else "")
+                  + (f", {lf['scenario']}" if scenarios else ""))
         out.append((coll, series, float(row["bytes"]), bw))
     return out
 

@@ -1,7 +1,7 @@
 """Overlap heatmaps (ovb-overlap): overlap efficiency, compute slowdown and communication slowdown
 over GEMM size x message size, one column of panels per stream-priority setting; one figure per
-collective and combination of the other label settings that vary (launch order, CTA limits,
-CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...)."""
+collective and combination of the other label settings that vary (scenario, launch order, CTA
+limits, CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...)."""
 
 import re
 
@@ -28,16 +28,17 @@ PRIO_ORDER = ("equal", "comm_high", "compute_high")
 def overlap_rows(rs):
     out = []
     for f in rs.of("gbench"):
-        for row in results.benchmark_rows(f.doc, "overlap"):
+        for row in results.overlap_rows(f.doc):
             if all(k in row for k in ("m", "n", "k", "bytes")):
                 out.append(row)
     return out
 
 
 def setting_keys(rows):
-    """The label fields that make one figure: the collective, and every other field (launch order,
-    CTA limits, CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...) whose value differs between the
-    rows; the priority is the column inside a figure."""
+    """The label fields that make one figure: the collective, and every other field (the scenario,
+    launch order, CTA limits, CUDA_DEVICE_MAX_CONNECTIONS, group, dtype, ...) whose value differs
+    between the rows; the priority is the column inside a figure. Rows of two scenarios never
+    share a cell: every row has one (results.overlap_rows)."""
     return ["coll"] + varying_keys([r["label_fields"] for r in rows], exclude=("coll", "prio"))
 
 

@@ -64,6 +64,12 @@ struct OverlapMetrics {
 
 OverlapMetrics overlap_metrics(const OverlapTimes& t);
 
+// The ovb-overlap scenario that measures one GEMM against one collective
+// (microbench/overlap/gemm_coll.cpp): ovb-overlap's default, the one the model's interference
+// factors are calibrated from, and the scenario of a result row whose label names none (files
+// written before the label carried "scenario=").
+inline constexpr const char* kDefaultOverlapScenario = "gemm_coll";
+
 // ---- Training throughput ----
 
 // Model FLOP per iteration of a GPT (no recomputation, causal attention counted as half):

@@ -6,7 +6,8 @@
 //    across nodes an "inter" entry with node_gbps = bw * min(ip, ranks per node);
 //  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype; a rate measured by ranks
 //    that shared the device, times the ranks per device: ranks_per_device_of);
-//  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown.
+//  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown of one
+//    scenario's rows (by default the GEMM + collective one, kDefaultOverlapScenario).
 // What no microbenchmark measures (memory size and bandwidth, efficiencies) comes from a base
 // machine file. Fit quality (R^2, max relative error; for the GEMM table the leave-one-out
 // interpolation error) is returned and stored in the machine's "calibration" object, with the
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "ovb/grid.hpp"
+#include "ovb/metrics.hpp"  // kDefaultOverlapScenario
 #include "ovb/model/comm_cost.hpp"
 #include "ovb/model/machine.hpp"
 
@@ -39,6 +41,8 @@ struct CalibrateOptions {
   std::optional<int> gpus_per_node;     // default: context.local_size / ranks_per_gpu
   std::optional<int> ranks_per_device;  // default: ranks_per_device_of the collective run's context
   std::string overlap_filter;           // keep ovb-overlap rows whose label contains it
+  // Keep ovb-overlap rows of this scenario only (a row without one: kDefaultOverlapScenario).
+  std::string overlap_scenario = metrics::kDefaultOverlapScenario;
 };
 
 // Ranks sharing one compute device in a run, from its result's context (results/SCHEMA.md): on a

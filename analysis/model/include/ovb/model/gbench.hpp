@@ -25,6 +25,10 @@ struct BenchRow {
   std::string tag(const std::string& key) const;
 };
 
+// The scenario of an ovb-overlap row: its label's "scenario=", else
+// metrics::kDefaultOverlapScenario (ovb/metrics.hpp; rows written before the label carried it).
+std::string overlap_scenario(const BenchRow& r);
+
 // Reads a Google Benchmark JSON file; throws UsageError when it cannot be read or has no
 // "benchmarks" list.
 nlohmann::json read_gbench(const std::string& path);
