@@ -8,7 +8,7 @@ so a log that starts at iteration 1 loses iterations 1..N.
 
 from dataclasses import dataclass, field
 
-from . import metrics, stats
+from . import metrics, overlap_flags, stats
 from .errors import AnalysisError
 
 MEGATRON = "Megatron-LM"
@@ -66,7 +66,7 @@ def from_gpt4d(rf):
     if grid.get("order", "x,y,z") != "x,y,z":
         layout += f" ({grid['order']})"
     its = doc["iterations"]
-    flags = ",".join(cfg.get("overlap") or []) or "none"
+    flags = overlap_flags.text(cfg.get("overlap"))
     run = Run(GPT4D, rf.rel, dict(cfg["model"]), int(cfg["batch"]), gpu_count(doc),
               layout, flags, list(range(1, len(its) + 1)),
               [float(it["time_ms"]) for it in its],

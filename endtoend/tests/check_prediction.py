@@ -24,13 +24,16 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "analysis"))
+from ovb_analysis.overlap_flags import ALL  # noqa: E402
+
 SHAPE = ["--preset", "tiny", "--seq", "16", "--vocab", "256", "--batch", "4"]
 CONFIGS = [
     # (name, grid, order, gpt4d flags, ovb-model flags), machine given as a file in the first,
     # as a preset name in the second.
-    ("oar_ors_oag", "2x1x2x1", "x,y,z", ["--gx", "2", "--gz", "2", "--overlap", "oar,ors,oag",
+    ("oar_ors_oag", "2x1x2x1", "x,y,z", ["--gx", "2", "--gz", "2", "--overlap", ALL,
                                          "--no-cache-weights"],
-     ["--overlap", "oar,ors,oag", "--no-cache-weights"]),
+     ["--overlap", ALL, "--no-cache-weights"]),
     ("recompute", "1x2x1x2", "y,x,z", ["--gy", "2", "--gdata", "2", "--grid-order", "y,x,z",
                                        "--recompute"],
      ["--overlap", "none", "--recompute"]),

@@ -28,7 +28,8 @@ import sys
 from .launch import find_binary, pick_build
 from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
-from ovb_analysis.search_choices import choice_args  # noqa: E402 (the path is set by .util)
+from ovb_analysis import overlap_flags  # noqa: E402 (the path is set by .util)
+from ovb_analysis.search_choices import choice_args  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
@@ -64,9 +65,9 @@ def read_search(path):
     batch, gpus = int(_get(inputs, "batch", path)), int(_get(inputs, "gpus", path))
     if inputs.get("recompute"):
         shape["recompute"] = True
-    overlap = inputs.get("overlap", "none")
+    overlap = inputs.get("overlap", overlap_flags.NONE)
     if isinstance(overlap, list):
-        overlap = ",".join(overlap) or "none"
+        overlap = overlap_flags.text(overlap)
     configs = _get(doc, "configs", path)
     if not isinstance(configs, list):
         raise SuiteError(f"{path}: 'configs' is not a list")

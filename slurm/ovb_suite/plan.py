@@ -24,6 +24,8 @@ from . import presets
 from .launch import find_binary
 from .step import Step, check_steps
 
+from ovb_analysis.overlap_flags import ALL as ALL_OVERLAP_FLAGS  # noqa: E402 (path set by .presets)
+
 GROUPS = ("microbench", "gpt4d", "trace", "model", "report")
 
 
@@ -197,7 +199,7 @@ def _model(b):
                 description="machine description fitted to this folder's microbenchmarks")
     shape = presets.model_args(m, presets.global_batch(m, t.ranks))
     b.add("model-search", "model", "ovb-model",
-          ["search", "--machine", machine, *shape, "--overlap", "oar,ors,oag",
+          ["search", "--machine", machine, *shape, "--overlap", ALL_OVERLAP_FLAGS,
            "--gpus", str(t.ranks), "--top", "0", "--json", "{tmp}/model/search.json"], 0,
           ["model/search.json"], needs=[cal], stall=0,
           description="predicted ranking of every grid for this model and rank count")

@@ -20,6 +20,8 @@ from dataclasses import dataclass, replace
 
 from .util import SuiteError
 
+from ovb_analysis.overlap_flags import ALL, FLAGS, NONE  # noqa: E402 (the path is set by .util)
+
 PRESETS = ("quick", "full")
 ARCHS = ("gpt", "llama")
 
@@ -58,17 +60,15 @@ class Preset:
 
 _TABLE = {
     ("quick", "host"): Preset(Model(2, 64, 4, 32, 256, 8, 6), ("data", "xy", "zd"),
-                              ("none", "oar,ors,oag"), (("xy", "oar,ors,oag"),), 600, 300),
+                              (NONE, ALL), (("xy", ALL),), 600, 300),
     ("quick", "cuda"): Preset(Model(4, 1024, 16, 1024, 50304, 8, 10), ("data", "xy", "zd"),
-                              ("none", "oar,ors,oag"), (("xy", "oar,ors,oag"),), 900, 300),
+                              (NONE, ALL), (("xy", ALL),), 900, 300),
     ("full", "host"): Preset(Model(4, 128, 8, 64, 512, 16, 10),
                              ("x", "data", "xy", "xyz", "xyzd", "zd", "yd"),
-                             ("none", "oar", "ors", "oag", "oar,ors,oag"),
-                             (("xy", "none"), ("xy", "oar,ors,oag")), 1800, 600, 5),
+                             (NONE, *FLAGS, ALL), (("xy", NONE), ("xy", ALL)), 1800, 600, 5),
     ("full", "cuda"): Preset(Model(24, 2048, 16, 2048, 50304, 16, 30),
                              ("x", "data", "xy", "xyz", "xyzd", "zd", "yd"),
-                             ("none", "oar", "ors", "oag", "oar,ors,oag"),
-                             (("xy", "none"), ("xy", "oar,ors,oag")), 3600, 900, 5),
+                             (NONE, *FLAGS, ALL), (("xy", NONE), ("xy", ALL)), 3600, 900, 5),
 }
 
 

@@ -7,6 +7,8 @@ suite derives, and about small shapes chosen so that each rule - hidden % heads,
 heads % Gy, vocab % Gy, batch % Gdata*Gz, batch % micro-batch*Gdata*Gz, every weight block % Gz,
 and Llama's heads % kv-heads, even head dimension, kv-heads % Gy, SwiGLU width % Gy, GQA or other
 MLP widths only for Llama - decides some case; every mismatch is listed and fails the test.
+It also pins the Python spelling of the overlap flags (ovb_analysis.overlap_flags) to gpt4d's
+table: `--overlap all`, the Python "every flag" and each flag alone give those flags, in order.
 
   python3 slurm/tests/config_parity.py build/host/endtoend/gpt4d
 """
@@ -19,6 +21,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from ovb_suite import presets  # noqa: E402
+
+from ovb_analysis import overlap_flags  # noqa: E402 (the path is set by ovb_suite.util)
 
 
 def gpt4d_verdict(gpt4d, model, grid, batch, micro_batch):
@@ -39,6 +43,32 @@ def gpt4d_verdict(gpt4d, model, grid, batch, micro_batch):
         raise SystemExit(f"config_parity: exit {p.returncode} disagrees with {doc} for "
                          f"{' '.join(cmd)}")
     return doc["valid"], doc.get("error", "")
+
+
+def gpt4d_overlap(gpt4d, value):
+    """The overlap list gpt4d --check-config --json writes for --overlap VALUE, None if refused."""
+    model = presets.Model(1, 64, 4, 8, 256, 4, 1)
+    cmd = [gpt4d, "--check-config", "--json", "--backend", "host", *presets.model_args(model, 4),
+           "--overlap", value]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
+    if p.returncode != 0 or not lines:
+        return None
+    return json.loads(lines[-1])["config"]["overlap"]
+
+
+def overlap_flag_mismatches(gpt4d):
+    """Where the Python overlap flags and gpt4d's table disagree (an empty list when they agree)."""
+    want = list(overlap_flags.FLAGS)
+    cases = [("all", want), (overlap_flags.ALL, want), (overlap_flags.NONE, [])]
+    cases += [(f, [f]) for f in overlap_flags.FLAGS]
+    out = []
+    for value, expected in cases:
+        got = gpt4d_overlap(gpt4d, value)
+        if got != expected:
+            out.append(f"--overlap {value}: gpt4d writes {got}, ovb_analysis.overlap_flags says "
+                       f"{expected}")
+    return out
 
 
 def cases():
@@ -95,12 +125,16 @@ def main():
         if ours != theirs:
             failures.append(f"{model} grid {grid} batch {batch} micro-batch {micro_batch}: "
                             f"presets.fits says {ours}, gpt4d says {theirs} {error}")
+    flag_failures = overlap_flag_mismatches(gpt4d)
+    failures += flag_failures
     for f in failures:
         print("config_parity: MISMATCH", f)
     # Both verdicts must occur, or the comparison proves nothing.
     if accepted in (0, n):
         raise SystemExit(f"config_parity: all {n} cases {'valid' if accepted else 'invalid'}")
-    print(f"config_parity: {n} cases ({accepted} valid), {len(failures)} mismatches")
+    print(f"config_parity: {n} cases ({accepted} valid), overlap flags "
+          f"{','.join(overlap_flags.FLAGS)} {'differ' if flag_failures else 'agree'}, "
+          f"{len(failures)} mismatches")
     return 1 if failures else 0
 
 

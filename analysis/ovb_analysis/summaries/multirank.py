@@ -13,7 +13,9 @@ import glob
 import json
 import os
 
+from .. import overlap_flags
 from ..errors import AnalysisError
+from ..overlap_flags import ALL, NONE
 from .common import Summary
 
 TITLE = "gpt4d, 4 and 8 ranks on one device"
@@ -46,7 +48,7 @@ def row_of(part, path):
             "backend": doc.get("context", {}).get("backend"),
             "ranks": int(c["world_size"]),
             "grid": "x".join(str(g[k]) for k in ("gx", "gy", "gz", "gdata")),
-            "overlap": ",".join(c.get("overlap") or []) or "none",
+            "overlap": overlap_flags.text(c.get("overlap")),
             "comm_priority": c.get("comm_priority"), "compute_priority": c.get("compute_priority"),
             "median_ms": float(s["median_time_ms"]), "p10_ms": float(s["p10_time_ms"]),
             "p90_ms": float(s["p90_time_ms"]), "comm_ms": float(s["comm_time_ms"]),
@@ -95,15 +97,16 @@ def pct(v):
 
 
 def grid_effects(rows):
-    """Per (ranks, grid) with both a 'none' and an 'oar,ors,oag' run at default priorities."""
+    """Per (ranks, grid) with both a 'none' and an every-flag ('oar,ors,oag') run at default
+    priorities."""
     by = {}
     for r in rows:
         if r["part"] in ("grids4", "grids8") and (r["comm_priority"], r["compute_priority"]) == DEFAULT_PRIORITY:
             by.setdefault((r["ranks"], r["grid"]), {})[r["overlap"]] = r
     out = []
     for (ranks, grid), runs in sorted(by.items()):
-        if "none" in runs and "oar,ors,oag" in runs:
-            n, a = runs["none"], runs["oar,ors,oag"]
+        if NONE in runs and ALL in runs:
+            n, a = runs[NONE], runs[ALL]
             out.append({"ranks": ranks, "grid": grid, "none_ms": n["median_ms"],
                         "all_ms": a["median_ms"], "time_change_pct": change(n["median_ms"], a["median_ms"]),
                         "none_exposed_ms": n["exposed_ms"], "all_exposed_ms": a["exposed_ms"],
@@ -157,7 +160,7 @@ def summarize(out):
     ge = grid_effects(rows)
     if ge:
         md.append("## What the three overlap flags change, per grid\n")
-        md.append("| ranks | grid | none ms | oar,ors,oag ms | time change | exposed none ms | "
+        md.append(f"| ranks | grid | none ms | {ALL} ms | time change | exposed none ms | "
               "exposed all ms | exposed change |")
         md.append("|---|---|---|---|---|---|---|---|")
         for e in ge:

@@ -6,7 +6,8 @@
 //
 // Adding an option: a field (GptPlanOptions or GptShape, or RunConfig for what is not the plan's)
 // and one row in run_config.cpp. Adding an overlap flag: a bool in GptPlanOptions and one row of
-// overlap_flags().
+// overlap_flags(), and its name in analysis/ovb_analysis/overlap_flags.py, the Python side's one
+// list (which plans without a build; ctest gpt4d.config_parity compares the two).
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -24,6 +24,8 @@ import subprocess
 from ..plan import model_base, report_python
 from ..util import SuiteError
 
+from ovb_analysis.overlap_flags import ALL  # noqa: E402 (the path is set by .util)
+
 NAME = "model-pipeline"
 DESCRIPTION = "microbenchmarks -> calibrate -> search -> gpt4d on the picks -> compare"
 BACKENDS = ("cuda", "host")
@@ -145,7 +147,7 @@ def plan(b):
         runs.append(b.add(f"gpt4d-pick-{i + 1}", [
             b.exe("gpt4d"), "--backend", b.backend, f"{{args:{{out}}/model/picks.json:{i}}}",
             *shape_args, "--iters", str(iters), "--warmup", str(warmup), "--seed", "1234", "--lr",
-            "1e-3", "--data", "synthetic", "--overlap", "oar,ors,oag", "--quiet", *tr,
+            "1e-3", "--data", "synthetic", "--overlap", ALL, "--quiet", *tr,
             "--out", "{tmp}/" + res],
             group="gpt4d", ranks=ranks, outputs=[res] + ([f"traces/pick-{i + 1}"] if tr else []),
             needs=[picks], timeout=600, env=env))

@@ -16,6 +16,8 @@ runs when its budget is spent; the next call with the same --out goes on where i
 from ..plan import report_python
 from ..util import SuiteError
 
+from ovb_analysis.overlap_flags import ALL, FLAGS, NONE  # noqa: E402 (the path is set by .util)
+
 NAME = "multirank"
 DESCRIPTION = "gpt4d with 4 and 8 ranks on one GPU: grids, overlap flags, stream priorities"
 BACKENDS = ("cuda", "host")
@@ -30,7 +32,6 @@ PARAMS = {
                "GxxGyxGzxGdata grids of the 8-rank part"),
     "run_limit_s": ("150", "watchdog limit of one run, seconds"),
 }
-ALL = "oar,ors,oag"
 PRIORITIES = (("high", "normal"), ("normal", "normal"), ("normal", "high"))
 
 
@@ -57,9 +58,9 @@ def _run(b, part, suffix, ranks, grid, overlap, extra=()):
 def plan(b):
     for part, ranks in (("grids4", 4), ("grids8", 8)):
         for grid in b.items(part):
-            _run(b, part, "none", ranks, grid, "none")
+            _run(b, part, NONE, ranks, grid, NONE)
             _run(b, part, "all", ranks, grid, ALL)
-    for flag in ALL.split(","):
+    for flag in FLAGS:
         _run(b, "flags8", flag, 8, "2x2x2x1", flag)
     for ranks, grid in ((4, "1x2x2x1"), (8, "2x2x2x1")):
         for comm, compute in PRIORITIES:

@@ -24,6 +24,8 @@ from ..plan import report_python
 from ..util import SuiteError
 from .multirank import _grid
 
+from ovb_analysis.overlap_flags import ALL, FLAGS, NONE  # noqa: E402 (the path is set by .util)
+
 NAME = "overlap-matters"
 DESCRIPTION = "overlap flags and stream priorities where communication and compute are comparable"
 BACKENDS = ("cuda",)
@@ -42,13 +44,11 @@ PARAMS = {
                 "the repository root, or a preset name) for the predictions"),
     "run_limit_s": ("150", "watchdog limit of one run, seconds"),
 }
-ALL = "oar,ors,oag"
 # (name, --overlap, (comm priority, compute priority) or None for gpt4d's default high/normal)
-CONDITIONS = (("none", "none", None), ("oar", "oar", None), ("ors", "ors", None),
-              ("oag", "oag", None), ("all", ALL, None),
+CONDITIONS = ((NONE, NONE, None), *((f, f, None) for f in FLAGS), ("all", ALL, None),
               ("all-prio-equal", ALL, ("normal", "normal")),
               ("all-compute-high", ALL, ("normal", "high")))
-PREDICTED = (("none", "none"), ("oar", "oar"), ("ors", "ors"), ("oag", "oag"), ("all", "all"))
+PREDICTED = ((NONE, NONE), *((f, f) for f in FLAGS), ("all", "all"))
 
 
 def socket_env(setting):
