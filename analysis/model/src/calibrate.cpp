@@ -225,11 +225,10 @@ Calibration calibrate(const CalibrateOptions& opt) {
   }
   if (!opt.overlap.empty()) {
     if (comp.n == 0)
-      throw UsageError("calibrate: no ovb-overlap measurement of scenario '" +
-                       opt.overlap_scenario + "'" +
-                       (opt.overlap_filter.empty()
-                            ? std::string()
-                            : " with '" + opt.overlap_filter + "' in its label"));
+      throw UsageError(
+          "calibrate: no ovb-overlap measurement of scenario '" + opt.overlap_scenario + "'" +
+          (opt.overlap_filter.empty() ? std::string()
+                                      : " with '" + opt.overlap_filter + "' in its label"));
     mc.compute_slowdown = comp.mean();
     mc.comm_slowdown = comm.mean();
   }
