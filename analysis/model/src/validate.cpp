@@ -125,6 +125,14 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
+    if (p.config.contains("era")) {
+      if (!p.config["era"].is_string()) bad(path, at + "config.era must be a string");
+      try {
+        megatron_era(p.config["era"].get<std::string>());
+      } catch (const UsageError& e) {
+        bad(path, at + "config.era: " + e.what());
+      }
+    }
     set.runs.push_back(p);
   }
   return set;
@@ -153,6 +161,7 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     o.sequence_parallel = cfg.value("sequence_parallel", true);
     o.distributed_optimizer = cfg.value("distributed_optimizer", true);
     o.tp_across_nodes = cfg.value("tp_across_nodes", false);
+    o.features = megatron_era(cfg.value("era", std::string("core")));
     const MegatronSearchResult r = search_megatron(run.model, o, mc);
     if (r.ranked.empty())
       throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");
@@ -163,7 +172,8 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     const MegatronConfig& c = b.config;
     row.config = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" +
                  std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
-                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
+                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute)) +
+                 (c.features.era == "core" ? "" : " " + c.features.era);
     if (c.uneven()) {
       const StageLayers st =
           *split_stages(run.model.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
