@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
@@ -47,6 +48,28 @@ std::string text(const json& j, const char* key, const std::string& path, const 
 
 int pinned(const json& cfg, const char* key) {
   return cfg.contains(key) && cfg.at(key).is_number_integer() ? cfg.at(key).get<int>() : 0;
+}
+
+// The published figure: TFLOP/s per GPU or seconds per iteration, exactly one of them.
+void read_published_figure(const json& pub, PublishedRun& p, const std::string& path,
+                           const std::string& where) {
+  const bool tflops = pub.contains("tflops_per_gpu"), time = pub.contains("iteration_s");
+  if (tflops == time)
+    bad(path, where + "give exactly one of 'tflops_per_gpu' and 'iteration_s'");
+  if (tflops) p.published_tflops = number(pub, "tflops_per_gpu", path, where);
+  if (time) p.published_iteration_s = number(pub, "iteration_s", path, where);
+}
+
+// The published TFLOP/s per GPU in the row's convention (for a published time, the prediction's
+// FLOP count over that time) and the error; both are ratios of the same FLOP count, so a run
+// published as a time is compared in time.
+void compare_with_published(ValidationRow& row) {
+  const PublishedRun& run = row.run;
+  const double predicted_s = row.predicted_ms / 1e3;
+  row.published_tflops = run.published_iteration_s > 0
+                             ? row.predicted_tflops * predicted_s / run.published_iteration_s
+                             : run.published_tflops;
+  row.error_pct = 100 * (row.predicted_tflops - row.published_tflops) / row.published_tflops;
 }
 
 // Predicted TFLOP/s per GPU of a search entry in the given convention.
@@ -103,7 +126,8 @@ ValidationSet load_published_runs(const std::string& path) {
     }
     p.config = r.contains("config") ? r["config"] : json::object();
     const json& pub = field(r, "published", path, at);
-    p.published_tflops = number(pub, "tflops_per_gpu", path, at + "published.");
+    read_published_figure(pub, p, path, at + "published.");
+    if (r.contains("group")) p.group = text(r, "group", path, at);
     p.convention = text(pub, "convention", path, at + "published.");
     if (p.convention != "model" && p.convention != "hardware" && p.convention != "narayanan")
       bad(path, at + "published.convention must be model, hardware or narayanan, got '" +
@@ -204,9 +228,40 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
                                         static_cast<double>(run.model.vocab)),
                 row.predicted_ms / 1e3, run.gpus)
           : tflops_of(row.best, run.convention);
-  row.error_pct = 100 * (row.predicted_tflops - run.published_tflops) / run.published_tflops;
+  compare_with_published(row);
   row.within = row.fits && std::abs(row.error_pct) <= tolerance_pct;
   return row;
+}
+
+std::string default_calculon_file() {
+  return (std::filesystem::path(OVB_VALIDATION_FILE).parent_path() / "calculon_results.json")
+      .string();
+}
+
+SecondToolTimes load_calculon_results(const std::string& path) {
+  const json doc = read_json(path);
+  const auto fail = [&](const std::string& what) {
+    throw UsageError("Calculon results " + path + ": " + what);
+  };
+  if (!doc.contains("runs") || !doc["runs"].is_array()) fail("'runs' must be a list");
+  SecondToolTimes times;
+  for (const json& r : doc["runs"]) {
+    if (!r.contains("id") || !r["id"].is_string()) fail("a run without a string 'id'");
+    const std::string id = r["id"].get<std::string>();
+    const json t = r.value("predicted_iteration_s", json());
+    if (!t.is_number() || !(t.get<double>() > 0))
+      fail("run " + id + ": 'predicted_iteration_s' must be a number > 0");
+    if (!times.emplace(id, t.get<double>()).second) fail("run " + id + " twice");
+  }
+  return times;
+}
+
+void add_second_tool(ValidationRow& row, const SecondToolTimes& times) {
+  const auto it = times.find(row.run.id);
+  if (it == times.end()) return;
+  row.calculon_s = it->second;
+  const double tflops = row.predicted_tflops * (row.predicted_ms / 1e3) / it->second;
+  row.calculon_error_pct = 100 * (tflops - row.published_tflops) / row.published_tflops;
 }
 
 json validation_row_json(const ValidationRow& r) {
@@ -217,7 +272,12 @@ json validation_row_json(const ValidationRow& r) {
           {"gpus", r.run.gpus},
           {"batch", r.run.batch},
           {"convention", r.run.convention},
-          {"published_tflops_per_gpu", r.run.published_tflops},
+          {"published_tflops_per_gpu", r.published_tflops},
+          {"published_iteration_s",
+           r.run.published_iteration_s > 0 ? json(r.run.published_iteration_s) : json(nullptr)},
+          {"group", r.run.group.empty() ? json(nullptr) : json(r.run.group)},
+          {"calculon_iteration_s", r.calculon_s ? json(*r.calculon_s) : json(nullptr)},
+          {"calculon_error_pct", r.calculon_error_pct ? json(*r.calculon_error_pct) : json(nullptr)},
           {"predicted_tflops_per_gpu", r.predicted_tflops},
           {"predicted_ms", r.predicted_ms},
           {"error_pct", r.error_pct},

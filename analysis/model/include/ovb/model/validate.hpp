@@ -2,12 +2,16 @@
 // (analysis/validation/published_runs.json) is predicted with its stated strategy and, where
 // published, its parallel configuration (the rest searched), and the predicted TFLOP/s per GPU in
 // the run's own FLOP convention (model, hardware, or narayanan: the Megatron-LM papers' Eq. (3))
-// is compared with the published one.
+// is compared with the published one. A run whose source publishes seconds per iteration instead
+// is compared in time (the same FLOP count over either time, so the error is the same ratio). A
+// second tool's predictions of the same runs (analysis/validation/calculon_results.json, written
+// by an outside script) are read beside, and their error is computed the same way.
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +26,9 @@ struct PublishedRun {
   GptShape model;
   std::int64_t batch = 0;
   nlohmann::json config;      // tp, pp, micro_batch, virtual_stages, recompute, ... (4d: overlap)
-  double published_tflops = 0;  // per GPU
+  double published_tflops = 0;  // per GPU; 0 when the source publishes a time instead
+  double published_iteration_s = 0;  // seconds per iteration, where that is what is published
+  std::string group;            // runs summarised together (e.g. one paper's table); may be empty
   std::string known_miss;       // a stated finding: the run is expected outside the tolerance
   // Whether every figure of the entry was checked against its source; when not, `unverified`
   // says which figures could not be and why. Absent in the file: not stated.
@@ -35,7 +41,13 @@ struct ValidationRow {
   std::string config;            // the configuration predicted, in words
   double predicted_ms = 0;
   double predicted_tflops = 0;   // per GPU, in the run's convention
-  double error_pct = 0;          // 100 (predicted - published) / published
+  // Published TFLOP/s per GPU; for a run published as a time, that FLOP count over that time.
+  double published_tflops = 0;
+  // 100 (predicted - published) / published in TFLOP/s, = 100 (published / predicted - 1) in
+  // time: positive when the prediction is faster.
+  double error_pct = 0;
+  std::optional<double> calculon_s;          // the second tool's predicted time, where it has one
+  std::optional<double> calculon_error_pct;  // its error, by the same rule
   bool fits = false;             // the best configuration fits in memory
   bool within = false;           // |error| <= tolerance
   // As expected: within the tolerance, or a known miss that is outside it.
@@ -54,5 +66,16 @@ std::string default_validation_file();
 ValidationSet load_published_runs(const std::string& path);  // throws UsageError naming the field
 ValidationRow validate_run(const PublishedRun& run, double tolerance_pct);
 nlohmann::json validation_row_json(const ValidationRow& r);
+
+// Calculon's predicted seconds per iteration by run id, read from the file that
+// analysis/validation/calculon/run_calculon.py writes ({"runs": [{"id", "predicted_iteration_s"},
+// ...]}); throws UsageError naming the field. Default file: calculon_results.json beside the
+// default validation file.
+using SecondToolTimes = std::map<std::string, double>;
+std::string default_calculon_file();
+SecondToolTimes load_calculon_results(const std::string& path);
+// Sets row.calculon_s and row.calculon_error_pct when `times` has the row's run: the same FLOP
+// count as the row's prediction over Calculon's time, against the published figure.
+void add_second_tool(ValidationRow& row, const SecondToolTimes& times);
 
 }  // namespace ovb::model
