@@ -54,8 +54,7 @@ int pinned(const json& cfg, const char* key) {
 void read_published_figure(const json& pub, PublishedRun& p, const std::string& path,
                            const std::string& where) {
   const bool tflops = pub.contains("tflops_per_gpu"), time = pub.contains("iteration_s");
-  if (tflops == time)
-    bad(path, where + "give exactly one of 'tflops_per_gpu' and 'iteration_s'");
+  if (tflops == time) bad(path, where + "give exactly one of 'tflops_per_gpu' and 'iteration_s'");
   if (tflops) p.published_tflops = number(pub, "tflops_per_gpu", path, where);
   if (time) p.published_iteration_s = number(pub, "iteration_s", path, where);
 }
@@ -265,6 +264,7 @@ void add_second_tool(ValidationRow& row, const SecondToolTimes& times) {
 }
 
 json validation_row_json(const ValidationRow& r) {
+  const auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   return {{"id", r.run.id},
           {"source", r.run.source},
           {"strategy", r.run.strategy},
@@ -276,8 +276,8 @@ json validation_row_json(const ValidationRow& r) {
           {"published_iteration_s",
            r.run.published_iteration_s > 0 ? json(r.run.published_iteration_s) : json(nullptr)},
           {"group", r.run.group.empty() ? json(nullptr) : json(r.run.group)},
-          {"calculon_iteration_s", r.calculon_s ? json(*r.calculon_s) : json(nullptr)},
-          {"calculon_error_pct", r.calculon_error_pct ? json(*r.calculon_error_pct) : json(nullptr)},
+          {"calculon_iteration_s", or_null(r.calculon_s)},
+          {"calculon_error_pct", or_null(r.calculon_error_pct)},
           {"predicted_tflops_per_gpu", r.predicted_tflops},
           {"predicted_ms", r.predicted_ms},
           {"error_pct", r.error_pct},

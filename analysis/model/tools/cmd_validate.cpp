@@ -94,7 +94,9 @@ class Validate : public Command {
       t.row({r.id, r.strategy, r.machine, std::to_string(r.gpus), v.config, r.convention,
              fmt(v.published_tflops, 1), fmt(v.predicted_tflops, 1), fmt(v.error_pct, 1),
              v.calculon_error_pct ? fmt(*v.calculon_error_pct, 1) : "-", v.fits ? "yes" : "no",
-             v.within ? "yes" : r.known_miss.empty() ? "NO" : "no (known)"});
+             v.within               ? "yes"
+             : r.known_miss.empty() ? "NO"
+                                    : "no (known)"});
       rows.push_back(validation_row_json(v));
     }
     if (n == 0) throw UsageError("no run '" + only_ + "' in " + runs_);

@@ -26,7 +26,7 @@ struct PublishedRun {
   GptShape model;
   std::int64_t batch = 0;
   nlohmann::json config;      // tp, pp, micro_batch, virtual_stages, recompute, ... (4d: overlap)
-  double published_tflops = 0;  // per GPU; 0 when the source publishes a time instead
+  double published_tflops = 0;       // per GPU; 0 when the source publishes a time instead
   double published_iteration_s = 0;  // seconds per iteration, where that is what is published
   std::string group;            // runs summarised together (e.g. one paper's table); may be empty
   std::string known_miss;       // a stated finding: the run is expected outside the tolerance
