@@ -13,6 +13,7 @@
 #include "ovb/model/machine.hpp"
 #include "ovb/model/megatron.hpp"
 #include "ovb/model/validate.hpp"
+#include "ovb/model/validate_calculon.hpp"
 
 using namespace ovb;
 using namespace ovb::model;

@@ -19,6 +19,7 @@
 #include "ovb/io.hpp"
 #include "ovb/model/table.hpp"
 #include "ovb/model/validate.hpp"
+#include "ovb/model/validate_calculon.hpp"
 
 namespace ovb::model::cli {
 

@@ -3,15 +3,13 @@
 // published, its parallel configuration (the rest searched), and the predicted TFLOP/s per GPU in
 // the run's own FLOP convention (model, hardware, or narayanan: the Megatron-LM papers' Eq. (3))
 // is compared with the published one. A run whose source publishes seconds per iteration instead
-// is compared in time (the same FLOP count over either time, so the error is the same ratio). A
-// second tool's predictions of the same runs (analysis/validation/calculon_results.json, written
-// by an outside script) are read beside, and their error is computed the same way.
+// is compared in time (the same FLOP count over either time, so the error is the same ratio).
+// Calculon's predictions of the same runs are read beside (validate_calculon.hpp).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,16 +64,5 @@ std::string default_validation_file();
 ValidationSet load_published_runs(const std::string& path);  // throws UsageError naming the field
 ValidationRow validate_run(const PublishedRun& run, double tolerance_pct);
 nlohmann::json validation_row_json(const ValidationRow& r);
-
-// Calculon's predicted seconds per iteration by run id, read from the file that
-// analysis/validation/calculon/run_calculon.py writes ({"runs": [{"id", "predicted_iteration_s"},
-// ...]}); throws UsageError naming the field. Default file: calculon_results.json beside the
-// default validation file.
-using SecondToolTimes = std::map<std::string, double>;
-std::string default_calculon_file();
-SecondToolTimes load_calculon_results(const std::string& path);
-// Sets row.calculon_s and row.calculon_error_pct when `times` has the row's run: the same FLOP
-// count as the row's prediction over Calculon's time, against the published figure.
-void add_second_tool(ValidationRow& row, const SecondToolTimes& times);
 
 }  // namespace ovb::model
