@@ -133,3 +133,24 @@ json.dump({"total_time": 2.0 * exe["batch_size"], "proc_mem_tier1_cap_req": 2**3
 def test_commit_from_folder_name():
     assert rc.commit_of("/x/calculon-caa4b11") == "caa4b11"
     assert rc.commit_of("/x/calculon") is None
+
+
+def test_committed_results_are_of_todays_entries():
+    # Each committed Calculon run was given what the script writes for the entry as it stands
+    # (the same application, one of its candidates, as many candidates): an entry whose settings
+    # changed since makes this fail until run_calculon.py is run again.
+    results = json.loads((ANALYSIS / "validation" / "calculon_results.json").read_text())
+    assert results["runs"]
+    for r in results["runs"]:
+        run = shipped(r["id"])
+        exe = r["execution"]
+        pair = (exe["microbatch_size"], exe["pipeline_interleaving"])
+        again = f"{r['id']}: its entry changed; run analysis/validation/calculon/run_calculon.py"
+        assert r["application"] == rc.application(run), again
+        assert pair in rc.candidates(run), again
+        assert exe == rc.execution(run, *pair), again
+        assert r["candidates"] == len(rc.candidates(run)), again
+        assert r["published_iteration_s"] == pytest.approx(rc.published_seconds(run), rel=1e-12)
+    listed = {r["id"] for r in results["runs"]} | {r["id"] for r in results["not_predicted"]}
+    assert listed == {r["id"] for r in json.loads(RUNS.read_text())["runs"]}, \
+        "the validation file's runs changed: run analysis/validation/calculon/run_calculon.py again"
