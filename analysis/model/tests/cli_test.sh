@@ -169,6 +169,13 @@ bad megatron-none "no valid Megatron configuration of 8 GPUs" "$model" search --
 bad validate-only "no run 'nope'" "$model" validate --only nope
 printf '{"tolerance_pct": 10, "runs": [{"id": "x", "source": "s", "strategy": "megatron", "machine": "dgx-h100", "gpus": 8, "batch": 8, "model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 16}, "published": {"tflops_per_gpu": 1, "convention": "model"}}]}' > "$work/runs.json"
 bad validate-field "run x: model.'vocab' is missing" "$model" validate --runs "$work/runs.json"
+# A published time beside a published TFLOP/s, and a Calculon results file that is missing or has
+# a bad time: one line naming it.
+printf '{"tolerance_pct": 10, "runs": [{"id": "x", "source": "s", "strategy": "megatron", "machine": "dgx-h100", "gpus": 8, "batch": 8, "model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "vocab": 64}, "published": {"tflops_per_gpu": 1, "iteration_s": 2, "convention": "model"}}]}' > "$work/runs-both.json"
+bad validate-both "run x: published.give exactly one of 'tflops_per_gpu' and 'iteration_s'" "$model" validate --runs "$work/runs-both.json"
+bad validate-calculon-missing "calculon-none.json" "$model" validate --only megatron-sc21-1t-3072 --calculon "$work/calculon-none.json"
+printf '{"runs": [{"id": "megatron-sc21-1t-3072", "predicted_iteration_s": 0}]}' > "$work/calculon-bad.json"
+bad validate-calculon-time "Calculon results .*calculon-bad.json: run megatron-sc21-1t-3072: 'predicted_iteration_s' must be a number > 0" "$model" validate --only megatron-sc21-1t-3072 --calculon "$work/calculon-bad.json"
 
 if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi
 exit $((failures > 0))
