@@ -155,6 +155,13 @@ has "$work/versus-node.json" "d['versus']['best_megatron'] is None and d['versus
 grep -q "tp stays inside a node of 4 GPUs; --megatron-tp-across-nodes" "$work/versus-node.out" || fail "versus-node: no hint at --megatron-tp-across-nodes"
 ok versus-across "$model" versus "${headline[@]}" --megatron-tp-across-nodes --json "$work/versus-across.json"
 has "$work/versus-across.json" "d['versus']['best_megatron']['tp'] > 4 and d['versus']['best_megatron']['fits'] and d['inputs']['megatron']['tp_across_nodes'] is True"
+# The Megatron-LM era: named in the JSON and the versus line; the paper-era code paths are slower
+# (data-parallel reduction after the flush, no interleaving at pp 2); an unknown era is refused.
+has "$work/versus-across.json" "d['versus']['best_megatron']['era'] == 'core' and d['inputs']['megatron']['era'] == 'core'"
+ok versus-2022 "$model" versus "${headline[@]}" --megatron-tp-across-nodes --megatron-era 2022 --json "$work/versus-2022.json"
+has "$work/versus-2022.json" "d['versus']['best_megatron']['era'] == '2022' and not (d['versus']['best_megatron']['pp'] == 2 and d['versus']['best_megatron']['virtual_stages'] > 1) and d['versus']['best_megatron']['predicted_ms'] >= json.load(open(sys.argv[1].replace('versus-2022', 'versus-across')))['versus']['best_megatron']['predicted_ms']"
+grep -q "(Megatron-LM era 2022)" "$work/versus-2022.out" || fail "versus-2022: the versus line does not name the era"
+bad megatron-era "megatron-era" "$model" versus "${headline[@]}" --megatron-era 2019
 # Uneven pipeline stages: Llama 3 405B's 126 layers on 16 stages only as 7 + 14 x 8 + 7.
 llama405=(search --strategy megatron --machine dgx-h100 --preset llama3-405B --seq 8192 --batch 2048 --gpus 8192 --megatron-tp 8 --megatron-pp 16)
 bad megatron-even-405b "pp the layers" "$model" "${llama405[@]}"

@@ -207,6 +207,14 @@ TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
   EXPECT_NE(load_error(r).find("run r: config.tp_across_nodes must be true or false"),
             std::string::npos)
       << load_error(r);
+  r["config"]["tp_across_nodes"] = true;
+  r["config"]["era"] = "2019";
+  EXPECT_NE(load_error(r).find("run r: config.era: unknown Megatron-LM era '2019'"),
+            std::string::npos)
+      << load_error(r);
+  r["config"]["era"] = 2022;
+  EXPECT_NE(load_error(r).find("run r: config.era must be a string"), std::string::npos)
+      << load_error(r);
 }
 
 TEST(Validate, NarayananConventionCountsTheFullAttentionAndAThreePassHead) {
