@@ -29,16 +29,17 @@ The runs come first: what a call leaves (steps past the budget) is the least nee
 The budget of one call (the estimate each step carries, printed by `ovb-suite list`):
   build     BUILD_S: configure + gpt4d, ovb-collective, ovb-model for sm_90 on 16 cores
   runs      2 grids x 7 conditions x 2 repeats = 28 gpt4d runs, each RUN_SETUP_S + 11 x ITER_S
-            = 5 + 11 x 0.46 = 10.1 s: 282.8 s. RUN_SETUP_S: start-up, NCCL set-up, iteration 0's
-            one-time work and exit - consecutive committed 4-rank runs end 4-6 s apart of which
-            1.1-2.3 s are their iterations (slurm/lib/run-overhead.py on results/h100/
-            overlap-4ranks and model/gpt4d); ITER_S: the slowest grid's predicted no-overlap
+            = 5 + 11 x 0.46 = 10.06 s: 281.7 s. RUN_SETUP_S: start-up, NCCL set-up, exit and the
+            launch of the next run - consecutive committed 4-rank runs end 2.5-4.2 s later than
+            their iterations account for (12 runs, dates to 1 s: slurm/lib/run-overhead.py on
+            results/h100/overlap-4ranks and model/gpt4d) - and iteration 0's one-time work
+            (0.26-0.61 s above the median); ITER_S: the slowest grid's predicted no-overlap
             iteration (385 ms) + 20 % (the model's largest error on this machine, 18.6 %)
   the rest  2 socket probes x 8 s, 10 predictions x 1 s, gpu_info 1 s, plot 15 s: 42 s
   BUDGET_S  560 s from the start of the call (--budget-start: the build counts); a step is not
             started with less than 20 s of it left. The summary (exempt from the budget, ~2 s)
             and copying the folder use the 40 s to the call's 600 s.
-With BUILD_S = 180: 180 + 282.8 + 42 = 504.8 s of 560; a build or runs 55 s slower than
+With BUILD_S = 180: 180 + 281.7 + 42 = 503.7 s of 560; a build or runs 56 s slower than
 estimated still fit, and what does not is left for a next call with the same --out.
 """
 
