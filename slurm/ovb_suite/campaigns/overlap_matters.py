@@ -69,7 +69,7 @@ PARAMS = {
     "socket": ("4x4", "NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD of the runs, or default"),
     "machine": ("results/h100/model/model/machine.json", "ovb-model machine file (relative to "
                 "the repository root, or a preset name) for the predictions"),
-    "run_limit_s": ("90", "watchdog limit of one run, seconds"),
+    "run_limit_s": ("45", "watchdog limit of one run, seconds (about 4x its estimate)"),
 }
 ALL = "oar,ors,oag"
 # (name, --overlap, (comm priority, compute priority) or None for gpt4d's default high/normal)
