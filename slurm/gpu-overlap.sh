@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # slurm/gpu-overlap.sh: the overlap-matters campaign in one GPU call of at most 10 minutes, build
 # included. Builds, for one CUDA architecture on every core, only what the preset runs (the
-# binaries its plan names: gpt4d, ovb-collective, ovb-model; cuDNN attention on, as in the
-# committed runs), then runs `ovb-suite run --preset overlap-matters` into OUT_DIR/overlap-matters
+# binaries its plan names: gpt4d, ovb-collective, ovb-model, and ovb-gpu-probe, which the driver
+# runs for --backend cuda; cuDNN attention on, as in the committed runs), then runs `ovb-suite run --preset overlap-matters` into OUT_DIR/overlap-matters
 # with the preset's budget counted from this script's start (--budget-start), so the build counts:
 # no step starts past it, every result lands in the folder as its step ends, the summary is
 # written at the end with what finished, and `timeout` stops the driver (which records the step it
@@ -46,8 +46,8 @@ py=${OVB_PYTHON:-python3}
 [ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
 export OVB_PYTHON=$py
 suite=("$py" "$root/slurm/ovb-suite")
-# The targets: the binaries the preset's plan runs.
-mapfile -t targets < <("${suite[@]}" list --preset overlap-matters --binaries)
+# The targets: the binaries the preset's plan runs, and the GPU probe the driver runs.
+mapfile -t targets < <("${suite[@]}" list --preset overlap-matters --backend cuda --binaries)
 [ ${#targets[@]} -gt 0 ] || die "no binaries in the overlap-matters plan"
 configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DOVB_ENABLE_CUDNN=ON
            -DOVB_BUILD_TESTS=OFF)

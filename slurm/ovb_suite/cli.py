@@ -169,7 +169,8 @@ def make_parser():
     ls = sub.add_parser("list", help="the suite's steps and commands for a target")
     _target_options(ls)
     ls.add_argument("--binaries", action="store_true", help="print only the suite executables "
-                    "the plan runs (the build targets it needs), one a line")
+                    "a run of the plan needs (the build targets), one a line: those its steps "
+                    "run, and with --backend cuda the GPU probe")
     return ap
 
 
@@ -471,7 +472,9 @@ def cmd_list(args):
     args.ranks_per_gpu = args.ranks_per_gpu or 1
     args.params = _params(args)
     if args.binaries:
-        print("\n".join(sorted(_plan_binaries(args))))
+        # run --backend cuda also runs the build's GPU probe (launch.resolve_backend)
+        probe = {"ovb-gpu-probe"} if args.backend == "cuda" else set()
+        print("\n".join(sorted(_plan_binaries(args) | probe)))
         return 0
     args.plan_only = True
     target = _resolve_target(args)

@@ -5,9 +5,12 @@ every grid in every repeat, with the flags and priorities that define it; repeat
 grids alternating and the condition order reversed every second repeat, so that every condition's
 mean position (a linear drift) is the same; warm-up excluded; the runs' NCCL socket setting in
 each step's environment and probed beside NCCL's default; the estimate (build + steps) within the
-budget, and the budget and the summary within the call's 600 s. With a host gpt4d
-($OVB_TEST_GPT4D), a run under a planned step's environment records the socket setting in its
-result's context and the preset's summary reads it from there.
+budget, and the budget and the summary within the call's 600 s. Then the call itself with
+stand-ins for cmake and the GPU programs (tests/fixtures/gpu-overlap-stub.py) and a short budget:
+the build counts in it, the first runs of the plan finish and the rest wait for a next call, the
+summary is written with what finished. With a host gpt4d ($OVB_TEST_GPT4D), a run under a planned
+step's environment records the socket setting in its result's context and the preset's summary
+reads it from there.
 
 Run: python3 slurm/tests/gpu_overlap_plan.py -v      (ctest: slurm_gpu_overlap_plan)
 """
@@ -21,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from datetime import datetime, timezone
 
 SLURM = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 REPO = os.path.dirname(SLURM)
@@ -95,8 +99,10 @@ class DryRun(unittest.TestCase):
         self.assertEqual(value(build, "-j"), str(os.cpu_count()))
         used = {os.path.basename(w) for _, _, _, cmd in self.steps for w in cmd
                 if os.path.basename(w) in targets}
-        self.assertEqual(sorted(used), sorted(targets))
-        self.assertEqual(sorted(targets), ["gpt4d", "ovb-collective", "ovb-model"])
+        # every binary the steps run, and the probe `run --backend cuda` runs first
+        self.assertEqual(sorted(used | {"ovb-gpu-probe"}), sorted(targets))
+        self.assertEqual(sorted(targets), ["gpt4d", "ovb-collective", "ovb-gpu-probe",
+                                           "ovb-model"])
         self.assertFalse(os.path.exists(self.out), "a dry run writes no results folder")
 
     def test_every_condition_on_every_grid_in_every_repeat(self):
@@ -205,6 +211,69 @@ class DryRun(unittest.TestCase):
             self.assertEqual(r.returncode, 2, args)
             self.assertIn(msg, r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+class StubbedCall(unittest.TestCase):
+    """The call itself, not dry, with stand-ins (tests/fixtures/gpu-overlap-stub.py) for cmake
+    and the GPU programs, under a budget of 35 s of which the build takes 5: the build counts, no
+    step starts with less than 20 s left, the runs that started are the first of the plan with
+    their results in place, the rest waits for the next call, and the summary is written with
+    what finished, the socket setting read from the results' contexts."""
+    BUDGET_S, BUILD_S = 35, 5
+
+    def test_a_call_cut_by_its_budget_keeps_what_finished_and_summarises_it(self):
+        stub = os.path.join(SLURM, "tests", "fixtures", "gpu-overlap-stub.py")
+        with tempfile.TemporaryDirectory(prefix="ovb-gpu-overlap-") as tmp:
+            bindir = os.path.join(tmp, "bin")
+            os.makedirs(bindir)
+            for name in ("cmake", "nvidia-smi"):
+                os.symlink(stub, os.path.join(bindir, name))
+            env = {k: v for k, v in os.environ.items()
+                   if not k.startswith("SLURM_") and k != "OVB_LAUNCHER"}
+            env.update(PATH=bindir + os.pathsep + env["PATH"], STUB_LOG=os.path.join(tmp, "log"),
+                       STUB_BUILD_S=str(self.BUILD_S), STUB_RUN_S="0.5",
+                       OVB_GPU_BUILD=os.path.join(tmp, "build"),
+                       OVB_PYTHON=env.get("OVB_PYTHON", sys.executable))
+            out = os.path.join(tmp, "out")
+            r = subprocess.run([WRAPPER, out, "--", "--budget", str(self.BUDGET_S)],
+                               capture_output=True, text=True, env=env, timeout=300)
+            self.assertEqual(r.returncode, 1, r.stdout + r.stderr)  # steps left for a next call
+            with open(os.path.join(tmp, "log"), encoding="utf-8") as f:
+                cmake = [line.split() for line in f]
+            self.assertEqual(cmake[1][cmake[1].index("--target") + 1:],
+                             ["gpt4d", "ovb-collective", "ovb-gpu-probe", "ovb-model"])
+            folder = os.path.join(out, "overlap-matters")
+            with open(os.path.join(folder, ".suite", "status.json"), encoding="utf-8") as f:
+                rows = json.load(f)["steps"]
+            with open(os.path.join(folder, ".suite", "suite.json"), encoding="utf-8") as f:
+                start = json.load(f)["jobs"][-1]["budget_start"]
+            t0 = datetime.strptime(start, "%Y-%m-%dT%H:%M:%SZ").replace(
+                tzinfo=timezone.utc).timestamp()
+            runs = [row for row in rows if RUN.match(row["step"])]
+            done = [row["step"] for row in runs if row["status"] == "finished"]
+            self.assertGreaterEqual(len(done), 1, rows)
+            self.assertEqual(done, [row["step"] for row in runs[:len(done)]])
+            for row in runs[len(done):] + [row for row in rows if row["step"] == "plot"]:
+                self.assertEqual(row["status"], "pending", row)
+                self.assertIn("left for the next call", row["error"])
+            for name in done:
+                with open(os.path.join(folder, ".suite", "state", name + ".json"),
+                          encoding="utf-8") as f:
+                    started = json.load(f)["started_epoch"]
+                self.assertGreaterEqual(started, t0 + self.BUILD_S)  # after the build
+                # started with 20 s of the budget left (t0 is rounded down to the second)
+                self.assertLessEqual(started, t0 + 1 + self.BUDGET_S - 20)
+                rep, grid, cond = RUN.match(name).groups()
+                self.assertTrue(os.path.exists(
+                    os.path.join(folder, "runs", f"g{grid}-{cond}-r{rep}.json")))
+            summary = next(row for row in rows if row["step"] == "summary")
+            self.assertEqual(summary["status"], "finished")
+            with open(os.path.join(folder, "overlap-matters.json"), encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["run_sockets"], {"4x4": len(done)})
+            with open(os.path.join(out, "gpu-overlap.log"), encoding="utf-8") as f:
+                log = f.read()
+            self.assertIn("build exit status 0", log)
+            self.assertIn("driver exit status 1", log)
 
 
 class ResultContext(unittest.TestCase):

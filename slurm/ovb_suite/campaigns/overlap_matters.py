@@ -7,7 +7,7 @@ ovb-model (the loopback machine file calibrated on the H100, results/h100/model/
 so that communication alone and compute alone are predicted within 2x of each other
 (docs/gpu-campaigns.md gives the numbers). The mixed grid 1x1x2x2 (`--param configs=...`) is left
 out by default: its collectives are the two pure grids' on groups of 2, so it answers less.
-A CUDA build with gpt4d, ovb-collective and ovb-model:
+A CUDA build with gpt4d, ovb-collective and ovb-model (and ovb-gpu-probe for the driver):
   gpu_info            nvidia-smi -L
   rREP-GRID-COND      gpt4d on each grid under each condition - no overlap, each flag alone
                       (OAR has nothing to hide on these grids: a control that must equal none),
@@ -27,7 +27,7 @@ A CUDA build with gpt4d, ovb-collective and ovb-model:
 The runs come first: what a call leaves (steps past the budget) is the least needed.
 
 The budget of one call (the estimate each step carries, printed by `ovb-suite list`):
-  build     BUILD_S: configure + gpt4d, ovb-collective, ovb-model for sm_90 on 16 cores
+  build     BUILD_S: configure + gpt4d, ovb-collective, ovb-model, ovb-gpu-probe, sm_90, 16 cores
   runs      2 grids x 7 conditions x 2 repeats = 28 gpt4d runs, each RUN_SETUP_S + 11 x ITER_S
             = 5 + 11 x 0.46 = 10.06 s: 281.7 s. RUN_SETUP_S: start-up, NCCL set-up, exit and the
             launch of the next run - consecutive committed 4-rank runs end 2.5-4.2 s later than
