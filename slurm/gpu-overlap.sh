@@ -22,7 +22,7 @@ start=$(date +%s)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 usage="usage: gpu-overlap.sh OUT_DIR [--dry-run] [--resume DIR] [-- OVB_SUITE_RUN_OPTIONS...]"
 die() { echo "gpu-overlap.sh: error: $*" >&2; exit 2; }
-[ $# -ge 1 ] && [ "${1#-}" = "$1" ] || die "$usage"
+if [ $# -lt 1 ] || [ "${1#-}" != "$1" ]; then die "$usage"; fi
 out=$1
 shift
 dry=0 resume=""
@@ -41,7 +41,9 @@ arch=${OVB_GPU_ARCH:-90}
 build=${OVB_GPU_BUILD:-$root/build/gpu-overlap}
 limit=${OVB_CALL_LIMIT_S:-600}
 [[ $arch =~ ^[0-9]+[a-z]?$ ]] || die "OVB_GPU_ARCH=$arch: expected one architecture, e.g. 90"
-[[ $limit =~ ^[0-9]+$ ]] && [ "$limit" -gt 60 ] || die "OVB_CALL_LIMIT_S=$limit: expected seconds > 60"
+if ! [[ $limit =~ ^[0-9]+$ ]] || [ "$limit" -le 60 ]; then
+  die "OVB_CALL_LIMIT_S=$limit: expected seconds > 60"
+fi
 py=${OVB_PYTHON:-python3}
 [ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
 export OVB_PYTHON=$py
