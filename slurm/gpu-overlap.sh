@@ -2,9 +2,9 @@
 # slurm/gpu-overlap.sh: the overlap-matters campaign in one GPU call of at most 10 minutes, build
 # included. Builds, for one CUDA architecture on every core, only what the preset runs (the
 # binaries its plan names: gpt4d, ovb-collective, ovb-model, and ovb-gpu-probe, which the driver
-# runs for --backend cuda; cuDNN attention on, as in the committed runs), then runs `ovb-suite run --preset overlap-matters` into OUT_DIR/overlap-matters
-# with the preset's budget counted from this script's start (--budget-start), so the build counts:
-# no step starts past it, every result lands in the folder as its step ends, the summary is
+# runs for --backend cuda; cuDNN attention on, as in the committed runs), then runs `ovb-suite run
+# --preset overlap-matters` into OUT_DIR/overlap-matters with the preset's budget counted from
+# this script's start (--budget-start), so the build counts: no step starts past it, every result lands in the folder as its step ends, the summary is
 # written at the end with what finished, and `timeout` stops the driver (which records the step it
 # cut as interrupted) 10 s before the call's limit.
 # Usage: slurm/gpu-overlap.sh OUT_DIR [--dry-run] [--resume DIR] [-- OVB_SUITE_RUN_OPTIONS...]
