@@ -4,9 +4,10 @@
 # binaries its plan names: gpt4d, ovb-collective, ovb-model, and ovb-gpu-probe, which the driver
 # runs for --backend cuda; cuDNN attention on, as in the committed runs), then runs `ovb-suite run
 # --preset overlap-matters` into OUT_DIR/overlap-matters with the preset's budget counted from
-# this script's start (--budget-start), so the build counts: no step starts past it, every result lands in the folder as its step ends, the summary is
-# written at the end with what finished, and `timeout` stops the driver (which records the step it
-# cut as interrupted) 10 s before the call's limit.
+# this script's start (--budget-start), so the build counts: no step starts past it, every result
+# lands in the folder as its step ends, the summary is written at the end with what finished, and
+# `timeout` stops the driver (which records the step it cut as interrupted) 10 s before the call's
+# limit.
 # Usage: slurm/gpu-overlap.sh OUT_DIR [--dry-run] [--resume DIR] [-- OVB_SUITE_RUN_OPTIONS...]
 #   --dry-run     print the build commands and the driver's plan with its time estimate; builds and
 #                 runs nothing, needs no GPU (ctest slurm_gpu_overlap_plan checks that plan)
@@ -71,7 +72,8 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-overlap.log
 note() { echo "gpu-overlap: $* ($(($(date +%s) - start)) s since the start)" | tee -a "$log"; }
-note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch, targets ${targets[*]}"
+note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch," \
+  "targets ${targets[*]}"
 if [ -n "$resume" ]; then
   mkdir -p "$out/overlap-matters"
   cp -a "$resume/." "$out/overlap-matters/"
