@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """slurm/lib/run-overhead.py: what a gpt4d run costs beyond its iterations, from result files of
-runs made one after the other (the campaign presets' time estimates, e.g. overlap_matters.RUN_SETUP_S).
+runs made one after the other (the campaign presets' time estimates, e.g.
+overlap_matters.RUN_SETUP_S).
 A result's context.date is written when its run is over (1 s resolution), so for consecutive runs
 the gap between two dates is the later run's whole duration; minus the sum of its iterations
 (iterations[].time_ms) it leaves start-up (MPI, CUDA/MPS, NCCL), exit and the launch between runs.
