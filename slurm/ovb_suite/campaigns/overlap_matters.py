@@ -27,17 +27,22 @@ A CUDA build with gpt4d, ovb-collective and ovb-model (and ovb-gpu-probe for the
 The runs come first: what a call leaves (steps past the budget) is the least needed.
 
 The budget of one call (the estimate each step carries, printed by `ovb-suite list`):
-  build     BUILD_S: configure + gpt4d, ovb-collective, ovb-model, ovb-gpu-probe, sm_90, 16 cores
+  build     BUILD_S = 180 s: configure + gpt4d, ovb-collective, ovb-model, ovb-gpu-probe for sm_90
+            on 16 cores. Measured once on a 2-core CPU machine (no compiler cache): 796 CPU-s in
+            145 build steps, configure 6 s, longest chain cudnn_attention.cpp (61 CPU-s) + links
+            (2 s): on 16 cores at most 796/16 + 15/16 x 63 + 6 = 115 s, 142 s on cores slower by
+            the GPU machine's clock (2.1 against 2.6 GHz)
   runs      2 grids x 7 conditions x 2 repeats = 28 gpt4d runs, each RUN_SETUP_S + 11 x ITER_S
             = 5 + 11 x 0.46 = 10.06 s: 281.7 s. RUN_SETUP_S: start-up, NCCL set-up, exit and the
             launch of the next run - consecutive committed 4-rank runs end 2.5-4.2 s later than
             their iterations account for (12 runs, dates to 1 s: slurm/lib/run-overhead.py on
             results/h100/overlap-4ranks and model/gpt4d) - and iteration 0's one-time work
-            (0.26-0.61 s above the median); ITER_S: the slowest grid's predicted no-overlap
-            iteration (385 ms) + 20 % (the model's largest error on this machine, 18.6 %)
+            (0.26-0.61 s above the median); ITER_S: the slowest predicted no-overlap iteration
+            of the three grids (1x1x2x2, 385 ms; 1x1x1x4 330, 1x1x4x1 369) + 20 % (the model's
+            largest error against the committed 4-rank runs, 18.6 %)
   the rest  2 socket probes x 8 s, 10 predictions x 1 s, gpu_info 1 s, plot 15 s: 42 s
   BUDGET_S  560 s from the start of the call (--budget-start: the build counts); a step is not
-            started with less than 20 s of it left. The summary (exempt from the budget, ~2 s)
+            started with less than 20 s of it left. The summary (exempt from the budget, 1-2 s)
             and copying the folder use the 40 s to the call's 600 s.
 With BUILD_S = 180: 180 + 281.7 + 42 = 503.7 s of 560; a build or runs 56 s slower than
 estimated still fit, and what does not is left for a next call with the same --out.
