@@ -42,7 +42,7 @@ The budget of one call (the estimate each step carries, printed by `ovb-suite li
             largest error against the committed 4-rank runs, 18.6 %)
   the rest  2 socket probes x 8 s, 10 predictions x 1 s, gpu_info 1 s, plot 15 s: 42 s
   BUDGET_S  560 s from the start of the call (--budget-start: the build counts); a step is not
-            started with less than 20 s of it left. The summary (exempt from the budget, 1-2 s)
+            started with less than 20 s of it left. The summary (exempt from the budget, ~3 s)
             and copying the folder use the 40 s to the call's 600 s.
 With BUILD_S = 180: 180 + 281.7 + 42 = 503.7 s of 560; a build or runs 56 s slower than
 estimated still fit, and what does not is left for a next call with the same --out.
