@@ -17,7 +17,7 @@ order, each result written into the folder as soon as its step ends:
                      telemetry (the README's headline measured again)
   nccl-tests-build, nccl-*/ovb-*, nccl-compare-*   nccl-tests beside ovb-collective, 2 and 4
                      ranks, 1 MiB to 256 MiB, back to back (the baselines preset's steps; needs
-                     the nccl-tests tarball in the checkout's shared/baselines)
+                     the nccl-tests tarball, --param nccl_tests)
   summary            ovb-analysis summarize gpu-check: pass, fail, skipped per step and per
                      ctest, and the tables of each part
 Each step's watchdog limit is its time budget (`ovb-suite list --preset gpu-check` prints it); a
