@@ -141,7 +141,7 @@ def _memory(b, g):
     for tag, ranks, opts in MEMORY_RUNS:
         shared = ["--ranks-per-gpu", str(ranks)] if ranks > 1 else []
         b.add(f"memory-{tag}", [gpt4d, "--backend", "cuda", *SHAPE_13B, *shared, *opts,
-                                "--iters", "3", "--warmup", "1", "--quiet",
+                                "--iters", "2", "--warmup", "1", "--quiet",
                                 "--out", f"{{tmp}}/memory/{tag}.json"],
               group=g, ranks=ranks if ranks > 1 else 0, outputs=[f"memory/{tag}.json"],
               timeout=90 if ranks > 1 else 60, unfit=UNFIT_MEMORY,
