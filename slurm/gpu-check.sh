@@ -45,7 +45,9 @@ export OVB_PYTHON=$py PATH="/usr/local/cuda/bin:$PATH"
 # The build's estimate on the GPU machine's 16 cores, from the cold build of these targets on
 # 2 cores (docs/gpu-campaigns.md, "The GPU check").
 build_estimate_s=240
-summary_reserve_s=30  # the summary step (always run, exempt from the budget) and the margin
+# The summary step (always run, exempt from the budget), a step stopped at the budget's end (10 s
+# of --grace between SIGTERM and SIGKILL) and the margin.
+summary_reserve_s=30
 
 if [ -z "$arch" ]; then
   cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d ' .')
@@ -69,7 +71,7 @@ configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch"
 # shellcheck disable=SC2206  # the target names are words
 make=(cmake --build "$build" -j "$(nproc)" --target $targets)
 suite=("$py" "$root/slurm/ovb-suite" run --preset gpu-check --backend cuda --build "$build"
-       --out "$out" --heartbeat 60)
+       --out "$out" --heartbeat 60 --grace 10)
 [ -n "$only" ] && suite+=(--only "$only")
 
 if [ "$dry" = 1 ]; then
