@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
             arch=$2; shift ;;
     --only) [ -n "${2:-}" ] || die "--only needs a list of steps or groups"; only=$2; shift ;;
     --dry-run) dry=1 ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     -*) die "unknown option '$1' ($usage)" ;;
     *) [ -z "$out" ] || die "one OUT_DIR only, got '$out' and '$1'"; out=$1 ;;
   esac
