@@ -313,7 +313,9 @@ def _campaign_line(args, budget, steps):
            f"{estimate}; parameters: {params}"
 
 
-def _print_plan(steps, target, launcher, note=None):
+def _print_plan(steps, target, launcher, note=None, budget_notes=False):
+    """Every step with its command; with budget_notes (a campaign with a time budget) each
+    step's watchdog limit too: its share of the call's budget."""
     print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}"
           f"{' (' + target.arch + ')' if target.arch != 'gpt' else ''}, build "
           f"{target.build or '-'}, launcher {launcher.describe()}")
@@ -329,6 +331,7 @@ def _print_plan(steps, target, launcher, note=None):
         notes += [f"~{s.estimate_s:g} s"] if s.estimate_s > 0 else []
         notes += [f"env {' '.join(f'{k}={v}' for k, v in s.env.items())}"] if s.env else []
         notes += [f"{s.ranks} ranks"] if s.ranks and launcher.kind == "none" else []
+        notes += [f"limit {s.timeout_s:g} s"] if budget_notes else []
         state = "".join(f"  [{n}]" for n in notes)
         print(f"{s.name} ({s.group}){state}\n    {shlex.join(cmd)}")
 
@@ -376,7 +379,7 @@ def cmd_run(args):
     budget = args.budget if args.budget is not None else \
         (default_budget(campaign, target.backend) if campaign else None)
     if args.dry_run:
-        _print_plan(steps, target, launcher, _campaign_line(args, budget, steps))
+        _print_plan(steps, target, launcher, _campaign_line(args, budget, steps), bool(budget))
         return 0
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
@@ -481,7 +484,8 @@ def cmd_list(args):
     budget = default_budget(CAMPAIGNS[args.preset], target.backend) \
         if args.preset in CAMPAIGNS else None
     steps = _steps(args, target)
-    _print_plan(steps, target, choose_launcher(), _campaign_line(args, budget, steps))
+    _print_plan(steps, target, choose_launcher(), _campaign_line(args, budget, steps),
+                bool(budget))
     return 0
 
 

@@ -401,6 +401,75 @@ class LlamaGpuPlan(unittest.TestCase):
             build_steps(CAMPAIGNS["llama-gpu"], "host", "", {})
 
 
+class GpuCheckPlan(unittest.TestCase):
+    """The gpu-check preset (slurm/gpu-check.sh): one step per GPU-labelled ctest of the build, in
+    ctest's order, then the Llama checks, the option runs, memory, the headline, the collectives;
+    every program it runs is on its target list."""
+
+    CTEST_JSON = {"tests": [{"name": "p.gpu.clean"}, {"name": "p.gpu.run"},
+                            {"name": "gpt4d.parallel.cuda.4ranks"}]}
+
+    def fake_ctest(self, tmp):
+        """A `ctest` on PATH that prints the label list (and records its arguments)."""
+        exe = os.path.join(tmp, "ctest")
+        with open(exe, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho \"$@\" > %s/args\ncat <<'EOF'\n%s\nEOF\n"
+                    % (tmp, json.dumps(self.CTEST_JSON)))
+        os.chmod(exe, 0o755)
+        return exe
+
+    def test_ctest_steps_from_the_build_then_the_parts_in_order(self):
+        c = CAMPAIGNS["gpu-check"]
+        with tempfile.TemporaryDirectory() as tmp:
+            self.fake_ctest(tmp)
+            old = os.environ["PATH"]
+            os.environ["PATH"] = tmp + os.pathsep + old
+            try:
+                p = parse_params(c, [])
+                b = build(c, Target(REPO, "/b", "cuda", 4, c.NAME), p)
+            finally:
+                os.environ["PATH"] = old
+            self.assertEqual(read(os.path.join(tmp, "args")).split(),
+                             ["--test-dir", "/b", "-N", "-L", "gpu", "--show-only=json-v1"])
+        names = [s.name for s in b.steps]
+        by = {s.name: s for s in b.steps}
+        self.assertEqual(names[:4], ["gpu_info", "ctest-p.gpu.clean", "ctest-p.gpu.run",
+                                     "ctest-gpt4d.parallel.cuda.4ranks"])
+        run = by["ctest-p.gpu.run"].command
+        self.assertEqual(run[run.index("-R") + 1], r"^p\.gpu\.run$")
+        self.assertEqual(run[run.index("-FA") + 1], ".*")  # its set-up is the step before
+        self.assertEqual(by["ctest-gpt4d.parallel.cuda.4ranks"].timeout_s, 240)
+        groups = list(dict.fromkeys(s.group for s in b.steps))
+        self.assertEqual(groups, ["info", "ctest", "llama", "options", "memory", "headline",
+                                  "collectives", "report"])
+        # Every suite program the steps run is built by slurm/gpu-check.sh.
+        self.assertLessEqual(b.binaries, set(c.TARGETS))
+        self.assertTrue(c.MPS)
+        # The option runs: 4 ranks sharing the GPU, fp32, the serial run's model and batches.
+        serial = by["options-serial"].command
+        for tag, opts in c.OPTION_RUNS:
+            s = by[f"options-{tag}"]
+            self.assertEqual(s.ranks, 4)
+            self.assertEqual(s.command[:len(serial) - 2], serial[:-2])
+            self.assertEqual(s.command[-2 - len(opts):-2], opts)
+        # Memory: the 1.3B shape under each option, ranks sharing the GPU where the grid has 4.
+        self.assertEqual([by[f"memory-{t}"].ranks for t, _, _ in c.MEMORY_RUNS],
+                         [0, 0, 0, 4, 4, 4, 4, 4])
+        head = by["headline-1.3B"].command
+        self.assertEqual(int(head[head.index("--iters") + 1]) -
+                         int(head[head.index("--warmup") + 1]), 20)
+        self.assertIn("1M", by["ovb-all_reduce-2r"].command)
+        self.assertIn("256M", by["nccl-all_gather-4r"].command)
+        self.assertEqual(by["summary"].command[-2:], ["gpu-check", "{out}"])
+
+    def test_unconfigured_build_runs_the_whole_label_in_one_step(self):
+        steps = build_steps(CAMPAIGNS["gpu-check"], "cuda", "", {})
+        ctest = [s for s in steps if s.group == "ctest"]
+        self.assertEqual([s.name for s in ctest], ["ctest-gpu"])
+        self.assertIn("-L", ctest[0].command)
+        self.assertIn("no build folder", ctest[0].description)
+
+
 class MpsStart(unittest.TestCase):
     def test_no_control_binary_is_a_note_not_an_error(self):
         path = os.environ["PATH"]
