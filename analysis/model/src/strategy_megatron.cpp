@@ -19,12 +19,14 @@ namespace {
 // The settings: "recompute" (any = search all), the pinned sizes (0 = search), the switches.
 struct Args {
   std::string recompute = "any";
+  std::string era = "core";  // megatron_era: the release whose code paths are costed
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
   bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;
 
   nlohmann::json settings() const {
-    return {{"recompute", recompute},
+    return {{"era", era},
+            {"recompute", recompute},
             {"tp", tp},
             {"pp", pp},
             {"micro_batch", micro_batch},
@@ -46,6 +48,14 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
   app.add_option("--megatron-recompute", a->recompute,
                  "Megatron activation recomputation: any (search all), none, selective or full")
       ->check(CLI::IsMember({"any", "none", "selective", "full"}))
+      ->capture_default_str();
+  app.add_option(
+         "--megatron-era", a->era,
+         "Megatron-LM release whose code paths are costed: sc21 (2021: unfused gradient "
+         "accumulation, data-parallel reduction after the pipeline flush), 2022 (to Aug "
+         "2023: fused accumulation, reduction after the flush) or core (today's "
+         "Megatron-Core: overlapped reduction and parameter gather); docs/model-megatron.md")
+      ->check(CLI::IsMember({"sc21", "2022", "core"}))
       ->capture_default_str();
   app.add_option("--megatron-tp", a->tp, "Pin Megatron's tensor-parallel size (0 = search)")
       ->check(ovb::non_negative());
@@ -109,14 +119,15 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
   o.sequence_parallel = s.value("sequence_parallel", true);
   o.distributed_optimizer = s.value("distributed_optimizer", true);
   o.tp_across_nodes = s.value("tp_across_nodes", false);
+  o.features = megatron_era(s.value("era", std::string("core")));
   return o;
 }
 
 std::string config_words(const GptShape& m, const MegatronConfig& c) {
-  std::string s = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) +
-                  " dp=" + std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
-                  " v=" + std::to_string(c.virtual_stages) + " " +
-                  std::string(name_of(c.recompute));
+  std::string s =
+      "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" + std::to_string(c.dp) +
+      " mb=" + std::to_string(c.micro_batch) + " v=" + std::to_string(c.virtual_stages) + " " +
+      std::string(name_of(c.recompute)) + (c.features.era == "core" ? "" : " " + c.features.era);
   if (c.uneven()) {
     const StageLayers st = *split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
     s += " stages " + std::to_string(st.first) + "+" +
@@ -222,6 +233,7 @@ StrategyView predict(const StrategyQuery& q, const nlohmann::json& e) {
   c.sequence_parallel = e.value("sequence_parallel", o.sequence_parallel);
   c.distributed_optimizer = e.value("distributed_optimizer", o.distributed_optimizer);
   c.tp_across_nodes = o.tp_across_nodes;
+  c.features = o.features;
   c.batch = o.batch;
   c.act_dtype = o.act_dtype;
   if (c.gpus() != q.gpus)
@@ -233,7 +245,8 @@ StrategyView predict(const StrategyQuery& q, const nlohmann::json& e) {
 std::string describe(const nlohmann::json& e) {
   std::ostringstream os;
   os << "tp=" << e["tp"] << " pp=" << e["pp"] << " dp=" << e["dp"] << " mb=" << e["micro_batch"]
-     << " v=" << e["virtual_stages"] << " " << e["recompute"].get<std::string>();
+     << " v=" << e["virtual_stages"] << " " << e["recompute"].get<std::string>()
+     << " (Megatron-LM era " << e["era"].get<std::string>() << ")";
   return os.str();
 }
 

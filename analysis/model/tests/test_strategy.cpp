@@ -174,6 +174,7 @@ TEST(Strategy, VersusWords) {
                            {"dp", 2},
                            {"micro_batch", 1},
                            {"virtual_stages", 3},
-                           {"recompute", "selective"}}),
-            "tp=8 pp=4 dp=2 mb=1 v=3 selective");
+                           {"recompute", "selective"},
+                           {"era", "2022"}}),
+            "tp=8 pp=4 dp=2 mb=1 v=3 selective (Megatron-LM era 2022)");
 }
