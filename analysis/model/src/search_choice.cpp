@@ -8,8 +8,8 @@
 //    first its compute time (no collective list needed), then its compute time plus the
 //    communication that blocks the compute stream (blocking_comm_us(), which without overlap
 //    flags is the iteration itself);
-//  - the previous order's winner is replayed first, then the others in the order of their
-//    compute time, and the loop stops at the first whose compute cannot beat the best;
+//  - the variant with the lowest tighter bound is replayed first (without overlap flags it is
+//    the winner), then those that their bounds do not rule out, from the lowest tighter bound up;
 //  - a replay gives up once its clock passes the best so far (simulate(), give_up_at_us);
 //  - the collective list of a variant is built only when first needed, and costed once per order.
 #include "search_choice.hpp"
@@ -131,35 +131,43 @@ Candidate exhaustive_choice(Chooser& ch, std::size_t k) {
   return std::move(*best);
 }
 
-// The fastest of the fitting variants `fit` (sorted by compute bound `bound`) on order k; `first`
-// is tried before the others. Returns the winner's index, its timeline in `out`.
+// The fastest of the fitting variants `fit` (sorted by compute bound `bound`) on order k. Returns
+// the winner's index, its timeline in `out`.
 std::size_t fastest_fitting(Chooser& ch, const std::vector<std::size_t>& fit,
-                            const std::vector<double>& bound, std::size_t first, std::size_t k,
-                            Timeline& out) {
-  std::size_t best = first;
-  double best_us = kInf;
-  bool have = false;
+                            const std::vector<double>& bound, std::size_t k, Timeline& out) {
+  std::vector<double> tight(fit.size(), -1);  // the tighter bounds on this order, when computed
+  auto tight_of = [&](std::size_t j) {
+    if (tight[j] < 0) tight[j] = ch.bound_us(fit[j], k);
+    return tight[j];
+  };
+  // Replayed first: the lowest tighter bound (none with a higher compute bound has a lower one).
+  std::size_t lowest = 0;
+  for (std::size_t j = 0; j < fit.size() && bound[j] <= tight_of(lowest); ++j)
+    if (tight_of(j) < tight_of(lowest)) lowest = j;
+  std::size_t best = fit[lowest];
+  out = ch.replay(best, k, kInf);
+  double best_us = out.iteration_us;
   // Whether a variant with this lower bound can still win (an earlier variant wins a tie).
   auto can_win = [&](double lower_us, std::size_t i) {
-    return !have || lower_us < best_us || (lower_us == best_us && i < best);
+    return lower_us < best_us || (lower_us == best_us && i < best);
   };
-  auto attempt = [&](std::size_t i) {
-    if (have && !can_win(ch.bound_us(i, k), i)) return;
+  // The others that their bounds do not rule out, replayed from the lowest tighter bound up.
+  std::vector<std::pair<double, std::size_t>> todo;
+  for (std::size_t j = 0; j < fit.size(); ++j) {
+    if (j == lowest) continue;
+    if (!can_win(bound[j], fit[j])) break;  // sorted: none after it can win either
+    if (can_win(tight_of(j), fit[j])) todo.emplace_back(tight_of(j), fit[j]);
+  }
+  std::sort(todo.begin(), todo.end());
+  for (const auto& [b, i] : todo) {
+    if (!can_win(b, i)) continue;
     // The replay gives up once its clock reaches a time at which it can no longer win.
-    const double give_up = !have ? kInf : i < best ? std::nextafter(best_us, kInf) : best_us;
-    Timeline tl = ch.replay(i, k, give_up);
-    if (can_win(tl.iteration_us, i) && !std::isinf(tl.iteration_us)) {
+    Timeline tl = ch.replay(i, k, i < best ? std::nextafter(best_us, kInf) : best_us);
+    if (can_win(tl.iteration_us, i)) {
       best = i;
       best_us = tl.iteration_us;
       out = std::move(tl);
-      have = true;
     }
-  };
-  attempt(first);
-  for (std::size_t j = 0; j < fit.size(); ++j) {
-    if (fit[j] == first) continue;
-    if (!can_win(bound[j], fit[j])) break;  // sorted: none after it can win either
-    attempt(fit[j]);
   }
   return best;
 }
@@ -193,11 +201,10 @@ std::vector<Candidate> choose_per_order(const GptShape& m,
                    [&](std::size_t a, std::size_t b) { return bound_of[a] < bound_of[b]; });
   std::vector<double> bound;
   for (std::size_t i : fit) bound.push_back(bound_of[i]);
-  std::size_t first = fit[0];
   for (std::size_t k = 0; k < orders.size(); ++k) {
     Timeline tl;
-    first = fastest_fitting(ch, fit, bound, first, k, tl);
-    out.push_back(ch.candidate(first, k, std::move(tl)));
+    const std::size_t best = fastest_fitting(ch, fit, bound, k, tl);
+    out.push_back(ch.candidate(best, k, std::move(tl)));
   }
   return out;
 }
