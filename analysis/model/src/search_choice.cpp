@@ -103,13 +103,14 @@ class Chooser {
   }
 
   // The bounds are sums of the same terms as the replay's clock, added in another order: each
-  // of the replay's additions (fewer than 64 per layer and micro-step, and some for the head and
-  // the step) may round its sum down by one part in 2^53. The margin covers them all.
+  // of the replay's additions to its clock may round it down by one part in 2^53 of the sum.
+  // About 110 additions per layer and micro-step at most (forward, recomputed forward, backward,
+  // each wait adding two), counted as 256, and 1024 for the head, the step and the bound's own
+  // sums: the margin covers their rounding.
   double margin(std::size_t i) const {
-    const double additions =
-        static_cast<double>(micro_steps(vs_[i].options)) * static_cast<double>(m_.layers + 2) *
-            64 +
-        1024;
+    const double additions = static_cast<double>(micro_steps(vs_[i].options)) *
+                                 static_cast<double>(m_.layers + 2) * 256 +
+                             1024;
     return 1 - additions * 2.3e-16;
   }
 
