@@ -118,7 +118,8 @@ void run_host_mem_kernel(const MemArgs& a) {
       auto* mask = at<std::uint8_t>(a, 2);
       const float scale = 1.0f / (1.0f - K::dropout_p);
       for (std::int64_t i = 0; i < n; ++i) {
-        const bool keep = dropout_keep(static_cast<std::uint64_t>(i), K::dropout_seed, K::dropout_p);
+        const bool keep =
+            dropout_keep(static_cast<std::uint64_t>(i), K::dropout_seed, K::dropout_p);
         mask[i] = keep ? 1 : 0;
         y[i] = keep ? x[i] * scale : 0.0f;
       }

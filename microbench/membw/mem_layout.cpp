@@ -11,8 +11,10 @@ std::vector<MemBuf> mem_layout(MemClass c, DType t) {
     case MemClass::copy:
       return {{"x", A::in, X::elements, E::act}, {"y", A::out, X::elements, E::act}};
     case MemClass::layernorm:
-      return {{"x", A::in, X::elements, E::act}, {"gamma", A::in, X::row, E::act},
-              {"beta", A::in, X::row, E::act},   {"y", A::out, X::elements, E::act},
+      return {{"x", A::in, X::elements, E::act},
+              {"gamma", A::in, X::row, E::act},
+              {"beta", A::in, X::row, E::act},
+              {"y", A::out, X::elements, E::act},
               {"mean_rstd", A::out, X::rows2, E::f32}};
     case MemClass::rmsnorm:
       return {{"x", A::in, X::elements, E::act},

@@ -13,9 +13,9 @@
 
 namespace ovb::mb {
 
-enum class Access { in, out, inout };        // inout: read and written (counted twice)
+enum class Access { in, out, inout };              // inout: read and written (counted twice)
 enum class Extent { elements, rows, rows2, row };  // n, n/row, 2 n/row, row (one per column)
-enum class Elem { act, f32, u8, i32 };       // act: the benchmark's dtype
+enum class Elem { act, f32, u8, i32 };             // act: the benchmark's dtype
 
 struct MemBuf {
   const char* name;

@@ -14,7 +14,8 @@ using K = MemConstants;
 
 double eighths(MemClass c, int b, std::uint64_t i) {
   return (small_int(i, 31 * static_cast<std::uint64_t>(c) + static_cast<std::uint64_t>(b), 16) -
-          8) / 8.0;
+          8) /
+         8.0;
 }
 
 float round_to(DType t, float v) {
@@ -32,9 +33,9 @@ double mem_input(MemClass c, int b, std::uint64_t i, std::int64_t row) {
   const std::vector<MemBuf> lay = mem_layout(c, DType::f32);
   const char* name = lay[static_cast<std::size_t>(b)].name;
   const std::string_view nm(name);
-  if (nm == "gamma") return 1.0 + eighths(c, b, i) / 2;                          // [0.5, 1.5)
-  if (nm == "target") return small_int(i, 7, static_cast<int>(row));           // a column
-  if (nm == "v") return (eighths(c, b, i) + 1.0) / 4;                          // [0, 0.5)
+  if (nm == "gamma") return 1.0 + eighths(c, b, i) / 2;               // [0.5, 1.5)
+  if (nm == "target") return small_int(i, 7, static_cast<int>(row));  // a column
+  if (nm == "v") return (eighths(c, b, i) + 1.0) / 4;                 // [0, 0.5)
   if (nm == "m") return eighths(c, b, i) / 8;
   return eighths(c, b, i);
 }
@@ -112,7 +113,8 @@ std::vector<std::vector<double>> mem_reference_row(MemClass c, DType t, std::int
       double sum = 0;
       for (double v : x) sum += std::exp(v - mx);
       if (c == MemClass::cross_entropy) {
-        const auto target = static_cast<std::size_t>(mem_input(c, 1, static_cast<std::uint64_t>(r), row));
+        const auto target =
+            static_cast<std::size_t>(mem_input(c, 1, static_cast<std::uint64_t>(r), row));
         out[2] = {mx + std::log(sum) - x[target]};
       } else {
         out[1].resize(R);

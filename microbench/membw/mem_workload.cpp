@@ -84,10 +84,10 @@ MemWorkload::MemWorkload(Backend& backend, MemClass c, DType t, std::int64_t n, 
     for (std::int64_t done = 0; done < count; done += chunk) {
       const std::int64_t k = std::min(chunk, count - done);
       for (std::int64_t j = 0; j < k; ++j) {
-        const double v = input ? mem_input(c, static_cast<int>(b),
-                                           static_cast<std::uint64_t>(done + j), row)
-                       : mb.elem == Elem::u8 ? 255.0
-                                             : std::numeric_limits<double>::quiet_NaN();
+        const double v =
+            input ? mem_input(c, static_cast<int>(b), static_cast<std::uint64_t>(done + j), row)
+            : mb.elem == Elem::u8 ? 255.0
+                                  : std::numeric_limits<double>::quiet_NaN();
         encode_elem(mb.elem, t, host.data(), static_cast<std::size_t>(j), v);
       }
       backend.upload(bufs_.back(), host.data(), static_cast<std::size_t>(k) * eb,
@@ -130,7 +130,8 @@ std::int64_t MemWorkload::check(bool inject) {
       backend_.download(host.data(), bufs_[b], host.size(), static_cast<std::size_t>(first) * eb);
       if (!injected) {  // the first output element checked, moved by 1 + its size
         const double v = decode_elem(mb.elem, args_.t, host.data(), 0);
-        encode_elem(mb.elem, args_.t, host.data(), 0, mb.elem == Elem::u8 ? 7 : v + 1 + std::fabs(v));
+        encode_elem(mb.elem, args_.t, host.data(), 0,
+                    mb.elem == Elem::u8 ? 7 : v + 1 + std::fabs(v));
         injected = true;
       }
       const double tol = mem_tolerance(args_.c, mb.elem, args_.t, args_.row);

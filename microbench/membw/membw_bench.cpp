@@ -32,8 +32,8 @@ std::string membw_benchmark_name(const MemPoint& p) {
 
 void run_mem_point(benchmark::State& state, BenchEnv& env, const MemPoint& p) {
   const std::string name = membw_benchmark_name(p);
-  MemState* st =
-      prepare_or_skip<MemState>(state, env, name, [&] { return std::make_unique<MemState>(env, p); });
+  MemState* st = prepare_or_skip<MemState>(state, env, name,
+                                           [&] { return std::make_unique<MemState>(env, p); });
   if (!st) return;
   Stream& s = env.stream(0, Priority::normal);
   if (!st->ready) {

@@ -17,9 +17,9 @@ namespace ovb::mb {
 struct MemPoint {
   MemClass c = MemClass::copy;
   DType t = DType::f32;
-  std::size_t size = 0;   // bytes of the main tensor: n = size / dtype size elements
+  std::size_t size = 0;  // bytes of the main tensor: n = size / dtype size elements
   std::int64_t row = 4096;
-  int inner = 1;          // kernels per sample
+  int inner = 1;  // kernels per sample
 };
 
 // "membw/layernorm/fp32/16777216" ("membw/<class>/<dtype>/<size in bytes>").

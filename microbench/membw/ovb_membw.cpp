@@ -22,16 +22,16 @@ std::vector<ovb::MemClass> parse_classes(const std::string& item) {
 }
 
 struct MembwOptions {
-  ovb::mb::Axis<ovb::MemClass> classes{
-      "--classes", "Kernel classes (list or 'all'): " + ovb::mem_class_names(), {"all"},
-      parse_classes};
+  ovb::mb::Axis<ovb::MemClass> classes{"--classes",
+                                       "Kernel classes (list or 'all'): " + ovb::mem_class_names(),
+                                       {"all"},
+                                       parse_classes};
   ovb::mb::Axis<std::optional<ovb::DType>> dtypes = ovb::mb::enum_axis<std::optional<ovb::DType>>(
       "--dtypes", "Activation dtypes: fp32, bf16 (CUDA only); default: fp32 on host, bf16 on CUDA",
       {"default"},
       {{"fp32", ovb::DType::f32}, {"bf16", ovb::DType::bf16}, {"default", std::nullopt}});
-  ovb::mb::Axis<std::size_t> sizes =
-      ovb::mb::bytes_axis("--sizes", "Bytes of each kernel's main tensor (n = size / dtype size)",
-                          {"1M:1G:4"});
+  ovb::mb::Axis<std::size_t> sizes = ovb::mb::bytes_axis(
+      "--sizes", "Bytes of each kernel's main tensor (n = size / dtype size)", {"1M:1G:4"});
   std::int64_t row = 4096;
   int inner = 1;
 };
@@ -57,8 +57,9 @@ ovb::mb::Program membw_program(MembwOptions& o) {
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     std::vector<ovb::DType> types;
     for (const auto& d : o.dtypes.values()) {
-      const ovb::DType t = d ? *d : env.backend().name() == "host" ? ovb::DType::f32
-                                                                   : ovb::DType::bf16;
+      const ovb::DType t = d                                ? *d
+                           : env.backend().name() == "host" ? ovb::DType::f32
+                                                            : ovb::DType::bf16;
       if (std::find(types.begin(), types.end(), t) == types.end()) types.push_back(t);
     }
     const auto dtypes = ovb::mb::Axis<ovb::DType>::derived("dtypes", types);
@@ -69,8 +70,9 @@ ovb::mb::Program membw_program(MembwOptions& o) {
       pt.size = o.sizes.at(at);
       pt.row = o.row;
       pt.inner = o.inner;
-      ovb::mb::add_benchmark(env, ovb::mb::membw_benchmark_name(pt),
-                             [&env, pt](benchmark::State& st) { ovb::mb::run_mem_point(st, env, pt); });
+      ovb::mb::add_benchmark(
+          env, ovb::mb::membw_benchmark_name(pt),
+          [&env, pt](benchmark::State& st) { ovb::mb::run_mem_point(st, env, pt); });
     });
   };
   return p;

@@ -10,23 +10,20 @@
 #include "membw/mem_workload.hpp"
 #include "ovb/error.hpp"
 #include "ovb/mem_class.hpp"
-#include "ovb/test_main.hpp"
+#include "test_backend.hpp"
 
 namespace ovb::mb {
 namespace {
 
 std::unique_ptr<Backend> host() {
-  BackendOptions o;
-  o.name = "host";
-  return make_backend(o, ovb::testing::launch());
+  return test_backend("host");
 }
 
 TEST(MemClass, ClosedFormulasEqualTheSumOverTheBuffers) {
   for (MemClass c : kMemClasses)
     for (DType t : {DType::f32, DType::bf16})
-      for (const auto& [n, row] : {std::pair<std::int64_t, std::int64_t>{4096, 64},
-                                   {1 << 20, 4096},
-                                   {3 * 50304, 50304}})
+      for (const auto& [n, row] :
+           {std::pair<std::int64_t, std::int64_t>{4096, 64}, {1 << 20, 4096}, {3 * 50304, 50304}})
         EXPECT_EQ(mem_class_bytes(c, n, row, size_of(t)), layout_bytes(c, t, n, row))
             << name_of(c) << " " << name_of(t) << " n=" << n << " row=" << row;
 }
@@ -37,7 +34,7 @@ TEST(MemClass, HandComputedBytes) {
   // AdamW in bf16: p, m, v read and written (24 B), the bf16 gradient read and the bf16 copy
   // of the weights written (4 B): 28 B per parameter.
   EXPECT_EQ(mem_class_bytes(MemClass::adamw, 1000, 10, 2), 28000.0);
-  EXPECT_EQ(mem_class_bytes(MemClass::adamw, 1000, 10, 4), 28000.0);  // fp32 grad, no copy
+  EXPECT_EQ(mem_class_bytes(MemClass::adamw, 1000, 10, 4), 28000.0);   // fp32 grad, no copy
   EXPECT_EQ(mem_class_bytes(MemClass::dropout, 1000, 10, 2), 5000.0);  // 2 + 2 + 1 mask
   EXPECT_EQ(mem_class_bytes(MemClass::cross_entropy, 1000, 100, 2), 2080.0);
 }

@@ -22,8 +22,7 @@ std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
     for (const BenchRow& r : benchmark_rows(doc, "membw/", path)) {
       const std::string cls = r.tag("class");
       const auto c = find_mem_class(cls);
-      if (!c)
-        throw UsageError(path + ": " + r.name + ": label has no known class ('" + cls + "')");
+      if (!c) throw UsageError(path + ": " + r.name + ": label has no known class ('" + cls + "')");
       const double gbps = r.number("gbps");
       if (!(gbps > 0)) continue;
       all.push_back({*c, r.tag("dtype"), r.number("size"), gbps, sharing, gbps * sharing, 0, path});
@@ -31,9 +30,8 @@ std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
   }
   // One rate per class: the machine's precision when measured, then the largest size (beyond the
   // caches when the sweep reaches there), the last file's when several give it.
-  const bool has_precision = std::any_of(all.begin(), all.end(), [&](const MemClassRate& m) {
-    return m.dtype == precision;
-  });
+  const bool has_precision = std::any_of(
+      all.begin(), all.end(), [&](const MemClassRate& m) { return m.dtype == precision; });
   std::map<MemClass, MemClassRate> best;
   for (const MemClassRate& m : all) {
     if (has_precision && m.dtype != precision) continue;
@@ -48,20 +46,23 @@ std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
 json calibrate_memory(Machine& mc, const std::vector<std::string>& files,
                       bool bandwidth_from_copy) {
   std::vector<MemClassRate> rates = read_mem_rates(files, mc.precision);
-  if (rates.empty()) throw UsageError("calibrate: the ovb-membw results hold no usable measurement");
+  if (rates.empty())
+    throw UsageError("calibrate: the ovb-membw results hold no usable measurement");
   const std::string from = "ovb-membw " + files.front() + (files.size() > 1 ? " (and more)" : "");
   if (!mc.sources.is_object()) mc.sources = json::object();
   if (bandwidth_from_copy) {
     const auto copy = std::find_if(rates.begin(), rates.end(),
                                    [](const MemClassRate& m) { return m.c == MemClass::copy; });
     if (copy == rates.end())
-      throw UsageError("calibrate: --mem-bandwidth-from-copy needs the copy class in the ovb-membw "
-                       "results");
+      throw UsageError(
+          "calibrate: --mem-bandwidth-from-copy needs the copy class in the ovb-membw "
+          "results");
     mc.memory_bandwidth_gbps = copy->gbps_device;
-    mc.sources["gpu.memory_bandwidth_gbps"] =
-        from + ": the copy class (read + write) at " + std::to_string(copy->size) + " bytes, " +
-        std::to_string(copy->ranks_per_device) + " rank(s) per device (calibrate --mem-bandwidth-"
-        "from-copy)";
+    mc.sources["gpu.memory_bandwidth_gbps"] = from + ": the copy class (read + write) at " +
+                                              std::to_string(copy->size) + " bytes, " +
+                                              std::to_string(copy->ranks_per_device) +
+                                              " rank(s) per device (calibrate --mem-bandwidth-"
+                                              "from-copy)";
   }
   std::vector<double> effs;
   json rows = json::array();
@@ -82,11 +83,13 @@ json calibrate_memory(Machine& mc, const std::vector<std::string>& files,
   std::sort(effs.begin(), effs.end());
   mc.memory_efficiency = effs[effs.size() / 2];
   mc.sources["gpu.memory_efficiency_by_class"] =
-      from + ": each class's achieved GB/s at its largest size, times the ranks per device, over "
-             "gpu.memory_bandwidth_gbps (calibrate --mem; the calibration's \"memory\" report)";
+      from +
+      ": each class's achieved GB/s at its largest size, times the ranks per device, over "
+      "gpu.memory_bandwidth_gbps (calibrate --mem; the calibration's \"memory\" report)";
   mc.sources["gpu.memory_efficiency"] =
-      from + ": the median of the measured classes' efficiencies (copy left out), for the "
-             "memory-bound kernels no class covers";
+      from +
+      ": the median of the measured classes' efficiencies (copy left out), for the "
+      "memory-bound kernels no class covers";
   return {{"bandwidth_gbps", mc.memory_bandwidth_gbps},
           {"bandwidth_from_copy", bandwidth_from_copy},
           {"default_efficiency", mc.memory_efficiency},

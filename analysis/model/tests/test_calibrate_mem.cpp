@@ -1,5 +1,5 @@
-// Memory-bound kernel calibration (calibrate --mem): synthetic ovb-membw files with known rates give
-// known per-class efficiencies, bandwidth and default (ranks that shared a core counted); the
+// Memory-bound kernel calibration (calibrate --mem): synthetic ovb-membw files with known rates
+// give known per-class efficiencies, bandwidth and default (ranks that shared a core counted); the
 // machine file's memory_efficiency_by_class round-trips, falls back to memory_efficiency for a
 // class it lacks, and bad entries are named.
 #include <gtest/gtest.h>
@@ -23,9 +23,12 @@ std::string tmp(const std::string& name) {
 
 json row(const std::string& cls, const std::string& dtype, double size, double gbps) {
   const std::string name = "membw/" + cls + "/" + dtype + "/" + std::to_string(long(size));
-  return {{"name", name},        {"run_name", name}, {"run_type", "iteration"},
+  return {{"name", name},
+          {"run_name", name},
+          {"run_type", "iteration"},
           {"label", "class=" + cls + " dtype=" + dtype + " row=4096"},
-          {"size", size},        {"gbps", gbps}};
+          {"size", size},
+          {"gbps", gbps}};
 }
 
 // 4 ranks on 2 cores (2 per core): each rank saw half of a core's rate.
@@ -34,9 +37,9 @@ std::string membw_file() {
                         row("layernorm", "fp32", 1 << 26, 2), row("softmax", "fp32", 1 << 26, 1),
                         row("softmax", "bf16", 1 << 26, 3)});
   b.push_back({{"name", "membw/adamw/fp32/64"}, {"error_occurred", true}});
-  const json doc = {{"context",
-                     {{"backend", "host"}, {"world_size", 4}, {"local_size", 4}, {"cpus", 2}}},
-                    {"benchmarks", b}};
+  const json doc = {
+      {"context", {{"backend", "host"}, {"world_size", 4}, {"local_size", 4}, {"cpus", 2}}},
+      {"benchmarks", b}};
   write_json(tmp("membw.json"), doc);
   return tmp("membw.json");
 }
@@ -67,8 +70,8 @@ TEST(CalibrateMem, EfficienciesAgainstTheCopyBandwidth) {
   EXPECT_DOUBLE_EQ(m.memory_efficiency_for(MemClass::adamw), 0.5);  // not measured (skipped)
   EXPECT_EQ(cal.report["measured_under"]["membw"]["ranks_per_device"], 2);
   EXPECT_EQ(cal.report["memory"]["classes"].size(), 3u);
-  for (const char* key : {"gpu.memory_bandwidth_gbps", "gpu.memory_efficiency_by_class",
-                          "gpu.memory_efficiency"})
+  for (const char* key :
+       {"gpu.memory_bandwidth_gbps", "gpu.memory_efficiency_by_class", "gpu.memory_efficiency"})
     EXPECT_NE(m.sources.value(key, "").find("ovb-membw"), std::string::npos) << key;
 }
 

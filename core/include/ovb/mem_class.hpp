@@ -28,8 +28,8 @@ enum class MemClass {
 };
 
 inline constexpr std::array<MemClass, 10> kMemClasses = {
-    MemClass::copy,    MemClass::layernorm,     MemClass::rmsnorm, MemClass::bias_gelu,
-    MemClass::dropout, MemClass::residual,      MemClass::softmax, MemClass::cross_entropy,
+    MemClass::copy,    MemClass::layernorm, MemClass::rmsnorm, MemClass::bias_gelu,
+    MemClass::dropout, MemClass::residual,  MemClass::softmax, MemClass::cross_entropy,
     MemClass::adamw,   MemClass::grad_accum};
 
 std::string_view name_of(MemClass c);  // "copy", "layernorm", ..., "grad_accum"

@@ -18,14 +18,22 @@ using K = MemConstants;
 using bf16 = __nv_bfloat16;
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float to_f(float x) { return x; }
-__device__ __forceinline__ float to_f(bf16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_f(float x) {
+  return x;
+}
+__device__ __forceinline__ float to_f(bf16 x) {
+  return __bfloat162float(x);
+}
 template <class T>
 __device__ __forceinline__ T from_f(float x);
 template <>
-__device__ __forceinline__ float from_f<float>(float x) { return x; }
+__device__ __forceinline__ float from_f<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float x) { return __float2bfloat16(x); }
+__device__ __forceinline__ bf16 from_f<bf16>(float x) {
+  return __float2bfloat16(x);
+}
 
 __device__ __forceinline__ float gelu(float x) {
   return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
@@ -47,9 +55,9 @@ __device__ float block_reduce(float v) {
   return v;
 }
 
-#define GRID_STRIDE(i, n)                                                                   \
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; \
-       i < (n); i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+#define GRID_STRIDE(i, n)                                                                          \
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 template <class T>
 __global__ void copy_k(const T* __restrict__ x, T* __restrict__ y, std::int64_t n) {
@@ -96,7 +104,8 @@ __global__ void adamw_k(float* __restrict__ p, float* __restrict__ m, float* __r
     const float gi = to_f(g[i]);
     const float mi = K::beta1 * m[i] + (1.0f - K::beta1) * gi;
     const float vi = K::beta2 * v[i] + (1.0f - K::beta2) * gi * gi;
-    const float pi = p[i] - K::lr * (mi * c1 / (sqrtf(vi * c2) + K::adam_eps) + K::weight_decay * p[i]);
+    const float pi =
+        p[i] - K::lr * (mi * c1 / (sqrtf(vi * c2) + K::adam_eps) + K::weight_decay * p[i]);
     m[i] = mi;
     v[i] = vi;
     p[i] = pi;
@@ -188,15 +197,15 @@ void launch(const MemArgs& a, cudaStream_t s) {
     }
     case MemClass::layernorm:
       norm_k<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(in(0), in(1), in(2), out(3),
-                                                                  f32(4), a.row);
+                                                                 f32(4), a.row);
       break;
     case MemClass::rmsnorm:
       norm_k<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(in(0), in(1), nullptr, out(2),
-                                                                  f32(3), a.row);
+                                                                 f32(3), a.row);
       break;
     case MemClass::softmax:
-      softmax_k<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(in(0), out(1), nullptr,
-                                                                     nullptr, a.row);
+      softmax_k<T>
+          <<<static_cast<unsigned>(rows), kThreads, 0, s>>>(in(0), out(1), nullptr, nullptr, a.row);
       break;
     case MemClass::cross_entropy:
       softmax_k<T><<<static_cast<unsigned>(rows), kThreads, 0, s>>>(
