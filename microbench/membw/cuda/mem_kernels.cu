@@ -9,31 +9,18 @@
 
 #include "membw/mem_kernels.hpp"
 #include "ovb/cuda/check.hpp"
+#include "ovb/cuda/element.cuh"
 #include "ovb/error.hpp"
 
 namespace ovb::mb {
 
 namespace {
 using K = MemConstants;
-using bf16 = __nv_bfloat16;
+using bf16 = ovb::cuda::bf16;
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ float to_f(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_f(bf16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ float from_f<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float x) {
-  return __float2bfloat16(x);
-}
+using ovb::cuda::from_f;
+using ovb::cuda::to_f;
 
 __device__ __forceinline__ float gelu(float x) {
   return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
