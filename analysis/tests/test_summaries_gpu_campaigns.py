@@ -101,7 +101,27 @@ def test_overlap_matters_pools_repeats_and_compares_with_none(tmp_path):
     # compute alone 300 - 150 = 150 ms against 160 ms of communication
     assert s.doc["balance"]["1x1x1x4"]["ratio"] == pytest.approx(150 / 160)
     assert "ratio 0.94: within the 2x window" in s.markdown
+    assert s.doc["run_sockets"] == {"default": 5}  # no NCCL socket variable in any context
+    assert "default in all 5 runs" in s.markdown
     assert s.ok
+
+
+def test_overlap_matters_reads_the_runs_socket_setting_from_their_context(tmp_path):
+    def gpt4d(env):
+        doc = run([900, 300, 300], 1, median_time_ms=300.0, comm_time_ms=160.0,
+                  exposed_comm_ms=150.0, collectives=[])
+        doc["context"] = {"environment": {"NCCL_SOCKET_IFNAME": "lo", **env}}
+        return doc
+    four = {"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"}
+    write(tmp_path / "runs" / "g1x1x4x1-none-r1.json", gpt4d(four))
+    write(tmp_path / "runs" / "g1x1x4x1-all-r1.json", gpt4d(four))
+    s = overlap_matters.summarize(str(tmp_path))
+    assert s.ok and s.doc["run_sockets"] == {"4x4": 2}
+    assert "4x4 in all 2 runs" in s.markdown
+    write(tmp_path / "runs" / "g1x1x4x1-all-r2.json", gpt4d({"NCCL_SOCKET_NTHREADS": "2"}))
+    s = overlap_matters.summarize(str(tmp_path))
+    assert not s.ok
+    assert s.problems == ["runs under different NCCL socket settings: 2xdefault in 1, 4x4 in 2"]
 
 
 def test_baselines_tables_and_failed_collective_check(tmp_path):

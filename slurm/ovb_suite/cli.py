@@ -55,6 +55,18 @@ def _seconds(v):
     return x
 
 
+def _epoch(v):
+    try:
+        x = float(v)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{v}' is not a time in seconds since the epoch") \
+            from None
+    if not now() - 86400 <= x <= now():
+        raise argparse.ArgumentTypeError(f"{v} is not within the last day (seconds since the "
+                                         "epoch, e.g. from `date +%s`)")
+    return x
+
+
 def _comm_option(p):
     p.add_argument("--comm-timeout", type=_seconds, metavar="S",
                    help="OVB_COMM_TIMEOUT_S for multi-rank steps: the binaries' in-process "
@@ -121,6 +133,9 @@ def make_parser():
                    "seconds: steps get at most what is left, and those that would start with "
                    "less than 20 s left are left for the next call (default: the campaign "
                    "preset's, else none; 0: none)")
+    r.add_argument("--budget-start", type=_epoch, metavar="T", help="count the budget from T "
+                   "(seconds since the epoch, e.g. `date +%%s` taken before a build the budget "
+                   "must include; default: the driver's start)")
     r.add_argument("--dry-run", action="store_true", help="print the plan and exit")
     e = sub.add_parser("exec", help="run one command as a resumable, watchdogged step",
                        description="Runs COMMAND as step STEP of a results folder: skipped when "
@@ -153,6 +168,9 @@ def make_parser():
     s.add_argument("--json", action="store_true", help="print .suite/status.json")
     ls = sub.add_parser("list", help="the suite's steps and commands for a target")
     _target_options(ls)
+    ls.add_argument("--binaries", action="store_true", help="print only the suite executables "
+                    "a run of the plan needs (the build targets), one a line: those its steps "
+                    "run, and with --backend cuda the GPU probe")
     return ap
 
 
@@ -277,16 +295,27 @@ def _select(steps, only):
     return keep
 
 
-def _campaign_line(args, budget):
-    """The plan's second header line for a campaign preset: its budget and parameters."""
+def _campaign_line(args, budget, steps):
+    """The plan's second header line for a campaign preset: its budget, the time estimate (the
+    campaign's build plus the steps' estimates; the `always` steps are outside the budget) and
+    its parameters."""
     if args.preset not in CAMPAIGNS or getattr(args, "steps_file", None):
         return None
     params = "; ".join(f"{k}={v}" for k, v in args.params.items()) or "none"
-    return f"# campaign {args.preset}: budget {f'{budget:g} s' if budget else 'none'}; " \
-           f"parameters: {params}"
+    timed = [s.estimate_s for s in steps if s.estimate_s > 0 and not s.always]
+    build = getattr(CAMPAIGNS[args.preset], "BUILD_S", None) or 0.0
+    estimate = ""
+    if timed:
+        estimate = f"; estimated {build + sum(timed):.1f} s (" + \
+            (f"build {build:g} s + " if build else "") + \
+            f"{len(timed)} steps {sum(timed):.1f} s)"
+    return f"# campaign {args.preset}: budget {f'{budget:g} s' if budget else 'none'}" \
+           f"{estimate}; parameters: {params}"
 
 
-def _print_plan(steps, target, launcher, note=None):
+def _print_plan(steps, target, launcher, note=None, budget_notes=False):
+    """Every step with its command; with budget_notes (a campaign with a time budget) each
+    step's watchdog limit too: its share of the call's budget."""
     print(f"# backend {target.backend}, {target.ranks} ranks, preset {target.preset}"
           f"{' (' + target.arch + ')' if target.arch != 'gpt' else ''}, build "
           f"{target.build or '-'}, launcher {launcher.describe()}")
@@ -299,7 +328,10 @@ def _print_plan(steps, target, launcher, note=None):
         notes += [f"only if {s.if_unfit} does not fit"] if s.if_unfit else []
         notes += [f"unless {', '.join(s.unless_unfit)} did not fit"] if s.unless_unfit else []
         notes += ["at every call"] if s.always else []
+        notes += [f"~{s.estimate_s:g} s"] if s.estimate_s > 0 else []
+        notes += [f"env {' '.join(f'{k}={v}' for k, v in s.env.items())}"] if s.env else []
         notes += [f"{s.ranks} ranks"] if s.ranks and launcher.kind == "none" else []
+        notes += [f"limit {s.timeout_s:g} s"] if budget_notes else []
         state = "".join(f"  [{n}]" for n in notes)
         print(f"{s.name} ({s.group}){state}\n    {shlex.join(cmd)}")
 
@@ -347,7 +379,7 @@ def cmd_run(args):
     budget = args.budget if args.budget is not None else \
         (default_budget(campaign, target.backend) if campaign else None)
     if args.dry_run:
-        _print_plan(steps, target, launcher, _campaign_line(args, budget))
+        _print_plan(steps, target, launcher, _campaign_line(args, budget, steps), bool(budget))
         return 0
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
@@ -360,7 +392,8 @@ def cmd_run(args):
                         "job_id": os.environ.get("SLURM_JOB_ID"),
                         "restart_count": os.environ.get("SLURM_RESTART_COUNT"),
                         "only": args.only, "pid": os.getpid(),
-                        "budget_s": budget or None})
+                        "budget_s": budget or None,
+                        "budget_start": iso(args.budget_start) if args.budget_start else None})
     os.makedirs(folder.root, exist_ok=True)
     mps = Mps()
     # Ranks that share a GPU run their kernels concurrently under MPS: the campaign presets that
@@ -375,7 +408,7 @@ def cmd_run(args):
                   grace_s=args.grace, heartbeat_s=args.heartbeat,
                   timeout_scale=args.timeout_scale, extra_env=env, redo=_split(args.redo),
                   keep_failed=args.keep_failed, suite_doc=doc, comm_timeout_s=args.comm_timeout,
-                  budget_s=budget or None)
+                  budget_s=budget or None, budget_start=args.budget_start)
     try:
         rc = suite.run()
     finally:
@@ -441,11 +474,18 @@ def cmd_list(args):
     _check_arch(args)
     args.ranks_per_gpu = args.ranks_per_gpu or 1
     args.params = _params(args)
+    if args.binaries:
+        # run --backend cuda also runs the build's GPU probe (launch.resolve_backend)
+        probe = {"ovb-gpu-probe"} if args.backend == "cuda" else set()
+        print("\n".join(sorted(_plan_binaries(args) | probe)))
+        return 0
     args.plan_only = True
     target = _resolve_target(args)
     budget = default_budget(CAMPAIGNS[args.preset], target.backend) \
         if args.preset in CAMPAIGNS else None
-    _print_plan(_steps(args, target), target, choose_launcher(), _campaign_line(args, budget))
+    steps = _steps(args, target)
+    _print_plan(steps, target, choose_launcher(), _campaign_line(args, budget, steps),
+                bool(budget))
     return 0
 
 

@@ -41,6 +41,7 @@ class Step:
     if_unfit: str = ""         # run only when this earlier step ended "unfit", else skip
     unless_unfit: list = field(default_factory=list)  # skip when one of these ended "unfit"
     always: bool = False       # run at every call, finished or not (summaries of the folder)
+    estimate_s: float = 0.0    # expected duration, for the plan's time estimate (0: none)
 
     def inputs(self):
         """Steps whose results this one reads: when one of them finished after this step started,
@@ -110,7 +111,7 @@ def check_steps(steps):
 _FIELDS = {"name": str, "command": list, "group": str, "ranks": int, "outputs": list,
            "timeout_s": (int, float), "stall_s": (int, float), "needs": list, "after": list,
            "env": dict, "missing": str, "description": str, "unfit": str, "if_unfit": str,
-           "unless_unfit": list, "always": bool}
+           "unless_unfit": list, "always": bool, "estimate_s": (int, float)}
 
 
 def step_from_dict(d, where):
@@ -126,8 +127,9 @@ def step_from_dict(d, where):
     for key, typ in _FIELDS.items():
         if key in d and not isinstance(d[key], typ):
             raise SuiteError(f"{where}: '{key}' has the wrong type")
-    if d.get("ranks", 0) < 0 or d.get("timeout_s", 1) <= 0 or d.get("stall_s", 0) < 0:
-        raise SuiteError(f"{where}: ranks and stall_s must be >= 0 and timeout_s > 0")
+    if d.get("ranks", 0) < 0 or d.get("timeout_s", 1) <= 0 or d.get("stall_s", 0) < 0 or \
+            d.get("estimate_s", 0) < 0:
+        raise SuiteError(f"{where}: ranks, stall_s and estimate_s must be >= 0 and timeout_s > 0")
     step = Step(**d)
     step.command = [str(w) for w in step.command]
     step.env = {str(k): str(v) for k, v in step.env.items()}

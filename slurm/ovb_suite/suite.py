@@ -77,7 +77,7 @@ class Suite:
     def __init__(self, folder, steps, *, launcher, backend, signals, grace_s=60.0,
                  heartbeat_s=300.0, timeout_scale=1.0, extra_env=None, redo=(),
                  keep_failed=False, suite_doc=None, shared=False, comm_timeout_s=None,
-                 budget_s=None):
+                 budget_s=None, budget_start=None):
         self.f = folder if isinstance(folder, ResultsFolder) else ResultsFolder(folder)
         self.steps, self.launcher, self.backend, self.signals = steps, launcher, backend, signals
         self.grace_s, self.heartbeat_s, self.timeout_scale = grace_s, heartbeat_s, timeout_scale
@@ -86,7 +86,8 @@ class Suite:
         self.counts = {"ran": 0, "skipped": 0}
         self.shared, self._locks = shared, []
         self.comm_timeout_s = comm_timeout_s  # --comm-timeout; None: not given
-        self.budget_s, self.t_start = budget_s, now()  # --budget; None: no budget
+        # --budget (None: no budget), counted from --budget-start (default: now)
+        self.budget_s, self.t_start = budget_s, budget_start or now()
         self.deferred = {}  # step -> why it was left for the next call
 
     # ---- decisions ----

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from test_driver import DRIVER, DriverCase, read, sh
@@ -41,6 +42,37 @@ class Budget(DriverCase):
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(self.state("a")["attempt"], 1)
         self.assertEqual(read(os.path.join(self.out, "b.txt")), "ran\n")
+
+
+class BudgetStart(DriverCase):
+    def test_the_budget_counts_from_budget_start(self):
+        f = self.steps_file([sh("echo ran > {tmp}/a.txt", name="a", outputs=["a.txt"]),
+                             sh("true", name="summary", always=True)])
+        # 25 s from a start 10 s ago: 15 s left, under the 20 s a step needs to start
+        r = self.run_driver(f, "--budget", "25", "--budget-start", str(int(time.time()) - 10))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("a: left for the next call", r.stdout)
+        self.assertEqual(self.state("summary")["status"], "finished")  # always: outside it
+        suite = json.loads(read(os.path.join(self.out, ".suite", "suite.json")))
+        self.assertTrue(suite["jobs"][-1]["budget_start"].endswith("Z"))
+        r = self.run_driver(f, "--budget", "25", "--budget-start", str(int(time.time())))
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        for bad, msg in (("soon", "'soon' is not a time in seconds since the epoch"),
+                         (str(int(time.time()) + 3600), "is not within the last day")):
+            r = self.run_driver(f, "--budget-start", bad)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(msg, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_estimates_in_a_steps_file_and_the_plan(self):
+        f = self.steps_file([sh("true", name="a", estimate_s=12.5), sh("true", name="b")])
+        r = self.run_driver(f, "--dry-run")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("a (custom)  [~12.5 s]", r.stdout)
+        self.assertIn("b (custom)\n", r.stdout)
+        r = self.run_driver(self.steps_file([sh("true", name="a", estimate_s=-1)]))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("estimate_s must be >= 0", r.stderr)
 
 
 class Unfit(DriverCase):
@@ -265,26 +297,47 @@ class GpuCampaignPlans(unittest.TestCase):
         self.assertFalse(any(s.name.startswith("megatron") for s in other))  # no 1.3B: no match
 
     def test_overlap_matters_repeats_outermost_and_socket_settings(self):
-        from ovb_suite.campaigns.overlap_matters import CONDITIONS, socket_env
+        from ovb_suite.campaigns.overlap_matters import CONDITIONS, run_order, socket_env
         steps = build_steps(CAMPAIGNS["overlap-matters"], "cuda", "", {})
         runs = [s for s in steps if s.name.startswith("r")]
-        self.assertEqual(len(runs), 3 * 3 * len(CONDITIONS))
-        self.assertEqual([s.name for s in runs[:2]], ["r1-1x1x1x4-none", "r1-1x1x1x4-oar"])
-        self.assertTrue(all(s.name.startswith("r1-") for s in runs[:3 * len(CONDITIONS)]))
-        one = next(s for s in runs if s.name == "r2-1x1x2x2-all-prio-equal")
+        self.assertEqual(len(runs), 2 * 2 * len(CONDITIONS))
+        # repeat 1: each condition on both grids in turn; repeat 2 the conditions reversed
+        self.assertEqual([s.name for s in runs[:3]],
+                         ["r1-1x1x1x4-none", "r1-1x1x4x1-none", "r1-1x1x1x4-oar"])
+        self.assertEqual([s.name for s in runs[12:16]],
+                         ["r1-1x1x1x4-all-compute-high", "r1-1x1x4x1-all-compute-high",
+                          "r2-1x1x1x4-all-compute-high", "r2-1x1x4x1-all-compute-high"])
+        self.assertEqual(runs[-1].name, "r2-1x1x4x1-none")
+        self.assertTrue(all(s.name.startswith("r1-") for s in runs[:2 * len(CONDITIONS)]))
+        self.assertEqual(run_order(3, ["a"])[14:], [(3, "a", "none"), (3, "a", "oar"),
+                                                     (3, "a", "ors"), (3, "a", "oag"),
+                                                     (3, "a", "all"), (3, "a", "all-prio-equal"),
+                                                     (3, "a", "all-compute-high")])
+        one = next(s for s in runs if s.name == "r2-1x1x4x1-all-prio-equal")
         self.assertEqual(one.ranks, 4)
         self.assertEqual(one.env, {"NCCL_SOCKET_NTHREADS": "4", "NCCL_NSOCKS_PERTHREAD": "4"})
         for word in ("--gz", "--gdata", "--comm-priority", "--compute-priority"):
             self.assertIn(word, one.command)
-        self.assertEqual(len([s for s in steps if s.name.startswith("predict-")]), 15)
+        self.assertEqual(len([s for s in steps if s.name.startswith("predict-")]), 10)
         self.assertEqual([s.name for s in steps if s.name.startswith("sockets-")],
-                         ["sockets-default", "sockets-2x2", "sockets-4x4", "sockets-8x8"])
+                         ["sockets-default", "sockets-4x4"])
+        names = [s.name for s in steps]
+        self.assertLess(names.index(runs[-1].name), names.index("sockets-default"))
+        other = build_steps(CAMPAIGNS["overlap-matters"], "cuda", "",
+                            {"socket": "default", "configs": "1x1x2x2", "repeats": "1"})
+        self.assertEqual([s.name for s in other if s.name.startswith("sockets-")],
+                         ["sockets-default"])
+        self.assertEqual(len([s for s in other if s.name.startswith("r1-1x1x2x2-")]), 7)
+        self.assertFalse(any(s.env for s in other if s.name.startswith("r")))
         self.assertEqual(socket_env("default"), {})
         for bad in ("4", "0x4", "17x1", "8x16"):
             with self.assertRaisesRegex(SuiteError, "socket setting"):
                 socket_env(bad)
-        with self.assertRaisesRegex(SuiteError, "expected GXxGYxGZxGDATA"):
-            build_steps(CAMPAIGNS["overlap-matters"], "cuda", "", {"configs": "1x4"})
+        for params, msg in (({"configs": "1x4"}, "expected GXxGYxGZxGDATA"),
+                            ({"repeats": "1.5"}, "repeats=1.5: expected a whole number"),
+                            ({"iters": "--warmup 3"}, "expected --iters N")):
+            with self.assertRaisesRegex(SuiteError, msg):
+                build_steps(CAMPAIGNS["overlap-matters"], "cuda", "", params)
 
     def test_profile_pairs_and_lengths(self):
         steps = build_steps(CAMPAIGNS["profile-1.3B"], "cuda", "", {})
@@ -353,6 +406,75 @@ class LlamaGpuPlan(unittest.TestCase):
             build_steps(CAMPAIGNS["llama-gpu"], "cuda", "", {"layers": "0"})
         with self.assertRaisesRegex(SuiteError, "runs on the cuda backend, not host"):
             build_steps(CAMPAIGNS["llama-gpu"], "host", "", {})
+
+
+class GpuCheckPlan(unittest.TestCase):
+    """The gpu-check preset (slurm/gpu-check.sh): one step per GPU-labelled ctest of the build, in
+    ctest's order, then the Llama checks, the option runs, memory, the headline, the collectives;
+    every program it runs is on its target list."""
+
+    CTEST_JSON = {"tests": [{"name": "p.gpu.clean"}, {"name": "p.gpu.run"},
+                            {"name": "gpt4d.parallel.cuda.4ranks"}]}
+
+    def fake_ctest(self, tmp):
+        """A `ctest` on PATH that prints the label list (and records its arguments)."""
+        exe = os.path.join(tmp, "ctest")
+        with open(exe, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\necho \"$@\" > %s/args\ncat <<'EOF'\n%s\nEOF\n"
+                    % (tmp, json.dumps(self.CTEST_JSON)))
+        os.chmod(exe, 0o755)
+        return exe
+
+    def test_ctest_steps_from_the_build_then_the_parts_in_order(self):
+        c = CAMPAIGNS["gpu-check"]
+        with tempfile.TemporaryDirectory() as tmp:
+            self.fake_ctest(tmp)
+            old = os.environ["PATH"]
+            os.environ["PATH"] = tmp + os.pathsep + old
+            try:
+                p = parse_params(c, [])
+                b = build(c, Target(REPO, "/b", "cuda", 4, c.NAME), p)
+            finally:
+                os.environ["PATH"] = old
+            self.assertEqual(read(os.path.join(tmp, "args")).split(),
+                             ["--test-dir", "/b", "-N", "-L", "gpu", "--show-only=json-v1"])
+        names = [s.name for s in b.steps]
+        by = {s.name: s for s in b.steps}
+        self.assertEqual(names[:4], ["gpu_info", "ctest-p.gpu.clean", "ctest-p.gpu.run",
+                                     "ctest-gpt4d.parallel.cuda.4ranks"])
+        run = by["ctest-p.gpu.run"].command
+        self.assertEqual(run[run.index("-R") + 1], r"^p\.gpu\.run$")
+        self.assertEqual(run[run.index("-FA") + 1], ".*")  # its set-up is the step before
+        self.assertEqual(by["ctest-gpt4d.parallel.cuda.4ranks"].timeout_s, 240)
+        groups = list(dict.fromkeys(s.group for s in b.steps))
+        self.assertEqual(groups, ["info", "ctest", "llama", "options", "memory", "headline",
+                                  "collectives", "report"])
+        # Every suite program the steps run is built by slurm/gpu-check.sh.
+        self.assertLessEqual(b.binaries, set(c.TARGETS))
+        self.assertTrue(c.MPS)
+        # The option runs: 4 ranks sharing the GPU, fp32, the serial run's model and batches.
+        serial = by["options-serial"].command
+        for tag, opts in c.OPTION_RUNS:
+            s = by[f"options-{tag}"]
+            self.assertEqual(s.ranks, 4)
+            self.assertEqual(s.command[:len(serial) - 2], serial[:-2])
+            self.assertEqual(s.command[-2 - len(opts):-2], opts)
+        # Memory: the 1.3B shape under each option, ranks sharing the GPU where the grid has 4.
+        self.assertEqual([by[f"memory-{t}"].ranks for t, _, _ in c.MEMORY_RUNS],
+                         [0, 0, 0, 4, 4, 4, 4, 4])
+        head = by["headline-1.3B"].command
+        self.assertEqual(int(head[head.index("--iters") + 1]) -
+                         int(head[head.index("--warmup") + 1]), 20)
+        self.assertIn("1M", by["ovb-all_reduce-2r"].command)
+        self.assertIn("256M", by["nccl-all_gather-4r"].command)
+        self.assertEqual(by["summary"].command[-2:], ["gpu-check", "{out}"])
+
+    def test_unconfigured_build_runs_the_whole_label_in_one_step(self):
+        steps = build_steps(CAMPAIGNS["gpu-check"], "cuda", "", {})
+        ctest = [s for s in steps if s.group == "ctest"]
+        self.assertEqual([s.name for s in ctest], ["ctest-gpu"])
+        self.assertIn("-L", ctest[0].command)
+        self.assertIn("no build folder", ctest[0].description)
 
 
 class MpsStart(unittest.TestCase):

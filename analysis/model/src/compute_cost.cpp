@@ -103,7 +103,10 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   const double attn_us = (half / (qk.tflops * 1e6) + half / (av.tflops * 1e6)) /
                          mc.attention_efficiency * mc.ranks_per_device;
   b.attn_fwd_us = attn_us + mc.kernel_overhead_us;
-  b.attn_bwd_us = 2 * attn_us + mc.kernel_overhead_us;
+  // Backward: dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, four products of the forward's
+  // shapes; fused (flash) attention keeps no P and recomputes S = Q K^T first, a fifth
+  // (Dao 2023, FlashAttention-2, arXiv 2307.08691, Algorithm 2): 2.5 x the forward's two.
+  b.attn_bwd_us = (mc.flash_attention ? 2.5 : 2) * attn_us + mc.kernel_overhead_us;
   b.fwd_us = b.ln1.time_us + b.ln2.time_us + b.attn_io.time_us + b.attn_fwd_us;
   b.bwd_us = b.ln1.bwd_us + b.ln2.bwd_us + b.attn_io.bwd_us + b.attn_bwd_us;
   for (const LinearCompute& c : b.lin) {

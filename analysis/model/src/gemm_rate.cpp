@@ -1,5 +1,7 @@
 // GEMM throughput of one device for a local shape: the machine's GEMM table (exact shape, else
-// inverse-distance weighting in log2(m, n, k) space), else peak x gemm_efficiency.
+// inverse-distance weighting in log2(m, n, k) space), else peak x gemm_efficiency (the best
+// shape's rate, a ceiling) x the shape's wave and tile quantization on the machine's SMs.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -12,8 +14,24 @@ std::string_view name_of(GemmSource s) {
     case GemmSource::table_exact: return "table";
     case GemmSource::table_interpolated: return "interpolated";
     case GemmSource::peak_efficiency: return "peak x efficiency";
+    case GemmSource::quantized: return "peak x efficiency x waves";
   }
   return "?";
+}
+
+double wave_efficiency(const Machine& mc, std::int64_t m, std::int64_t n) {
+  if (mc.sms < 1 || mc.gemm_tiles.empty()) return 1;
+  auto ceil_div = [](std::int64_t a, std::int64_t b) { return (a + b - 1) / b; };
+  double best = 0;
+  for (const auto& t : mc.gemm_tiles) {
+    const std::int64_t rows = ceil_div(m, t[0]), cols = ceil_div(n, t[1]);
+    const double tiles = static_cast<double>(rows * cols);
+    const double waves = tiles / mc.sms;
+    const double area = static_cast<double>(m) * static_cast<double>(n) /
+                        (static_cast<double>(rows * t[0]) * static_cast<double>(cols * t[1]));
+    best = std::max(best, waves / std::ceil(waves) * area);
+  }
+  return best;
 }
 
 GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
@@ -37,7 +55,11 @@ GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64
     vsum += w * g.tflops;
     min_flop = std::min(min_flop, 2.0 * g.m * g.n * g.k);
   }
-  if (wsum == 0) return {mc.peak() * mc.gemm_efficiency, GemmSource::peak_efficiency};
+  if (wsum == 0) {
+    if (mc.sms < 1 || mc.gemm_tiles.empty())
+      return {mc.peak() * mc.gemm_efficiency, GemmSource::peak_efficiency};
+    return {mc.peak() * mc.gemm_efficiency * wave_efficiency(mc, m, n), GemmSource::quantized};
+  }
   // Below the smallest measured GEMM the time stops shrinking (launch- and latency-bound): scale
   // the throughput down with the FLOP count instead of extrapolating it.
   const double flop = 2.0 * static_cast<double>(m) * n * k;

@@ -206,6 +206,14 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   m.attention_efficiency = gpu.number_or("attention_efficiency", m.attention_efficiency);
   m.kernel_overhead_us = gpu.number_or("kernel_overhead_us", 0);
   m.flash_attention = gpu.boolean_or("flash_attention", true);
+  if (gpu.has("sms")) m.sms = gpu.integer("sms");
+  if (gpu.has("gemm_tiles")) {
+    const json& a = gpu.array("gemm_tiles");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const Reader e = gpu.element(a[i], i, "gemm_tiles");
+      m.gemm_tiles.push_back({e.integer("m"), e.integer("n")});
+    }
+  }
   for (const char* f : {"memory_usable_fraction", "memory_efficiency", "attention_efficiency"})
     if (gpu.has(f)) gpu.positive(f);
   if (gpu.has("memory_efficiency_by_class")) {
@@ -268,6 +276,8 @@ json machine_to_json(const Machine& m) {
     for (const auto& [c, e] : m.memory_efficiency_by_class) by[std::string(name_of(c))] = e;
     gpu["memory_efficiency_by_class"] = by;
   }
+  if (m.sms > 0) gpu["sms"] = m.sms;
+  for (const auto& t : m.gemm_tiles) gpu["gemm_tiles"].push_back({{"m", t[0]}, {"n", t[1]}});
   j["gpu"] = gpu;
   if (!m.gemm_table.empty()) {
     j["gemm_table"] = json::array();

@@ -30,6 +30,49 @@ Recompute parse_recompute(std::string_view s) {
                    "' (expected none, selective or full)");
 }
 
+std::string_view name_of(DdpImpl d) {
+  switch (d) {
+    case DdpImpl::torch: return "torch";
+    case DdpImpl::local: return "local";
+    case DdpImpl::core: return "core";
+  }
+  return "?";
+}
+
+MegatronFeatures megatron_era(std::string_view era) {
+  MegatronFeatures f;
+  f.era = std::string(era);
+  if (era == "core") return f;
+  if (era == "sc21") {
+    // Megatron-LM's examples/sc21/run_table_1.sh (the paper's Table 1; NGC PyTorch 20.12,
+    // fp16): DDP=torch for the models without a pipeline, DDP=local with one. The 2021 local DDP
+    // adds each micro-batch's gradient into the fp32 main_grad in a backward hook
+    // (main_grad.add_(grad)) and all-reduces main_grad after the pipeline's flush; stages send
+    // 1/tp of the activation and all-gather it on receipt (scatter_gather_tensors_in_pipeline);
+    // the interleaved schedule requires pp > 2 (parallel_state: "pipeline-model-parallel size
+    // should be greater than 2 with interleaved schedule").
+    f.ddp_pp1 = DdpImpl::torch;
+    f.ddp_pp = DdpImpl::local;
+    f.grad_accumulation_fusion = false;
+    f.scatter_gather_p2p = true;
+    f.interleave_pp2 = false;
+    return f;
+  }
+  if (era == "2022") {
+    // Megatron-LM 3.0 (Korthikanti et al. 2022) to August 2023: bf16 forces fp32 gradient
+    // accumulation and all-reduce (arguments.py), i.e. the local DDP, reduced after the flush;
+    // the weight-gradient GEMM accumulates into main_grad (--gradient-accumulation-fusion);
+    // --overlap-grad-reduce arrived with Megatron-Core's DDP in September 2023; interleaving at
+    // pp = 2 was allowed from mid-2024.
+    f.ddp_pp1 = f.ddp_pp = DdpImpl::local;
+    f.scatter_gather_p2p = true;
+    f.interleave_pp2 = false;
+    return f;
+  }
+  throw UsageError("unknown Megatron-LM era '" + std::string(era) + "' (expected " +
+                   kMegatronEras + ")");
+}
+
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc) {
   auto fail = [&](const std::string& why) {
     throw UsageError("Megatron tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) +
@@ -70,6 +113,8 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (c.batch % (static_cast<std::int64_t>(c.dp) * c.micro_batch) != 0)
     fail("global batch " + std::to_string(c.batch) + " not divisible by dp * micro-batch");
   if (c.virtual_stages > 1 && c.pp < 2) fail("interleaving needs pp >= 2");
+  if (c.virtual_stages > 1 && c.pp == 2 && !c.features.interleave_pp2)
+    fail("Megatron-LM of era " + c.features.era + " interleaves only with pp > 2");
   if (c.virtual_stages > 1 && c.microbatches() % c.pp != 0)
     fail("interleaving needs the micro-batch count (" + std::to_string(c.microbatches()) +
          ") divisible by pp");
@@ -106,7 +151,7 @@ StageLayers stages_of(const GptShape& m, const MegatronConfig& c) {
 
 }  // namespace
 
-MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
+MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool flash_attention) {
   MegatronMemory mem;
   const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
   const double V = static_cast<double>(m.vocab);
@@ -129,7 +174,7 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c) {
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
   // Bytes per layer per micro-batch: Korthikanti's formula for GPT blocks, Megatron-Core's saved
   // tensors for Llama blocks (megatron_activations.hpp).
-  const double per_layer = megatron_layer_activation_bytes(m, c);
+  const double per_layer = megatron_layer_activation_bytes(m, c, flash_attention);
   mem.activation_per_layer = per_layer;
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
   // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,
@@ -173,7 +218,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
                                     const ComputeTerms& ct) {
   MegatronPrediction p;
   p.config = c;
-  p.memory = megatron_memory(m, c);
+  p.memory = megatron_memory(m, c, mc.flash_attention);
   p.memory_limit_bytes = memory_limit_bytes(mc);
   p.fits = p.memory.total() <= p.memory_limit_bytes;
 
@@ -186,12 +231,40 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   T.recompute_us = c.recompute == Recompute::full        ? ct.block.fwd_us
                    : c.recompute == Recompute::selective ? ct.block.attn_fwd_us
                                                          : 0;
+  const double a = static_cast<double>(size_of(c.act_dtype));
+  if (!mc.flash_attention) {
+    // Megatron's unfused attention (baddbmm, fused scale-mask-softmax, dropout, bmm) computes
+    // the full s x s products and masks them afterwards: the causal half that compute_terms
+    // costs once more. GPT's attention dropout (Megatron's default 0.1; Llama trains without)
+    // reads the probabilities and writes them with a 1-byte mask, and its backward the same.
+    // Selective recomputation repeats this core attention: its products, the scores' trips
+    // through memory (compute_terms' 4 bytes a element) and the dropout.
+    const double scores = static_cast<double>(c.micro_batch) * (m.heads / c.tp) *
+                          static_cast<double>(m.seq) * static_cast<double>(m.seq);
+    const double gemm_fwd = ct.block.attn_fwd_us - mc.kernel_overhead_us;
+    const MemTerm dropout = m.llama() ? MemTerm{} : mem_term(mc, (2 * a + 1) * scores);
+    T.layer_fwd_us += gemm_fwd + dropout.time_us;
+    T.layer_bwd_us += 2 * gemm_fwd + dropout.bwd_us;
+    if (c.recompute == Recompute::full) T.recompute_us = T.layer_fwd_us;
+    if (c.recompute == Recompute::selective)
+      T.recompute_us = 2 * gemm_fwd + mem_term(mc, 4 * a * scores).time_us + dropout.time_us;
+  }
   T.head_us = ct.head.fwd_us + ct.head.bwd_us;
+  // Unfused gradient accumulation: a pass over the layer's gradients every micro-batch. Local
+  // DDP: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per parameter. Torch DDP:
+  // autograd adds into the 16-bit param.grad from the second micro-batch on: read 2 + 2, write 2.
+  const MegatronFeatures& f = c.features;
+  const double layer_params =
+      (static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * m.hidden) / c.tp;
+  if (!f.grad_accumulation_fusion) {
+    const double mb_count = static_cast<double>(c.microbatches());
+    const double bytes = f.ddp(c.pp) == DdpImpl::torch ? 6 * (mb_count - 1) / mb_count : 10;
+    if (bytes > 0) T.grad_accumulation_us = mem_term(mc, bytes * layer_params).time_us;
+  }
 
   // Tensor parallelism, per layer and micro-batch: with SP two all-gathers and two
   // reduce-scatters of the s*b*h activation forward, the same backward (each swapped); without
   // SP two all-reduces each way. A full recompute repeats the forward ones.
-  const double a = static_cast<double>(size_of(c.act_dtype));
   const double act_bytes = static_cast<double>(m.seq) * c.micro_batch * m.hidden * a;
   if (c.tp > 1) {
     double fwd = 0;
@@ -205,7 +278,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   }
   const StageLayers st = stages_of(m, c);
   const double layer_fwd = T.layer_fwd_us + T.tp_fwd_us;
-  const double layer_bwd = T.layer_bwd_us + T.recompute_us + T.tp_bwd_us;
+  const double layer_bwd = T.layer_bwd_us + T.recompute_us + T.tp_bwd_us + T.grad_accumulation_us;
   // 1F1B (Narayanan et al. SC21, Section 2.2): the slowest stage runs all m micro-batches, the
   // others' times fill and drain the pipeline, 1/v of them with interleaving; the last stage (the
   // only one without a pipeline) also runs the LM head and loss for every micro-batch. Even
@@ -223,36 +296,52 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   T.bubble_us = (all - slowest) / c.virtual_stages;
   const double pipeline_us = mb * slowest + T.bubble_us;
 
-  // Point-to-point: the s*b*h activation (1/tp of it with the scatter-gather optimization
-  // when SP or tp > 1) to the next stage, tp*dp ranks away in Megatron's rank order (tp
-  // fastest, then dp, then pp). Each stage sends forward and backward for every micro-batch of
-  // every chunk; the sends are blocking in the schedule, so all v*m of them plus the pp-1 of the
-  // fill and drain are on the critical path.
+  // Point-to-point: the s*b*h activation to the next stage, tp*dp ranks away in Megatron's rank
+  // order (tp fastest, then dp, then pp): 1/tp of it when sequence parallelism shards it, or
+  // when the era's scatter-gather optimization sends a slice that the receiver then all-gathers
+  // over its tensor-parallel group. Each stage sends forward and backward for every micro-batch
+  // of every chunk; the sends are blocking in the schedule, so all v*m of them plus the pp-1 of
+  // the fill and drain are on the critical path.
   if (c.pp > 1) {
-    T.p2p_one_us = p2p_us(mc, c.tp * c.dp, act_bytes / c.tp);
+    const bool gather = f.scatter_gather_p2p && !c.sequence_parallel && c.tp > 1;
+    const bool sliced = c.sequence_parallel || gather;
+    T.p2p_one_us = p2p_us(mc, c.tp * c.dp, sliced ? act_bytes / c.tp : act_bytes);
+    if (gather)
+      T.p2p_one_us +=
+          cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
     T.p2p_us = 2 * (c.virtual_stages * mb + c.pp - 1) * T.p2p_one_us;
   }
 
-  // Data parallelism over dp ranks tp apart: fp32 gradients reduce-scattered (distributed
-  // optimizer) or all-reduced, and bf16 parameters all-gathered after the step. Overlapped:
-  // the reduce-scatter hides under the last micro-batch's backward, the all-gather under the
-  // first micro-batch's forward (--overlap-grad-reduce, --overlap-param-gather).
+  // Data parallelism over dp ranks tp apart. Megatron-Core: fp32 gradients reduce-scattered
+  // (distributed optimizer) or all-reduced, and bf16 parameters all-gathered after the step,
+  // the reduce-scatter hidden under the last micro-batch's backward, the all-gather under the
+  // first micro-batch's forward (--overlap-grad-reduce, --overlap-param-gather). Local DDP: the
+  // same collectives after the pipeline's flush, all exposed. Torch DDP: 16-bit gradients
+  // all-reduced under the last micro-batch's backward.
   const double params = p.memory.params_local;
   double hidden_under = 0;
   if (c.dp > 1) {
-    if (c.distributed_optimizer) {
-      T.dp_rs_us =
-          cost_collective(mc, CollKind::reduce_scatter, Group::data, c.dp, c.tp, params * 4).time_us;
+    const DdpImpl ddp = f.ddp(c.pp);
+    const double grad_bytes = ddp == DdpImpl::torch ? a : 4;
+    if (c.distributed_optimizer && ddp != DdpImpl::torch) {
+      T.dp_rs_us = cost_collective(mc, CollKind::reduce_scatter, Group::data, c.dp, c.tp,
+                                   params * grad_bytes)
+                       .time_us;
       T.dp_ag_us =
           cost_collective(mc, CollKind::all_gather, Group::data, c.dp, c.tp, params * a).time_us;
     } else {
-      T.dp_rs_us =
-          cost_collective(mc, CollKind::all_reduce, Group::data, c.dp, c.tp, params * 4).time_us;
+      T.dp_rs_us = cost_collective(mc, CollKind::all_reduce, Group::data, c.dp, c.tp,
+                                   params * grad_bytes)
+                       .time_us;
     }
-    const double slow = 1 + mc.comm_slowdown;
-    const double rs = T.dp_rs_us * slow, ag = T.dp_ag_us * slow;
-    T.dp_exposed_us = std::max(0.0, rs - T.stage_bwd_us) + std::max(0.0, ag - T.stage_fwd_us);
-    hidden_under = std::min(rs, T.stage_bwd_us) + std::min(ag, T.stage_fwd_us);
+    if (ddp == DdpImpl::local) {
+      T.dp_exposed_us = T.dp_rs_us + T.dp_ag_us;
+    } else {
+      const double slow = 1 + mc.comm_slowdown;
+      const double rs = T.dp_rs_us * slow, ag = T.dp_ag_us * slow;
+      T.dp_exposed_us = std::max(0.0, rs - T.stage_bwd_us) + std::max(0.0, ag - T.stage_fwd_us);
+      hidden_under = std::min(rs, T.stage_bwd_us) + std::min(ag, T.stage_fwd_us);
+    }
   }
   T.interference_us = mc.compute_slowdown * hidden_under;
   // AdamW over the local shard: read fp32 master, grad, m, v and write master, m, v, plus the

@@ -3,7 +3,8 @@
 
 namespace ovb::model {
 
-LayerActivationShape layer_activation_shape(const GptShape& m, const MegatronConfig& c) {
+LayerActivationShape layer_activation_shape(const GptShape& m, const MegatronConfig& c,
+                                            bool flash_attention) {
   LayerActivationShape x;
   x.s = static_cast<double>(m.seq);
   x.b = c.micro_batch;
@@ -13,6 +14,7 @@ LayerActivationShape layer_activation_shape(const GptShape& m, const MegatronCon
   x.kv_heads = static_cast<double>(m.kv());
   x.t = c.tp;
   x.sequence_parallel = c.sequence_parallel;
+  x.flash_attention = flash_attention;
   return x;
 }
 
@@ -21,11 +23,16 @@ double gpt_layer_activation_bytes(const LayerActivationShape& x, Recompute r) {
   //   no recompute:  sbh (34 + 5as/h) / t with SP; sbh (10 + 24/t + 5as/(ht)) without
   //   selective:     34 sbh / t with SP;       sbh (10 + 24/t) without
   //   full:          2 sbh / t with SP (the layer's input only); 2 sbh without
+  // The 5as/h term is the unfused attention's s x s tensors per head: softmax output (2 bytes),
+  // dropout mask (1) and dropout output (2). Fused (flash) attention keeps none of them: its
+  // inputs Q, K, V and output O are already among the 34 sbh (Q, K 4, V 2, the out-projection's
+  // input 2), and it adds its fp32 log-sum-exp, 4 bytes per head and token (Dao et al. 2022,
+  // arXiv 2205.14135, Section 3.1: the backward recomputes the scores from Q, K and it).
   const double sbh = x.s * x.b * x.h, a = x.heads, s = x.s, h = x.h, t = x.t;
   const bool sp = x.sequence_parallel;
+  const double scores = x.flash_attention ? 4 * a * x.s * x.b / t : sbh * 5 * a * s / (h * t);
   switch (r) {
-    case Recompute::none:
-      return sp ? sbh * (34 + 5 * a * s / h) / t : sbh * (10 + 24 / t + 5 * a * s / (h * t));
+    case Recompute::none: return (sp ? 34 * sbh / t : sbh * (10 + 24 / t)) + scores;
     case Recompute::selective: return sp ? 34 * sbh / t : sbh * (10 + 24 / t);
     case Recompute::full: return sp ? 2 * sbh / t : 2 * sbh;
   }
@@ -78,8 +85,9 @@ double llama_layer_activation_bytes(const LayerActivationShape& x, Recompute r) 
   return 0;
 }
 
-double megatron_layer_activation_bytes(const GptShape& m, const MegatronConfig& c) {
-  const LayerActivationShape x = layer_activation_shape(m, c);
+double megatron_layer_activation_bytes(const GptShape& m, const MegatronConfig& c,
+                                       bool flash_attention) {
+  const LayerActivationShape x = layer_activation_shape(m, c, flash_attention);
   return m.llama() ? llama_layer_activation_bytes(x, c.recompute)
                    : gpt_layer_activation_bytes(x, c.recompute);
 }

@@ -49,6 +49,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
         if (!pinned_or(opt.micro_batch, static_cast<int>(mb)) || (opt.batch / dp) % mb) continue;
         for (int v : divisors_of(chunked)) {
           if (!pinned_or(opt.virtual_stages, v) || (v > 1 && pp < 2) || v > ends) continue;
+          if (v > 1 && pp == 2 && !opt.features.interleave_pp2) continue;
           MegatronConfig c;
           c.tp = tp;
           c.pp = pp;
@@ -62,6 +63,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           c.first_stage_layers = opt.first_stage_layers;
           c.last_stage_layers = opt.last_stage_layers;
           c.tp_across_nodes = opt.tp_across_nodes;
+          c.features = opt.features;
           if (v > 1 && c.microbatches() % pp) continue;
           const auto key = std::make_pair(tp, c.micro_batch);
           auto it = terms.find(key);
@@ -101,11 +103,13 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
       {"recompute", name_of(c.recompute)},
       {"sequence_parallel", c.sequence_parallel},
       {"distributed_optimizer", c.distributed_optimizer},
+      {"era", c.features.era},
       {"predicted_ms", t.iteration_us / 1e3},
       {"terms_ms",
        {{"stage_fwd", t.stage_fwd_us / 1e3},
         {"stage_bwd", t.stage_bwd_us / 1e3},
         {"tp_per_layer", (t.tp_fwd_us + t.tp_bwd_us) / 1e3},
+        {"grad_accumulation_per_layer", t.grad_accumulation_us / 1e3},
         {"head", t.head_us / 1e3},
         {"bubble", t.bubble_us / 1e3},
         {"p2p", t.p2p_us / 1e3},

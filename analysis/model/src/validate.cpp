@@ -49,6 +49,27 @@ int pinned(const json& cfg, const char* key) {
   return cfg.contains(key) && cfg.at(key).is_number_integer() ? cfg.at(key).get<int>() : 0;
 }
 
+// The published figure: TFLOP/s per GPU or seconds per iteration, exactly one of them.
+void read_published_figure(const json& pub, PublishedRun& p, const std::string& path,
+                           const std::string& where) {
+  const bool tflops = pub.contains("tflops_per_gpu"), time = pub.contains("iteration_s");
+  if (tflops == time) bad(path, where + "give exactly one of 'tflops_per_gpu' and 'iteration_s'");
+  if (tflops) p.published_tflops = number(pub, "tflops_per_gpu", path, where);
+  if (time) p.published_iteration_s = number(pub, "iteration_s", path, where);
+}
+
+// The published TFLOP/s per GPU in the row's convention (for a published time, the prediction's
+// FLOP count over that time) and the error; both are ratios of the same FLOP count, so a run
+// published as a time is compared in time.
+void compare_with_published(ValidationRow& row) {
+  const PublishedRun& run = row.run;
+  const double predicted_s = row.predicted_ms / 1e3;
+  row.published_tflops = run.published_iteration_s > 0
+                             ? row.predicted_tflops * predicted_s / run.published_iteration_s
+                             : run.published_tflops;
+  row.error_pct = 100 * (row.predicted_tflops - row.published_tflops) / row.published_tflops;
+}
+
 // Predicted TFLOP/s per GPU of a search entry in the given convention.
 double tflops_of(const json& best, const std::string& convention) {
   return best["flops"][convention == "model" ? "model_tflops_per_gpu" : "hardware_tflops_per_gpu"]
@@ -103,7 +124,8 @@ ValidationSet load_published_runs(const std::string& path) {
     }
     p.config = r.contains("config") ? r["config"] : json::object();
     const json& pub = field(r, "published", path, at);
-    p.published_tflops = number(pub, "tflops_per_gpu", path, at + "published.");
+    read_published_figure(pub, p, path, at + "published.");
+    if (r.contains("group")) p.group = text(r, "group", path, at);
     p.convention = text(pub, "convention", path, at + "published.");
     if (p.convention != "model" && p.convention != "hardware" && p.convention != "narayanan")
       bad(path, at + "published.convention must be model, hardware or narayanan, got '" +
@@ -125,6 +147,14 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
+    if (p.config.contains("era")) {
+      if (!p.config["era"].is_string()) bad(path, at + "config.era must be a string");
+      try {
+        megatron_era(p.config["era"].get<std::string>());
+      } catch (const UsageError& e) {
+        bad(path, at + "config.era: " + e.what());
+      }
+    }
     set.runs.push_back(p);
   }
   return set;
@@ -153,6 +183,7 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     o.sequence_parallel = cfg.value("sequence_parallel", true);
     o.distributed_optimizer = cfg.value("distributed_optimizer", true);
     o.tp_across_nodes = cfg.value("tp_across_nodes", false);
+    o.features = megatron_era(cfg.value("era", std::string("core")));
     const MegatronSearchResult r = search_megatron(run.model, o, mc);
     if (r.ranked.empty())
       throw UsageError("run " + run.id + ": no valid Megatron configuration for its settings");
@@ -163,7 +194,8 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
     const MegatronConfig& c = b.config;
     row.config = "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" +
                  std::to_string(c.dp) + " mb=" + std::to_string(c.micro_batch) +
-                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute));
+                 " v=" + std::to_string(c.virtual_stages) + " " + std::string(name_of(c.recompute)) +
+                 (c.features.era == "core" ? "" : " " + c.features.era);
     if (c.uneven()) {
       const StageLayers st =
           *split_stages(run.model.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
@@ -204,12 +236,13 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
                                         static_cast<double>(run.model.vocab)),
                 row.predicted_ms / 1e3, run.gpus)
           : tflops_of(row.best, run.convention);
-  row.error_pct = 100 * (row.predicted_tflops - run.published_tflops) / run.published_tflops;
+  compare_with_published(row);
   row.within = row.fits && std::abs(row.error_pct) <= tolerance_pct;
   return row;
 }
 
 json validation_row_json(const ValidationRow& r) {
+  const auto or_null = [](const std::optional<double>& v) { return v ? json(*v) : json(nullptr); };
   return {{"id", r.run.id},
           {"source", r.run.source},
           {"strategy", r.run.strategy},
@@ -217,7 +250,12 @@ json validation_row_json(const ValidationRow& r) {
           {"gpus", r.run.gpus},
           {"batch", r.run.batch},
           {"convention", r.run.convention},
-          {"published_tflops_per_gpu", r.run.published_tflops},
+          {"published_tflops_per_gpu", r.published_tflops},
+          {"published_iteration_s",
+           r.run.published_iteration_s > 0 ? json(r.run.published_iteration_s) : json(nullptr)},
+          {"group", r.run.group.empty() ? json(nullptr) : json(r.run.group)},
+          {"calculon_iteration_s", or_null(r.calculon_s)},
+          {"calculon_error_pct", or_null(r.calculon_error_pct)},
           {"predicted_tflops_per_gpu", r.predicted_tflops},
           {"predicted_ms", r.predicted_ms},
           {"error_pct", r.error_pct},

@@ -164,6 +164,13 @@ has "$work/versus-node.json" "d['versus']['best_megatron'] is None and d['versus
 grep -q "tp stays inside a node of 4 GPUs; --megatron-tp-across-nodes" "$work/versus-node.out" || fail "versus-node: no hint at --megatron-tp-across-nodes"
 ok versus-across "$model" versus "${headline[@]}" --megatron-tp-across-nodes --json "$work/versus-across.json"
 has "$work/versus-across.json" "d['versus']['best_megatron']['tp'] > 4 and d['versus']['best_megatron']['fits'] and d['inputs']['megatron']['tp_across_nodes'] is True"
+# The Megatron-LM era: named in the JSON and the versus line; the paper-era code paths are slower
+# (data-parallel reduction after the flush, no interleaving at pp 2); an unknown era is refused.
+has "$work/versus-across.json" "d['versus']['best_megatron']['era'] == 'core' and d['inputs']['megatron']['era'] == 'core'"
+ok versus-2022 "$model" versus "${headline[@]}" --megatron-tp-across-nodes --megatron-era 2022 --json "$work/versus-2022.json"
+has "$work/versus-2022.json" "d['versus']['best_megatron']['era'] == '2022' and not (d['versus']['best_megatron']['pp'] == 2 and d['versus']['best_megatron']['virtual_stages'] > 1) and d['versus']['best_megatron']['predicted_ms'] >= json.load(open(sys.argv[1].replace('versus-2022', 'versus-across')))['versus']['best_megatron']['predicted_ms']"
+grep -q "(Megatron-LM era 2022)" "$work/versus-2022.out" || fail "versus-2022: the versus line does not name the era"
+bad megatron-era "megatron-era" "$model" versus "${headline[@]}" --megatron-era 2019
 # Uneven pipeline stages: Llama 3 405B's 126 layers on 16 stages only as 7 + 14 x 8 + 7.
 llama405=(search --strategy megatron --machine dgx-h100 --preset llama3-405B --seq 8192 --batch 2048 --gpus 8192 --megatron-tp 8 --megatron-pp 16)
 bad megatron-even-405b "pp the layers" "$model" "${llama405[@]}"
@@ -178,6 +185,13 @@ bad megatron-none "no valid Megatron configuration of 8 GPUs" "$model" search --
 bad validate-only "no run 'nope'" "$model" validate --only nope
 printf '{"tolerance_pct": 10, "runs": [{"id": "x", "source": "s", "strategy": "megatron", "machine": "dgx-h100", "gpus": 8, "batch": 8, "model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 16}, "published": {"tflops_per_gpu": 1, "convention": "model"}}]}' > "$work/runs.json"
 bad validate-field "run x: model.'vocab' is missing" "$model" validate --runs "$work/runs.json"
+# A published time beside a published TFLOP/s, and a Calculon results file that is missing or has
+# a bad time: one line naming it.
+printf '{"tolerance_pct": 10, "runs": [{"id": "x", "source": "s", "strategy": "megatron", "machine": "dgx-h100", "gpus": 8, "batch": 8, "model": {"layers": 2, "hidden": 64, "heads": 4, "seq": 16, "vocab": 64}, "published": {"tflops_per_gpu": 1, "iteration_s": 2, "convention": "model"}}]}' > "$work/runs-both.json"
+bad validate-both "run x: published.give exactly one of 'tflops_per_gpu' and 'iteration_s'" "$model" validate --runs "$work/runs-both.json"
+bad validate-calculon-missing "calculon-none.json" "$model" validate --only megatron-sc21-1t-3072 --calculon "$work/calculon-none.json"
+printf '{"runs": [{"id": "megatron-sc21-1t-3072", "predicted_iteration_s": 0}]}' > "$work/calculon-bad.json"
+bad validate-calculon-time "Calculon results .*calculon-bad.json: run megatron-sc21-1t-3072: 'predicted_iteration_s' must be a number > 0" "$model" validate --only megatron-sc21-1t-3072 --calculon "$work/calculon-bad.json"
 
 if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi
 exit $((failures > 0))

@@ -3,11 +3,14 @@
 // 1000 GB/s): memory per recompute mode (Korthikanti et al. 2022), in-flight micro-batches and
 // interleaving, the pipeline bubble, p2p sends, sequence-parallel collectives, distributed-
 // optimizer traffic, uneven first/last stages, tensor parallelism across nodes when allowed,
-// the FLOP report, and the search against predict_megatron.
+// the FLOP report, the search against predict_megatron, and the code paths of each era.
 #include <gtest/gtest.h>
 
 #include "helpers.hpp"
+#include <algorithm>
+
 #include "ovb/error.hpp"
+#include "ovb/model/comm_cost.hpp"
 #include "ovb/model/flops.hpp"
 #include "ovb/model/megatron.hpp"
 #include "ovb/model/megatron_search.hpp"
@@ -50,8 +53,9 @@ TEST(Megatron, ActivationsPerRecomputeModeByHand) {
   const GptShape m = test::small_gpt();
   MegatronConfig c = base_config();
   // s*b*h = 16*2*64 = 2048; a*s/h = 4*16/64 = 1.
-  // none + SP: 2048 (34 + 5) / 2 = 39936 per layer; 2 micro-batches in flight x 2 layers.
-  MegatronMemory mem = megatron_memory(m, c);
+  // none + SP, unfused attention: 2048 (34 + 5) / 2 = 39936 per layer; 2 micro-batches in
+  // flight x 2 layers.
+  MegatronMemory mem = megatron_memory(m, c, false);
   EXPECT_DOUBLE_EQ(mem.activation_per_layer, 39936);
   EXPECT_DOUBLE_EQ(mem.inflight_layers, 4);
   EXPECT_DOUBLE_EQ(mem.activations, 4 * 39936.0);
@@ -64,8 +68,8 @@ TEST(Megatron, ActivationsPerRecomputeModeByHand) {
   c.recompute = Recompute::selective;  // sbh (10 + 24/t)
   EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2048 * 22.0);
   c.recompute = Recompute::none;  // sbh (10 + 24/t + 5as/(ht)) = 2048 * 24.5
-  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 2048 * 24.5);
-  EXPECT_DOUBLE_EQ(megatron_memory(m, c).total(),
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c, false).activation_per_layer, 2048 * 24.5);
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c, false).total(),
                    2 * 55104.0 + 4 * 55104.0 + 6 * 55104.0 + 4 * 2048 * 24.5);
 }
 
@@ -412,4 +416,78 @@ TEST(Megatron, SearchAcrossNodesAddsTheLargerTensorParallelSizes) {
     EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
   }
   EXPECT_TRUE(eight);
+}
+
+// The code paths of each Megatron-LM era (megatron_era), term by term on the base configuration
+// (pp 2, dp 2, 4 micro-batches, distributed optimizer) of the synthetic machine.
+TEST(Megatron, EraCodePathsByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  const MegatronTime core = predict_megatron(m, c, mc).time;
+  c.features = megatron_era("sc21");
+  const MegatronTime sc21 = predict_megatron(m, c, mc).time;
+  // Unfused accumulation, local DDP: main_grad += grad, 10 bytes per parameter of a layer
+  // ((12 h^2 + 13 h) / tp = 24992) every micro-batch at 1000 GB/s.
+  EXPECT_DOUBLE_EQ(core.grad_accumulation_us, 0);
+  EXPECT_NEAR(sc21.grad_accumulation_us, 249920 / 1e6, 1e-12);
+  EXPECT_NEAR(sc21.stage_bwd_us, core.stage_bwd_us + 2 * 249920 / 1e6, 1e-9);
+  // Local DDP: the reduce-scatter and all-gather after the flush, all exposed.
+  EXPECT_NEAR(sc21.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
+  EXPECT_DOUBLE_EQ(core.dp_exposed_us, 0);
+  // With SP the activation is sent sharded and nothing is gathered, in every era.
+  EXPECT_NEAR(sc21.p2p_one_us, core.p2p_one_us, 1e-12);
+  // Without SP: the era's scatter-gather sends 2048 B and all-gathers the 4096-byte activation
+  // over the 2-rank TP group (4 us + 2048 B at 100 GB/s); Megatron-Core sends all 4096 B.
+  c.sequence_parallel = false;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.p2p_one_us, 4.16384 + 4.02048, 1e-9);
+  c.features = megatron_era("core");
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.p2p_one_us, 4 + 4096 / 12.5e3, 1e-9);
+  // 2022: fused accumulation, but still the reduction after the flush.
+  c.sequence_parallel = true;
+  c.features = megatron_era("2022");
+  const MegatronTime y22 = predict_megatron(m, c, mc).time;
+  EXPECT_DOUBLE_EQ(y22.grad_accumulation_us, 0);
+  EXPECT_NEAR(y22.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
+  // SC21 without a pipeline: torch DDP all-reduces 16-bit gradients under the backward
+  // (55104 * 2 B over 2 ranks at 100 GB/s: 1.10208 us + 4 us, hidden) and autograd accumulates
+  // from the second of 4 micro-batches on: 6 * 3/4 bytes per parameter.
+  c.features = megatron_era("sc21");
+  c.pp = 1;
+  c.dp = 4;  // 8 GPUs: the 4-rank data group, tp = 2 apart, spans two nodes
+  c.batch = 32;
+  c.distributed_optimizer = false;
+  const MegatronPrediction p1 = predict_megatron(m, c, mc);
+  const double params = p1.memory.params_local;
+  EXPECT_NEAR(p1.time.grad_accumulation_us, 4.5 * 24992 / 1e6, 1e-12);
+  const double ar = cost_collective(mc, CollKind::all_reduce, Group::data, 4, 2, params * 2).time_us;
+  EXPECT_NEAR(p1.time.dp_rs_us, ar, 1e-9);
+  EXPECT_DOUBLE_EQ(p1.time.dp_exposed_us, std::max(0.0, ar - p1.time.stage_bwd_us));
+  // Interleaving at pp = 2 did not exist before mid-2024.
+  c = base_config();
+  c.virtual_stages = 2;
+  c.features = megatron_era("2022");
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+  EXPECT_THROW(megatron_era("2019"), UsageError);
+}
+
+// Megatron's unfused attention (no flash): the full s x s products, i.e. the causal half costed
+// by compute_terms once more, and GPT's attention dropout, (2a + 1) bytes per score element each
+// way; selective recomputation repeats products, scores and dropout.
+TEST(Megatron, UnfusedAttentionByHand) {
+  Machine mc = test::synthetic_machine();
+  mc.flash_attention = false;
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  const ComputeTerms ct = compute_terms(m, megatron_layer_options(c), mc);
+  const MegatronTime t = predict_megatron(m, c, mc).time;
+  // Scores: micro-batch 2 x 2 local heads x 16 x 16 = 1024 elements; dropout 5 B each.
+  const double gemm = ct.block.attn_fwd_us;  // kernel overhead 0 on this machine
+  EXPECT_NEAR(t.layer_fwd_us, ct.block.fwd_us + gemm + 5120 / 1e6, 1e-12);
+  EXPECT_NEAR(t.layer_bwd_us, ct.block.bwd_us + 2 * gemm + 2 * 5120 / 1e6, 1e-12);
+  c.recompute = Recompute::selective;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.recompute_us, 2 * gemm + (8 * 1024 + 5120) / 1e6,
+              1e-12);
+  c.recompute = Recompute::full;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.recompute_us, t.layer_fwd_us, 1e-12);
 }

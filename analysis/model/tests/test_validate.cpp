@@ -13,6 +13,7 @@
 #include "ovb/model/machine.hpp"
 #include "ovb/model/megatron.hpp"
 #include "ovb/model/validate.hpp"
+#include "ovb/model/validate_calculon.hpp"
 
 using namespace ovb;
 using namespace ovb::model;
@@ -206,6 +207,14 @@ TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
   EXPECT_NE(load_error(r).find("run r: config.tp_across_nodes must be true or false"),
             std::string::npos)
       << load_error(r);
+  r["config"]["tp_across_nodes"] = true;
+  r["config"]["era"] = "2019";
+  EXPECT_NE(load_error(r).find("run r: config.era: unknown Megatron-LM era '2019'"),
+            std::string::npos)
+      << load_error(r);
+  r["config"]["era"] = 2022;
+  EXPECT_NE(load_error(r).find("run r: config.era must be a string"), std::string::npos)
+      << load_error(r);
 }
 
 TEST(Validate, NarayananConventionCountsTheFullAttentionAndAThreePassHead) {
@@ -234,4 +243,121 @@ TEST(Validate, NarayananConventionCountsTheFullAttentionAndAThreePassHead) {
   EXPECT_NE(load_error(r).find("must be model, hardware or narayanan, got 'megatron'"),
             std::string::npos)
       << load_error(r);
+}
+
+TEST(Validate, PublishedTimeIsComparedInTimeAndIsTheOnlyPublishedFigure) {
+  // The same run published as a time: the error is 100 (published / predicted - 1) in time, and
+  // the TFLOP/s shown are the prediction's FLOP count over the published time.
+  json r = small_run();
+  const ValidationRow tf = validate_run(load_published_runs(write("tf", runs_file(r))).runs[0], 25);
+  const double published_s = 2 * tf.predicted_ms / 1e3;  // half as fast as predicted
+  r["published"].erase("tflops_per_gpu");
+  r["published"]["iteration_s"] = published_s;
+  const PublishedRun p = load_published_runs(write("time", runs_file(r))).runs[0];
+  EXPECT_EQ(p.published_tflops, 0);
+  EXPECT_DOUBLE_EQ(p.published_iteration_s, published_s);
+  const ValidationRow t = validate_run(p, 25);
+  EXPECT_DOUBLE_EQ(t.predicted_ms, tf.predicted_ms);
+  EXPECT_NEAR(t.error_pct, 100.0, 1e-9);
+  EXPECT_NEAR(t.published_tflops, tf.predicted_tflops / 2, 1e-9 * tf.predicted_tflops);
+  EXPECT_FALSE(t.within);
+  // Exactly one published figure.
+  r["published"]["tflops_per_gpu"] = 100;
+  EXPECT_NE(load_error(r).find("run r: published.give exactly one of 'tflops_per_gpu' and "
+                               "'iteration_s'"),
+            std::string::npos)
+      << load_error(r);
+  r["published"].erase("tflops_per_gpu");
+  r["published"].erase("iteration_s");
+  EXPECT_NE(load_error(r).find("give exactly one"), std::string::npos) << load_error(r);
+  r["published"]["iteration_s"] = -1;
+  EXPECT_NE(load_error(r).find("'iteration_s' must be a number > 0"), std::string::npos)
+      << load_error(r);
+}
+
+TEST(Validate, KorthikantiTable5RunsGiveTheUtilisationTheyWerePublishedWith) {
+  // The eight Table 5 runs: published as seconds per iteration, everything pinned; where a
+  // second transcription gives the run's MFU and HFU (the selective rows), they follow from the
+  // time with the paper's formulas, written out here: model FLOPs 72 B s l h^2 (1 + s/(6h) +
+  // V/(12 l h)), selective recomputation adds the attention products again (s/(3h)). Tolerance:
+  // the time is given to 0.01 s (half of that, relative) and the utilisation to 0.1 point.
+  const json doc = read_json(default_validation_file());
+  const ValidationSet set = load_published_runs(default_validation_file());
+  int n = 0, checked = 0;
+  for (std::size_t i = 0; i < set.runs.size(); ++i) {
+    const PublishedRun& p = set.runs[i];
+    if (p.group != "korthikanti-table5") continue;
+    ++n;
+    const json& pub = doc["runs"][i]["published"];
+    ASSERT_GT(p.published_iteration_s, 0) << p.id;
+    EXPECT_EQ(p.config["tp"], 8) << p.id;
+    const double B = p.batch, s = p.model.seq, l = p.model.layers, h = p.model.hidden,
+                 V = p.model.vocab, t = p.published_iteration_s, gpus = p.gpus;
+    EXPECT_EQ(gpus, 8 * p.config["pp"].get<int>()) << p.id << ": data-parallel size 1";
+    // validate's published TFLOP/s: Narayanan et al.'s count over the published time.
+    const ValidationRow row = validate_run(p, set.tolerance_pct);
+    const double narayanan = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    EXPECT_NEAR(row.published_tflops, narayanan / t / gpus / 1e12, 1e-9 * row.published_tflops)
+        << p.id;
+    EXPECT_NEAR(row.error_pct, 100 * (t / (row.predicted_ms / 1e3) - 1), 1e-9) << p.id;
+    if (!pub.contains("model_flops_utilization_pct")) continue;
+    ++checked;
+    const double model = 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+    const double hardware = 72 * B * s * l * h * h * (1 + s / (3 * h) + V / (12 * l * h));
+    const double mfu = 100 * model / t / gpus / 312e12, hfu = 100 * hardware / t / gpus / 312e12;
+    const double want_mfu = pub["model_flops_utilization_pct"].get<double>();
+    const double want_hfu = pub["hardware_flops_utilization_pct"].get<double>();
+    EXPECT_NEAR(mfu, want_mfu, 0.05 + want_mfu * 0.005 / t) << p.id;
+    EXPECT_NEAR(hfu, want_hfu, 0.05 + want_hfu * 0.005 / t) << p.id;
+  }
+  EXPECT_EQ(n, 8);
+  EXPECT_EQ(checked, 4);
+}
+
+TEST(Validate, CalculonErrorIsItsTimeAgainstThePublishedFigure) {
+  // Calculon's error by the same rule as ovb-model's: a published time against Calculon's time;
+  // a published TFLOP/s against the same FLOP count over Calculon's time.
+  json r = small_run();
+  r["published"].erase("tflops_per_gpu");
+  r["published"]["iteration_s"] = 3.0;
+  ValidationRow t = validate_run(load_published_runs(write("ct", runs_file(r))).runs[0], 25);
+  add_second_tool(t, {{"other", 1.0}});
+  EXPECT_FALSE(t.calculon_error_pct.has_value());
+  add_second_tool(t, {{"r", 2.0}});
+  ASSERT_TRUE(t.calculon_error_pct.has_value());
+  EXPECT_NEAR(*t.calculon_error_pct, 100 * (3.0 / 2.0 - 1), 1e-9);
+  EXPECT_DOUBLE_EQ(*t.calculon_s, 2.0);
+
+  r = small_run();
+  r["published"]["convention"] = "narayanan";
+  ValidationRow n = validate_run(load_published_runs(write("cn", runs_file(r))).runs[0], 25);
+  add_second_tool(n, {{"r", 0.5}});
+  // small_run: B 16, s 4096, L 4, h 4096, V 51200 on 8 GPUs, published 100 TFLOP/s per GPU.
+  const double flop =
+      96.0 * 16 * 4096 * 4 * 4096.0 * 4096 * (1 + 4096.0 / (6 * 4096) + 51200.0 / (16 * 4 * 4096));
+  EXPECT_NEAR(*n.calculon_error_pct, 100 * (flop / 0.5 / 8 / 1e12 / 100 - 1), 1e-9);
+
+  // The results file: a missing or bad time and a repeated run are named.
+  const auto error_of = [](const json& doc) {
+    try {
+      load_calculon_results(write("calculon", doc));
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of(json::parse(R"({"runs": [{"id": "a"}]})"))
+                .find("run a: 'predicted_iteration_s' must be a number > 0"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"runs": [{"id": "a", "predicted_iteration_s": 1},
+                                              {"id": "a", "predicted_iteration_s": 2}]})"))
+                .find("run a twice"),
+            std::string::npos);
+  EXPECT_NE(error_of(json::parse(R"({"rows": []})")).find("'runs' must be a list"),
+            std::string::npos);
+  EXPECT_EQ(load_calculon_results(
+                write("calculon-ok",
+                      json::parse(R"({"runs": [{"id": "a", "predicted_iteration_s": 1.5}]})")))
+                .at("a"),
+            1.5);
 }

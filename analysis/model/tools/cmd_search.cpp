@@ -261,8 +261,8 @@ class Search : public Command {
               << a["gdata"].get<int>() << " " << fmt(ta, 1) << " ms (MFU "
               << fmt(100 * a["flops"]["mfu"].get<double>(), 1) << " %), best Megatron tp="
               << b["tp"] << " pp=" << b["pp"] << " dp=" << b["dp"] << " mb=" << b["micro_batch"]
-              << " v=" << b["virtual_stages"] << " " << b["recompute"].get<std::string>() << " "
-              << fmt(tb, 1) << " ms (MFU " << fmt(100 * b["flops"]["mfu"].get<double>(), 1)
+              << " v=" << b["virtual_stages"] << " " << b["recompute"].get<std::string>()
+              << " (Megatron-LM era " << b["era"].get<std::string>() << ") " << fmt(tb, 1) << " ms (MFU " << fmt(100 * b["flops"]["mfu"].get<double>(), 1)
               << " %): " << (four_d ? "4D" : "Megatron-LM") << " is " << fmt(ratio, 2)
               << "x faster (" << (four_d ? "Megatron-LM" : "4D") << " takes " << fmt(100 * (ratio - 1), 1)
               << " % longer per iteration)\n";

@@ -15,6 +15,13 @@ void MegatronArgs::add(CLI::App& app, bool with_strategy) {
                  "Megatron activation recomputation: any (search all), none, selective or full")
       ->check(CLI::IsMember({"any", "none", "selective", "full"}))
       ->capture_default_str();
+  app.add_option("--megatron-era", era,
+                 "Megatron-LM release whose code paths are costed: sc21 (2021: unfused gradient "
+                 "accumulation, data-parallel reduction after the pipeline flush), 2022 (to Aug "
+                 "2023: fused accumulation, reduction after the flush) or core (today's "
+                 "Megatron-Core: overlapped reduction and parameter gather); docs/model-megatron.md")
+      ->check(CLI::IsMember({"sc21", "2022", "core"}))
+      ->capture_default_str();
   app.add_option("--megatron-tp", tp, "Pin Megatron's tensor-parallel size (0 = search)")
       ->check(ovb::non_negative());
   app.add_option("--megatron-pp", pp, "Pin Megatron's pipeline-parallel size (0 = search)")
@@ -58,11 +65,13 @@ MegatronSearchOptions MegatronArgs::search_options(int gpus, std::int64_t batch,
   o.sequence_parallel = !no_sequence_parallel;
   o.distributed_optimizer = !no_distributed_optimizer;
   o.tp_across_nodes = tp_across_nodes;
+  o.features = megatron_era(era);
   return o;
 }
 
 nlohmann::json MegatronArgs::inputs_json() const {
-  return {{"recompute", recompute},
+  return {{"era", era},
+          {"recompute", recompute},
           {"tp", tp},
           {"pp", pp},
           {"micro_batch", micro_batch},

@@ -14,6 +14,7 @@ namespace ovb::model::cli {
 struct MegatronArgs {
   std::string strategy = "4d";  // 4d | megatron | all
   std::string recompute = "any";
+  std::string era = "core";  // megatron_era: the release whose code paths are costed
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
   bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;

@@ -36,7 +36,8 @@ def _size(shape):
         return (1, 0.0, shape)
 
 
-def _collectives(out, md, doc, problems):
+def collectives(out, md, doc, problems):
+    """ovb-collective against nccl-tests (also gpu-check's section)."""
     files = sorted((Path(out) / "collectives").glob("compare-*.json"))
     if not files:
         md.append("No nccl-tests comparison yet (collectives/compare-*.json).\n")
@@ -117,7 +118,7 @@ def _megatron(out, md, doc):
 def summarize(out):
     md, problems = [], []
     doc = {"collectives": {}, "training": [], "megatron": None}
-    _collectives(out, md, doc, problems)
+    collectives(out, md, doc, problems)
     _training(out, md, doc)
     _megatron(out, md, doc)
     return Summary("\n".join(md) + "\n", doc, ok=not problems, problems=problems)

@@ -22,7 +22,8 @@ SYSTEMS = (("gpt4d", "gpt4d_{shape}.json"), ("PyTorch eager", "torch_{shape}_eag
 SAME_MODEL = ("layers", "hidden", "heads", "kv_heads", "ffn_hidden", "seq", "vocab", "rope_theta")
 
 
-def _kernels(out, md, doc, problems):
+def kernels(out, md, doc, problems):
+    """The Llama kernel tests' section (also gpu-check's)."""
     kt = load_optional(Path(out) / "kernel_tests.json")
     if kt is None:
         md.append("No kernel tests yet (kernel_tests.json).\n")
@@ -43,7 +44,8 @@ def _kernels(out, md, doc, problems):
         problems.append("no kernel test ran (every case skipped or filtered out)")
 
 
-def _losses(out, md, doc, problems):
+def losses(out, md, doc, problems):
+    """llama-tiny's loss on host and CUDA (also gpu-check's)."""
     runs = {n: load_optional(Path(out) / f"compare_{n}.json") for n in ("host", "cuda_fp32", "cuda_bf16")}
     if not all(runs.values()):
         md.append("No llama-tiny loss comparison yet (compare_*.json).\n")
@@ -148,8 +150,8 @@ def summarize(out):
     md, problems = [], []
     doc = {"kernel_tests": None, "loss_deviation_cuda_fp32": None, "same_model": None,
            "training": []}
-    _kernels(out, md, doc, problems)
-    _losses(out, md, doc, problems)
+    kernels(out, md, doc, problems)
+    losses(out, md, doc, problems)
     _same_model(out, md, doc, problems)
     _training(out, md, doc, problems)
     return Summary("\n".join(md) + "\n", doc, ok=not problems, problems=problems)

@@ -3,7 +3,8 @@
 the repeats' medians), communication and exposed communication per grid dimension, the overlap
 efficiency against the same grid without overlap (metrics.overlap_efficiency), whether the
 difference from no overlap is outside both runs' p10-p90 ranges, and ovb-model's prediction; the
-NCCL socket settings probed. Runs are runs/gGRID-CONDITION-rREP.json (gpt4d results).
+NCCL socket settings probed, and the runs' own (from their context.environment: one setting for
+all, else a problem). Runs are runs/gGRID-CONDITION-rREP.json (gpt4d results).
 """
 
 import re
@@ -70,11 +71,36 @@ def _sockets(out, md, doc):
         md.append("")
 
 
+def socket_setting(result):
+    """The NCCL socket threading a run had, from its context.environment: "THREADSxSOCKETS" as
+    the preset's `socket` parameter writes it, "default" when neither variable was set."""
+    env = (result.get("context") or {}).get("environment") or {}
+    threads, socks = env.get("NCCL_SOCKET_NTHREADS"), env.get("NCCL_NSOCKS_PERTHREAD")
+    if threads is None and socks is None:
+        return "default"
+    return f"{threads or 'default'}x{socks or 'default'}"
+
+
+def _run_sockets(settings, md, doc, problems):
+    """One line: the runs' socket setting; runs under different settings are not comparable."""
+    if not settings:
+        return
+    counts = {s: settings.count(s) for s in sorted(set(settings))}
+    doc["run_sockets"] = counts
+    if len(counts) == 1:
+        md.append(f"Runs' NCCL socket setting (NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD, from "
+                  f"their context.environment): {settings[0]} in all {len(settings)} runs.\n")
+    else:
+        listed = ", ".join(f"{s} in {n}" for s, n in counts.items())
+        problems.append(f"runs under different NCCL socket settings: {listed}")
+        md.append(f"**Runs under different NCCL socket settings**: {listed}.\n")
+
+
 def summarize(out):
     md, problems = [], []
     doc = {"grids": {}, "sockets": []}
     _sockets(out, md, doc)
-    groups = {}
+    groups, settings = {}, []
     for f in sorted((Path(out) / "runs").glob("g*.json")):
         m = RUN.match(f.stem)
         res = load_optional(f)
@@ -82,6 +108,8 @@ def summarize(out):
             problems.append(f"runs/{f.name}: not a run of this preset or unreadable")
             continue
         groups.setdefault(m.group(1), {}).setdefault(m.group(2), []).append(res)
+        settings.append(socket_setting(res))
+    _run_sockets(settings, md, doc, problems)
     if not groups:
         md.append("No runs yet (runs/).\n")
     for grid, conds in groups.items():

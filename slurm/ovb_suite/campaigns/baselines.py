@@ -57,7 +57,8 @@ def _path(b, name):
     return p if os.path.isabs(p) else os.path.join(b.t.repo, p)
 
 
-def _collectives(b, g):
+def collectives(b, g):
+    """nccl-tests beside ovb-collective, back to back (also steps of gpu-check)."""
     tools = "{out}/tools/nccl-tests"
     b.add("nccl-tests-build", [b.script("slurm/lib/build-nccl-tests.sh"), _path(b, "nccl_tests"),
                                "{tmp}/tools/nccl-tests", *b.words("nccl_tests_make")],
@@ -131,7 +132,7 @@ def _megatron(b, g):
 def plan(b):
     b.add("gpu_info", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,clocks.max.sm",
                        "--format=csv"], group="collectives", timeout=60)
-    _collectives(b, "collectives")
+    collectives(b, "collectives")
     _training(b, "training")
     if "1.3B" in b.items("shapes"):
         _megatron(b, "megatron")

@@ -4,7 +4,9 @@ with the campaign's defaults, the summary step (ovb-analysis summarize), and its
 A campaign is a module with NAME, DESCRIPTION, BACKENDS (those it can run on), BUDGET_S (the
 default --budget of a call, None: none; or {backend: seconds or None}), MPS (start CUDA MPS on the cuda backend: its multi-rank
 steps share one GPU), PARAMS ({name: (default, help)}, set with --param NAME=VALUE) and
-plan(builder) adding its steps in the order they run.
+plan(builder) adding its steps in the order they run. Optional: BUILD_S, the estimated seconds a
+call spends building before the driver starts (a budget counted with --budget-start includes
+them), added to the steps' estimates (`estimate=`) in the plan's header.
 """
 
 import os
@@ -59,7 +61,7 @@ class Builder:
 
     def add(self, name, cmd, *, group, ranks=0, outputs=(), timeout=600.0, stall=0.0, needs=(),
             after=(), env=None, unfit="", if_unfit="", unless_unfit=(), always=False,
-            description=""):
+            description="", estimate=0.0):
         """cmd: [(word, missing), ...] for the executable parts, then plain words; a step whose
         executables are missing is listed with the reason and fails when its turn comes."""
         words, missing = [], ""
@@ -73,7 +75,8 @@ class Builder:
             name=name, group=group, command=words, ranks=ranks, outputs=list(outputs),
             timeout_s=float(timeout), stall_s=float(stall), needs=list(needs), after=list(after),
             env=dict(env or {}), missing=missing, description=description, unfit=unfit,
-            if_unfit=if_unfit, unless_unfit=list(unless_unfit), always=always))
+            if_unfit=if_unfit, unless_unfit=list(unless_unfit), always=always,
+            estimate_s=float(estimate)))
         return name
 
     def names(self, group=None):

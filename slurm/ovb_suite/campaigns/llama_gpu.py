@@ -58,13 +58,18 @@ def shape_name(b):
     return f"llama3-8B-L{int(b.number('layers'))}"
 
 
-def _checks(b, g):
-    gpt4d = b.exe("gpt4d")
+def kernel_check(b, g):
+    """The Llama CUDA kernels against the host kernels (also a step of gpu-check)."""
     b.add("kernels", [b.exe("ovb-gpt4d-cuda-kernel-tests"),
                       f"--gtest_filter={b.param('kernel_filter')}",
                       "--gtest_output=json:{tmp}/kernel_tests.json"],
           group=g, outputs=["kernel_tests.json"], timeout=180,
           description="the Llama CUDA kernels against the host kernels")
+
+
+def tiny_compare(b, g):
+    """llama-tiny on host, CUDA fp32 and CUDA bf16 (also steps of gpu-check)."""
+    gpt4d = b.exe("gpt4d")
     text = b.script("endtoend/data/declaration.txt")[0]
     tiny = ["--preset", "llama-tiny", "--seq", "64", "--batch", "8", "--iters", "30", "--warmup",
             "2", "--lr", "3e-3", "--warmup-iters", "5", "--data", f"text:{text}", "--quiet"]
@@ -73,6 +78,12 @@ def _checks(b, g):
                           ("compare_cuda_bf16", ["--backend", "cuda", "--dtype", "bf16"])):
         b.add(name, [gpt4d, *backend, *tiny, "--out", f"{{tmp}}/{name}.json"], group=g,
               outputs=[f"{name}.json"], timeout=120)
+
+
+def _checks(b, g):
+    gpt4d = b.exe("gpt4d")
+    kernel_check(b, g)
+    tiny_compare(b, g)
     check = b.script("endtoend/reference/check_same_model.py")
     b.add("same_model", [report_python(b.t.repo), check, "--gpt4d", gpt4d,
                          "--json", "{tmp}/same_model.json"],

@@ -27,8 +27,14 @@
 
 namespace ovb::model {
 
-enum class GemmSource { table_exact, table_interpolated, peak_efficiency };
-std::string_view name_of(GemmSource s);  // "table", "interpolated", "peak x efficiency"
+enum class GemmSource { table_exact, table_interpolated, peak_efficiency, quantized };
+// "table", "interpolated", "peak x efficiency", "peak x efficiency x waves"
+std::string_view name_of(GemmSource s);
+
+// The fraction of the device a GEMM's output C[m, n] keeps busy, for the best of the machine's
+// tiles: (tiles / SMs) / ceil(tiles / SMs) (the last wave's idle SMs) times m n / (the tiled
+// area) (the edge tiles' padding); 1 without SMs or tiles in the machine file.
+double wave_efficiency(const Machine& mc, std::int64_t m, std::int64_t n);
 
 // Throughput of one device for a GEMM shape (see the header comment), TFLOP/s.
 struct GemmRate {

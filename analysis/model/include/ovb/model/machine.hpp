@@ -90,6 +90,11 @@ struct Machine {
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
   bool flash_attention = true;        // false: the s x s scores go through memory
+  // Wave and tile quantization of a GEMM costed at peak x gemm_efficiency (no table entry): the
+  // device's streaming multiprocessors and the output tiles (rows x columns of C per thread
+  // block) its GEMM library chooses among; either empty: no quantization.
+  int sms = 0;
+  std::vector<std::array<int, 2>> gemm_tiles;
 
   std::vector<GemmPoint> gemm_table;
 

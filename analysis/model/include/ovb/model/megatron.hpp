@@ -26,6 +26,37 @@ enum class Recompute { none, selective, full };
 std::string_view name_of(Recompute r);    // "none", "selective", "full"
 Recompute parse_recompute(std::string_view s);  // throws UsageError
 
+// Megatron-LM's code paths that changed between its releases and decide what an iteration costs
+// (docs/model-megatron.md, "Code paths by era"). An era names the set a release had; `versus`
+// and `search` default to today's Megatron-Core, a published run states the one it ran.
+enum class DdpImpl {
+  torch,  // PyTorch DDP: 16-bit gradients all-reduced in buckets under the backward
+  local,  // Megatron's own DDP: fp32 main_grad reduced after the pipeline flush, not overlapped
+  core,   // Megatron-Core DDP: fp32 buckets reduced under the last micro-batch's backward and the
+          // distributed optimizer's parameter all-gather under the first forward
+};
+std::string_view name_of(DdpImpl d);
+
+struct MegatronFeatures {
+  std::string era = "core";
+  DdpImpl ddp_pp1 = DdpImpl::core;  // data-parallel implementation without a pipeline (pp = 1)
+  DdpImpl ddp_pp = DdpImpl::core;   // ... and with one (pp > 1)
+  // The weight-gradient GEMM accumulates into the fp32 main_grad; without it every micro-batch's
+  // 16-bit gradient is added in a separate pass (local DDP: into main_grad; torch DDP: autograd's
+  // accumulation into param.grad).
+  bool grad_accumulation_fusion = true;
+  // Without sequence parallelism, a stage sends 1/tp of the activation and the receiver
+  // all-gathers it over its tensor-parallel group before use (Megatron-LM before Megatron-Core).
+  bool scatter_gather_p2p = false;
+  bool interleave_pp2 = true;  // the interleaved schedule is allowed at pp = 2
+  DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
+};
+// "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
+// Megatron-Core's overlapped DDP of September 2023; the AxoNN paper's baseline) or "core"
+// (today's Megatron-Core); throws UsageError naming the eras otherwise.
+MegatronFeatures megatron_era(std::string_view era);
+inline constexpr const char* kMegatronEras = "sc21, 2022 or core";
+
 struct MegatronConfig {
   int tp = 1, pp = 1, dp = 1;
   int micro_batch = 1;     // sequences per micro-batch (Megatron's --micro-batch-size)
@@ -43,6 +74,7 @@ struct MegatronConfig {
   bool tp_across_nodes = false;
   std::int64_t batch = 0;  // global batch, sequences
   DType act_dtype = DType::bf16;
+  MegatronFeatures features;
   int gpus() const { return tp * pp * dp; }
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   std::int64_t microbatches() const { return batch / (static_cast<std::int64_t>(dp) * micro_batch); }
@@ -79,6 +111,7 @@ struct MegatronTime {
   std::int64_t microbatches = 0;
   double layer_fwd_us = 0, layer_bwd_us = 0;  // one layer, one micro-batch, compute only
   double recompute_us = 0;                    // one layer, one micro-batch
+  double grad_accumulation_us = 0;            // one layer, one micro-batch (unfused only)
   double tp_fwd_us = 0, tp_bwd_us = 0;        // TP/SP collectives of one layer, one micro-batch
   // One micro-batch through the stage with the most layers (all chunks); every stage when even.
   double stage_fwd_us = 0, stage_bwd_us = 0;
@@ -105,12 +138,15 @@ struct MegatronPrediction {
 
 // Throws UsageError naming the first failed condition (tp divides heads and hidden and fits in a
 // node unless tp_across_nodes, pp * virtual_stages divides layers, dp * micro_batch divides the
-// batch, interleaving needs pp > 1 and micro-batches % pp == 0). Uneven stages: pp > 1 (pp > 2
+// batch, interleaving needs pp > 1 (pp > 2 where the era's schedule has no interleaving at pp 2)
+// and micro-batches % pp == 0). Uneven stages: pp > 1 (pp > 2
 // with both ends set), the other stages split the remaining layers evenly (at least one each),
 // v divides that split.
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 
-MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c);
+// flash_attention: the attention keeps no s x s tensors (megatron_activations.hpp).
+MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c,
+                               bool flash_attention = true);
 MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 
 // The 4D plan whose layer shapes are this configuration's (grid 1 x tp x 1 x 1, batch =

@@ -21,16 +21,22 @@ struct LayerActivationShape {
   double kv_heads = 0;  // key/value heads (GQA's query groups; = heads without GQA)
   double t = 1;         // tensor-parallel size
   bool sequence_parallel = true;
+  // Fused (flash) attention keeps the attention's inputs, output and its fp32 log-sum-exp, not
+  // the s x s scores, softmax and dropout of an unfused implementation.
+  bool flash_attention = true;
 };
 
-LayerActivationShape layer_activation_shape(const GptShape& m, const MegatronConfig& c);
+LayerActivationShape layer_activation_shape(const GptShape& m, const MegatronConfig& c,
+                                            bool flash_attention = true);
 
-// Korthikanti's GPT layer (GELU MLP of 4h, dropout, attention scores through memory).
+// Korthikanti's GPT layer (GELU MLP of 4h, dropout); the attention scores through memory unless
+// the attention is fused (x.flash_attention).
 double gpt_layer_activation_bytes(const LayerActivationShape& x, Recompute r);
 // A Llama layer in Megatron-Core with Transformer Engine (fused RMSNorm + linear, fused attention,
 // the fused SwiGLU); selective recomputation is Megatron-Core's default ("core_attn").
 double llama_layer_activation_bytes(const LayerActivationShape& x, Recompute r);
 // The one of the two that the model's architecture calls for.
-double megatron_layer_activation_bytes(const GptShape& m, const MegatronConfig& c);
+double megatron_layer_activation_bytes(const GptShape& m, const MegatronConfig& c,
+                                       bool flash_attention = true);
 
 }  // namespace ovb::model

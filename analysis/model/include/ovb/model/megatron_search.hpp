@@ -24,6 +24,9 @@ struct MegatronSearchOptions {
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
   bool tp_across_nodes = false;  // also tp larger than a node (its collectives then cross nodes)
+  // The release's code paths (megatron_era); its schedule also limits the search (no
+  // interleaving at pp = 2 before mid-2024).
+  MegatronFeatures features;
   // A published configuration pins these (0 = search every value).
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   // Uneven pipeline: layers of the first / last stage (0 = even); only pp that split the rest

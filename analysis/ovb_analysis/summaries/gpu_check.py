@@ -1,0 +1,167 @@
+"""Summary of an `ovb-suite run --preset gpu-check` folder (slurm/gpu-check.sh): every GPU-labelled
+ctest passed, failed or skipped (its JUnit file, else its step); the Llama kernels and llama-tiny
+on host and CUDA (the llama-gpu sections); gpt4d's memory options on 4 ranks against the serial
+CUDA run; the driver's view of device memory against the plan's estimate for the 1.3B shape; the
+1.3B headline with its telemetry; ovb-collective beside nccl-tests (the baselines section).
+Not ok when a ctest failed or was skipped (no usable GPU), a Llama check failed, an option run
+left the serial run's loss curve, or a collective size is outside the tolerance. The memory ratio
+is reported against its goal (within 10 %), not judged: the plan counts the suite's buffers, the
+driver also sees the CUDA context, cuBLASLt/cuDNN workspaces and the allocator's rounding.
+"""
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from .baselines import collectives, timing
+from .common import Summary, load_optional
+from .llama_gpu import LOSS_TOLERANCE, MIN_TIMED, kernels, losses
+
+TITLE = "GPU check: the first run on a GPU"
+JSON_NAME = "gpu-check.json"
+MEMORY_GOAL = 0.10  # |device peak / plan - 1|
+
+
+def _step_states(out):
+    doc = load_optional(Path(out) / ".suite" / "status.json") or {}
+    return {r.get("step"): r for r in doc.get("steps", [])}
+
+
+def junit_status(path):
+    """passed, failed or skipped from ctest's JUnit file of one test; None when unreadable."""
+    try:
+        case = ET.parse(path).getroot().find("testcase")
+    except (OSError, ET.ParseError):
+        return None
+    if case is None:
+        return None
+    if case.find("skipped") is not None or case.get("status") in ("notrun", "disabled"):
+        return "skipped"
+    return "failed" if case.find("failure") is not None or case.get("status") == "fail" \
+        else "passed"
+
+
+def _ctests(out, md, doc, problems):
+    steps = {k[len("ctest-"):]: v for k, v in _step_states(out).items()
+             if k and k.startswith("ctest-")}
+    if not steps:
+        md.append("No GPU ctests yet.\n")
+        return
+    rows = {}
+    for name, rec in steps.items():
+        got = junit_status(Path(out) / "ctest" / f"{name}.xml")
+        rows[name] = got or {"finished": "passed"}.get(rec.get("status"), rec.get("status"))
+    doc["ctest"] = rows
+    count = {s: sum(1 for v in rows.values() if v == s) for s in ("passed", "failed", "skipped")}
+    md.append("## GPU-labelled ctests\n")
+    md.append(f"{len(rows)} tests: {count['passed']} passed, {count['failed']} failed, "
+              f"{count['skipped']} skipped, {len(rows) - sum(count.values())} not run "
+              "(pending or interrupted).\n")
+    md.append("| test | status |")
+    md.append("|---|---|")
+    md += [f"| {n} | {s} |" for n, s in rows.items()]
+    md.append("")
+    if count["failed"]:
+        problems.append(f"{count['failed']} GPU ctests failed")
+    if count["skipped"]:
+        problems.append(f"{count['skipped']} GPU ctests skipped (ovb-gpu-probe: no usable GPU)")
+
+
+def _options(out, md, doc, problems):
+    folder = Path(out) / "options"
+    serial = load_optional(folder / "serial.json")
+    runs = sorted(p for p in folder.glob("*.json") if p.stem != "serial")
+    if serial is None or not runs:
+        md.append("No option runs against the serial CUDA run yet (options/).\n")
+        return
+    ref = [i["loss"] for i in serial["iterations"]]
+    md.append("## Memory options on 4 ranks sharing the GPU against the serial CUDA run\n")
+    md.append(f"Tiny GPT on the committed text, fp32, {len(ref)} iterations; the largest relative "
+              f"loss difference of any iteration, judged < {LOSS_TOLERANCE:g} (the CUDA fp32 "
+              "against host bound).\n")
+    md.append("| option run | grid | iterations | largest relative difference | verdict |")
+    md.append("|---|---|---|---|---|")
+    for p in runs:
+        res = load_optional(p)
+        if res is None:
+            problems.append(f"options/{p.name}: unreadable")
+            continue
+        got = [i["loss"] for i in res["iterations"]]
+        worst = max((abs(a - b) / abs(b) for a, b in zip(got, ref)), default=float("inf"))
+        ok = worst < LOSS_TOLERANCE and len(got) == len(ref)
+        g = res["config"]["grid"]
+        doc["options"][p.stem] = {"worst_relative": worst, "passed": ok}
+        md.append(f"| {p.stem} | {g['gx']}x{g['gy']}x{g['gz']}x{g['gdata']} | {len(got)} | "
+                  f"{worst:.2e} | {'ok' if ok else 'FAILED'} |")
+        if not ok:
+            problems.append(f"options {p.stem}: left the serial CUDA loss ({worst:.2e} relative)")
+    md.append("")
+
+
+def _memory(out, md, doc):
+    runs = sorted((Path(out) / "memory").glob("*.json"))
+    if not runs:
+        md.append("No memory runs yet (memory/).\n")
+        return
+    md.append("## Device memory against the plan (1.3B, batch 4, bf16)\n")
+    md.append("Device peak: the driver's used memory (cudaMemGetInfo) above the rank's start, "
+              "largest rank; with ranks sharing the one GPU that is the whole device's, so the "
+              "plan side is ranks x the per-rank estimate (gpt_memory). Goal: within "
+              f"{100 * MEMORY_GOAL:g} %.\n")
+    md.append("| run | grid | ranks on the GPU | plan per rank GiB | device peak GiB | "
+              "peak / plan | goal |")
+    md.append("|---|---|---|---|---|---|---|")
+    for p in runs:
+        res = load_optional(p)
+        if res is None:
+            continue
+        s, g = res["summary"], res["config"]["grid"]
+        sharing = min(res["context"].get("ranks_per_gpu") or 1, res["context"]["world_size"])
+        est, peak = s["memory_estimate_bytes"], s.get("device_memory_peak_bytes")
+        ratio = peak / (sharing * est) if peak is not None and est else None
+        met = ratio is not None and abs(ratio - 1) <= MEMORY_GOAL
+        doc["memory"][p.stem] = {"ranks_sharing": sharing, "estimate_bytes": est,
+                                 "device_peak_bytes": peak, "ratio": ratio, "goal_met": met}
+        md.append(f"| {p.stem} | {g['gx']}x{g['gy']}x{g['gz']}x{g['gdata']} | {sharing} | "
+                  f"{est / 2**30:.2f} | {'-' if peak is None else f'{peak / 2**30:.2f}'} | "
+                  f"{'-' if ratio is None else f'{ratio:.3f}'} | {'met' if met else 'not met'} |")
+    md.append("")
+
+
+def _headline(out, md, doc, problems):
+    res = load_optional(Path(out) / "headline" / "gpt4d_1.3B.json")
+    if res is None:
+        md.append("No 1.3B headline run yet (headline/gpt4d_1.3B.json).\n")
+        return
+    n, med, p10, p90, tf = timing(res)
+    s, tel = res["summary"], res["context"].get("gpu_telemetry") or {}
+    mfu = s.get("mfu")
+    doc["headline"] = {"n": n, "median_ms": med, "p10_ms": p10, "p90_ms": p90, "tflops": tf,
+                       "mfu": mfu, "telemetry": tel}
+    md.append("## gpt4d 1.3B, batch 4, bf16, one GPU (the README's headline)\n")
+    md.append("| n | median ms | p10-p90 ms | TFLOP/s | MFU | SM clock MHz (min-median-max) | "
+              "power W (median) | max temperature C | throttled samples |")
+    md.append("|---|---|---|---|---|---|---|---|---|")
+    if tel.get("available"):
+        c = tel["sm_clock_mhz"]
+        t = (f"{c['min']:.0f}-{c['median']:.0f}-{c['max']:.0f} | {tel['power_w']['median']:.0f} | "
+             f"{tel['temperature_c']['max']:.0f} | {tel['throttled_samples']} of {tel['samples']}")
+    else:
+        t = "- | - | - | no telemetry"
+    md.append(f"| {n} | {med:.1f} | {p10:.1f}-{p90:.1f} | {'-' if tf is None else f'{tf:.1f}'} | "
+              f"{'-' if mfu is None else f'{100 * mfu:.1f} %'} | {t} |\n")
+    if n < MIN_TIMED:
+        problems.append(f"headline: {n} timed iterations, fewer than {MIN_TIMED}")
+
+
+def summarize(out):
+    md, problems = [], []
+    doc = {"ctest": {}, "kernel_tests": None, "loss_deviation_cuda_fp32": None, "options": {},
+           "memory": {}, "headline": None, "collectives": {}}
+    _ctests(out, md, doc, problems)
+    kernels(out, md, doc, problems)
+    losses(out, md, doc, problems)
+    _options(out, md, doc, problems)
+    _memory(out, md, doc)
+    _headline(out, md, doc, problems)
+    collectives(out, md, doc, problems)
+    return Summary("\n".join(md) + "\n", doc, ok=not problems, problems=problems)
