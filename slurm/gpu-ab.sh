@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # slurm/gpu-ab.sh: gpt4d's speed-up variants against the baseline in one GPU call of at most 10
-# minutes, build included. Builds gpt4d alone for one CUDA architecture (cuDNN attention on, as in
-# the committed runs), then for each variant runs `ovb-analysis ab` on the GPT 1.3B shape of
+# minutes, build included. Builds gpt4d and its CUDA kernel tests alone for one CUDA architecture
+# (cuDNN attention on, as in the committed runs), runs the variants' kernel tests (their GEMMs
+# against the host kernels and the baseline's; a failure stops the call before any timing), then
+# for each variant runs `ovb-analysis ab` on the GPT 1.3B shape of
 # results/h100 (24 x 2048, seq 2048, vocab 50304, batch 4, bf16): one warm-up pair left out, then
 # PAIRS pairs in the order A B A B ... (A: the baseline, B: the variant), each run 23 iterations of
 # which 20 are timed (gpt4d's warm-up rule), measure summary.p50_ms; every pair's per-iteration
@@ -13,8 +15,9 @@
 # Time arithmetic (one H100; results/h100/single-gpu/summary.md): an iteration takes ~140 ms, so
 # a run is ~1.5 s of start-up (CUDA context, cuBLASLt, cuDNN graphs) + 23 x 0.14 s = ~5 s; counted
 # as RUN_S = 8 s. A variant is (1 + PAIRS) pairs x 2 runs = 12 runs at PAIRS = 5: ~96 s. The build
-# of gpt4d alone for sm_90 on 16 cores is counted as BUILD_S = 240 s. Two variants: 240 + 2 x 96 =
-# 432 s, inside the call's 600 s with 10 s kept for the summary.
+# of gpt4d and the kernel tests for sm_90 on 16 cores is counted as BUILD_S = 300 s, the kernel
+# tests as CHECK_S = 20 s. Two variants: 300 + 20 + 2 x 96 = 512 s, inside the call's 600 s with
+# 10 s kept for the summary.
 #
 # Usage: slurm/gpu-ab.sh OUT_DIR [--dry-run] [--pairs N] [--variants NAME,...]
 #   --dry-run        print the build command, the variants' commands and the time estimate;
@@ -23,9 +26,10 @@
 #   --variants LIST  a subset of the variants below, in this order (default: all)
 #   e.g. on the GPU machine: slurm/gpu-ab.sh "$OUT"
 # Environment: OVB_GPU_ARCH (90), OVB_GPU_BUILD (build/gpu-ab), OVB_CALL_LIMIT_S (600),
-#   OVB_PYTHON (python3, or the repository's .venv), OVB_GPT4D (a gpt4d to use: no build).
+#   OVB_PYTHON (python3, or the repository's .venv), OVB_GPT4D (a gpt4d to use: no build and no
+#   kernel tests; for rehearsals).
 # Output: OUT_DIR/summary.md, OUT_DIR/<variant>/ab.json and runs/{A,B}<pair>.json,
-#   OUT_DIR/build.log, OUT_DIR/gpu-ab.log (each phase with its seconds). Exit status: 0 when every
+#   OUT_DIR/build.log, OUT_DIR/kernel-tests.log, OUT_DIR/gpu-ab.log (each phase with its seconds). Exit status: 0 when every
 #   variant ran with the same loss curves, 1 otherwise, 2 for bad usage.
 set -euo pipefail
 start=$(date +%s)
@@ -37,7 +41,9 @@ die() { echo "gpu-ab.sh: error: $*" >&2; exit 2; }
 variant_names=(gemm-autotune-8 gemm-autotune-32)
 declare -A variant_flags=([gemm-autotune-8]="--gemm-autotune 8"
                           [gemm-autotune-32]="--gemm-autotune 32")
-RUN_S=8 BUILD_S=240
+RUN_S=8 BUILD_S=300 CHECK_S=20
+# The GPU-labelled tests of the variants' CUDA paths (endtoend/tests/test_cuda_kernels.cpp).
+kernel_filter='*LinearGemms*'
 # Loss curves of two runs of the same training whose GEMMs round differently: within 2^-7 (two
 # bf16 unit roundoffs) relatively at every iteration. A screen for a changed training, not a bound.
 LOSS_RTOL=0.0078125
@@ -75,11 +81,11 @@ fi
 py=${OVB_PYTHON:-python3}
 [ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
 gpt4d=${OVB_GPT4D:-$build/endtoend/gpt4d}
-configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DOVB_ENABLE_CUDNN=ON
-           -DOVB_BUILD_TESTS=OFF)
-compile=(cmake --build "$build" -j "$(nproc)" --target gpt4d)
+configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DOVB_ENABLE_CUDNN=ON)
+compile=(cmake --build "$build" -j "$(nproc)" --target gpt4d ovb-gpt4d-cuda-kernel-tests)
+check=("$build/endtoend/tests/ovb-gpt4d-cuda-kernel-tests" "--gtest_filter=$kernel_filter")
 variant_s=$(((1 + pairs) * 2 * RUN_S))
-build_s=$BUILD_S
+build_s=$((BUILD_S + CHECK_S))
 [ -z "${OVB_GPT4D:-}" ] || build_s=0
 estimate=$((build_s + ${#variants[@]} * variant_s))
 ab_args() {  # fills ab: the ovb-analysis ab command of variant $1
@@ -90,12 +96,13 @@ ab_args() {  # fills ab: the ovb-analysis ab command of variant $1
 }
 
 if [ "$dry" = 1 ]; then
-  echo "# build (cd $root), counted as $build_s s:"
+  echo "# build (cd $root) and kernel tests, counted as $build_s s:"
   if [ "$build_s" = 0 ]; then
     echo "# none: OVB_GPT4D=$gpt4d"
   else
     echo "${configure[*]}"
     echo "${compile[*]}"
+    echo "${check[*]}"
   fi
   echo "# variants, each (1 warm-up + $pairs) pairs x 2 runs x $RUN_S s = $variant_s s, order ABAB:"
   for v in "${variants[@]}"; do
@@ -119,6 +126,9 @@ if [ -z "${OVB_GPT4D:-}" ]; then
   (cd "$root" && "${configure[@]}" && "${compile[@]}") > "$out/build.log" 2>&1 || rc=$?
   note "build exit status $rc (log build.log)"
   [ "$rc" = 0 ] || { tail -20 "$out/build.log" >&2; exit "$rc"; }
+  "${check[@]}" > "$out/kernel-tests.log" 2>&1 || rc=$?
+  note "kernel tests ($kernel_filter) exit status $rc (log kernel-tests.log)"
+  [ "$rc" = 0 ] || { tail -20 "$out/kernel-tests.log" >&2; exit 1; }
 fi
 {
   echo "# gpt4d speed-up variants, A/B on one GPU"

@@ -1,5 +1,6 @@
 """The rehearsal, on a CPU machine, of the one GPU call `slurm/gpu-ab.sh OUT_DIR`: its dry run
-checked against what the call must do (build gpt4d alone for one architecture; per variant the
+checked against what the call must do (build gpt4d and its kernel tests alone for one
+architecture, run the variants' kernel tests before any timing; per variant the
 baseline and the variant alternately, ABAB, at least 5 timed pairs after a warm-up pair, 20 timed
 iterations per run on the 1.3B shape, loss curves compared; the estimate inside the call), then the
 call itself with a stand-in gpt4d (OVB_GPT4D) that writes a result whose median time and losses
@@ -53,9 +54,13 @@ class DryRun(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.out = r.stdout
 
-    def test_builds_gpt4d_alone_for_one_architecture(self):
+    def test_builds_gpt4d_alone_for_one_architecture_and_checks_the_variants(self):
         self.assertRegex(self.out, r"cmake --preset cuda .*-DCMAKE_CUDA_ARCHITECTURES=90 ")
-        self.assertRegex(self.out, r"cmake --build \S+ -j \d+ --target gpt4d\n")
+        self.assertRegex(self.out, r"cmake --build \S+ -j \d+ --target gpt4d "
+                         r"ovb-gpt4d-cuda-kernel-tests\n")
+        # The GPU-labelled tests of the autotuned GEMMs, before the variants' line.
+        check = self.out.index("ovb-gpt4d-cuda-kernel-tests --gtest_filter=*LinearGemms*")
+        self.assertLess(check, self.out.index("variant "))
 
     def test_every_variant_is_ab_of_baseline_and_flag_on_the_same_shape(self):
         lines = re.findall(r"^variant (\S+): (.*)$", self.out, re.M)
@@ -78,8 +83,8 @@ class DryRun(unittest.TestCase):
     def test_estimate_fits_the_call(self):
         est = int(re.search(r"^estimate: (\d+) s of a call limit of (\d+) s", self.out,
                             re.M).group(1))
-        # build 240 s + 2 variants x (1 + 5) pairs x 2 runs x 8 s.
-        self.assertEqual(est, 240 + 2 * 6 * 2 * 8)
+        # build 300 s + kernel tests 20 s + 2 variants x (1 + 5) pairs x 2 runs x 8 s.
+        self.assertEqual(est, 300 + 20 + 2 * 6 * 2 * 8)
         self.assertLessEqual(est, CALL_LIMIT_S - 10)
 
     def test_bad_usage_is_one_line(self):
