@@ -71,15 +71,9 @@ if [ -n "$chosen" ]; then
       die "--variants: unknown variant '$v' (known: ${variant_names[*]})"
   done
 fi
-arch=${OVB_GPU_ARCH:-90}
-build=${OVB_GPU_BUILD:-$root/build/gpu-ab}
-limit=${OVB_CALL_LIMIT_S:-600}
-[[ $arch =~ ^[0-9]+[a-z]?$ ]] || die "OVB_GPU_ARCH=$arch: expected one architecture, e.g. 90"
-if ! [[ $limit =~ ^[0-9]+$ ]] || [ "$limit" -le 60 ]; then
-  die "OVB_CALL_LIMIT_S=$limit: expected seconds > 60"
-fi
-py=${OVB_PYTHON:-python3}
-[ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
+# shellcheck source=lib/gpu-call-env.sh
+source "$root/slurm/lib/gpu-call-env.sh"
+gpu_call_env gpu-ab
 gpt4d=${OVB_GPT4D:-$build/endtoend/gpt4d}
 configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DOVB_ENABLE_CUDNN=ON)
 compile=(cmake --build "$build" -j "$(nproc)" --target gpt4d ovb-gpt4d-cuda-kernel-tests)
