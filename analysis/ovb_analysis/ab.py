@@ -112,6 +112,11 @@ def interleaved(cmd_a, cmd_b, pairs=MIN_PAIRS, warmup_pairs=1, field=None, runne
            "ratio_p90": stats.percentile(ratios, 90.0),
            "overhead_pct_p50": 100.0 * (stats.median(ratios) - 1.0),
            "ratios": ratios, "runs": runs}
+    if min(b) > 0:  # the speed-up A/B of each pair, its own percentiles
+        speedups = [x / y for x, y in zip(a, b)]
+        doc.update({"speedup_p50": stats.median(speedups),
+                    "speedup_p10": stats.percentile(speedups, 10.0),
+                    "speedup_p90": stats.percentile(speedups, 90.0)})
     if loss_rtol is not None:
         doc.update({"loss_rtol": loss_rtol, "loss_max_rel_diff": max(loss_diffs),
                     "loss_same": max(loss_diffs) <= loss_rtol})
@@ -129,7 +134,10 @@ def markdown(doc):
         f"| B | {doc['b_p50']:.4g} | {doc['b_p10']:.4g} | {doc['b_p90']:.4g} | `{doc['b']}` |",
         "",
         f"B/A per pair: median {doc['ratio_p50']:.4f} (p10 {doc['ratio_p10']:.4f}, "
-        f"p90 {doc['ratio_p90']:.4f}); overhead {doc['overhead_pct_p50']:+.2f} %.",
+        f"p90 {doc['ratio_p90']:.4f}); overhead {doc['overhead_pct_p50']:+.2f} %"
+        + ("." if "speedup_p50" not in doc else
+           f"; speed-up A/B {doc['speedup_p50']:.4f} (p10 {doc['speedup_p10']:.4f}, "
+           f"p90 {doc['speedup_p90']:.4f})."),
     ] + ([] if "loss_rtol" not in doc else [
         "",
         f"Loss curves: largest relative difference B vs A {doc['loss_max_rel_diff']:.3g} "

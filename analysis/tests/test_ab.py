@@ -41,6 +41,11 @@ def test_field_of_each_result_exact_ratios(tmp_path):
     assert doc["ratio_p10"] == pytest.approx(1.35)
     assert doc["ratio_p90"] == pytest.approx(2.15)
     assert doc["overhead_pct_p50"] == pytest.approx(75.0)
+    # Speed-ups A/B per pair 0.8 0.667 0.571 0.5 0.444: median 4/7, p10 0.4 of the way from 4/9
+    # to 1/2, p90 0.6 of the way from 2/3 to 4/5.
+    assert doc["speedup_p50"] == pytest.approx(4 / 7)
+    assert doc["speedup_p10"] == pytest.approx(4 / 9 + 0.4 * (1 / 2 - 4 / 9))
+    assert doc["speedup_p90"] == pytest.approx(2 / 3 + 0.6 * (4 / 5 - 2 / 3))
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -81,6 +86,7 @@ def test_loss_curves_compared_and_runs_kept(tmp_path):
         f"{v}{i}.json" for v in "AB" for i in range(6))
     assert (doc["a_p10"], doc["a_p50"], doc["a_p90"]) == (10, 10, 10)
     assert doc["b_p10"] == doc["b_p90"] == 8 and doc["ratio_p50"] == pytest.approx(0.8)
+    assert "speed-up A/B 1.2500 (p10 1.2500, p90 1.2500)" in ab.markdown(doc)
     out = tmp_path / "ab.json"
     r = run_executable("ab", "--a", a, "--b", b, "--field", "summary.p50_ms",
                        "--loss-rtol", "5e-4", "--json", out)

@@ -124,6 +124,7 @@ class CallWithStandIn(unittest.TestCase):
         summary = open(os.path.join(self.out, "summary.md")).read()
         self.assertIn("## gemm-autotune-32 (`--gemm-autotune 32`), exit status 0", summary)
         self.assertIn("B/A per pair: median 0.9000", summary)
+        self.assertIn(f"speed-up A/B {140 / 126:.4f}", summary)
 
     def test_changed_losses_fail_the_call(self):
         # 0.1 on losses of ~9-11: ~1e-2 relatively, above 2^-7.
