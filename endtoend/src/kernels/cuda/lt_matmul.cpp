@@ -197,9 +197,16 @@ void LtMatmul::launch(Stream& s, const Plan& p, const void* A, const void* B, vo
 
 void LtMatmul::tune(Stream& s, Plan& p, const void* A, const void* B, void* D) {
   const auto stream = static_cast<cudaStream_t>(s.native());
-  cudaEvent_t start = nullptr, stop = nullptr;
-  OVB_CHECK_CUDA(cudaEventCreate(&start));
-  OVB_CHECK_CUDA(cudaEventCreate(&stop));
+  struct Events {  // destroyed on every way out, a failed check's exception included
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (stop) cudaEventDestroy(stop);
+      if (start) cudaEventDestroy(start);
+    }
+  } ev;
+  OVB_CHECK_CUDA(cudaEventCreate(&ev.start));
+  OVB_CHECK_CUDA(cudaEventCreate(&ev.stop));
+  cudaEvent_t start = ev.start, stop = ev.stop;
   float best_ms = std::numeric_limits<float>::infinity();
   std::size_t best = 0;
   for (std::size_t i = 0; i < p.candidates.size(); ++i) {
@@ -216,8 +223,6 @@ void LtMatmul::tune(Stream& s, Plan& p, const void* A, const void* B, void* D) {
       best = i;
     }
   }
-  cudaEventDestroy(stop);
-  cudaEventDestroy(start);
   p.algo = p.candidates[best];
   p.tuned = true;
   if (best != 0) ++retuned_;
