@@ -8,7 +8,8 @@
 // for a collective already waited for, and a collective over a group of size 1, produce no step.
 #include "ovb/gpt_schedule.hpp"
 
-#include <algorithm>
+#include <sstream>
+#include <utility>
 
 #include "ovb/error.hpp"
 
@@ -512,36 +513,29 @@ GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o) {
 }
 
 std::string describe(const Step& s, const GptSchedule& sched) {
-  std::string out;
-  if (s.micro_step > 0) out += "m" + std::to_string(s.micro_step) + " ";
-  out += std::string(name_of(s.phase)) + (s.recompute ? "(recompute)" : "") + " ";
-  if (s.layer >= 0) out += "L" + std::to_string(s.layer) + " ";
-  out += name_of(s.kind);
-  switch (s.kind) {
-    case StepKind::compute:
-      out += " " + s.op;
-      if (s.gemm.m > 0)
-        out += " gemm " + std::to_string(s.gemm.m) + "x" + std::to_string(s.gemm.n) + "x" +
-               std::to_string(s.gemm.k);
-      break;
-    case StepKind::issue:
-    case StepKind::wait: {
-      out += " #" + std::to_string(s.coll);
-      if (s.coll >= 0 && s.coll < static_cast<int>(sched.collectives.size()))
-        out += " " + describe(sched.collectives[static_cast<std::size_t>(s.coll)]);
-      if (s.kind == StepKind::issue) {
-        out += " on " + std::string(name_of(s.stream));
-        for (std::size_t i = 0; i < s.deps.size(); ++i)
-          out += (i == 0 ? " after #" : ",#") + std::to_string(s.deps[i]);
-      }
-      break;
+  // Where the step happens; an issue or wait then names its collective (with the collective's own
+  // micro-step, phase and layer).
+  std::ostringstream os;
+  if (s.micro_step > 0) os << 'm' << s.micro_step << ' ';
+  os << name_of(s.phase) << (s.recompute ? "(recompute)" : "") << ' ';
+  const bool coll = s.kind == StepKind::issue || s.kind == StepKind::wait;
+  if (s.layer >= 0 && !coll) os << 'L' << s.layer << ' ';
+  os << name_of(s.kind);
+  if (s.kind == StepKind::compute) {
+    os << ' ' << s.op;
+    if (s.gemm.m > 0) os << " gemm " << s.gemm.m << 'x' << s.gemm.n << 'x' << s.gemm.k;
+  } else if (coll) {
+    os << " #" << s.coll;
+    if (s.coll >= 0 && s.coll < static_cast<int>(sched.collectives.size()))
+      os << ' ' << describe(sched.collectives[static_cast<std::size_t>(s.coll)]);
+    if (s.kind == StepKind::issue) {
+      os << " on " << name_of(s.stream);
+      for (std::size_t i = 0; i < s.deps.size(); ++i) os << (i == 0 ? " after #" : ",#") << s.deps[i];
     }
-    case StepKind::slot_take:
-    case StepKind::slot_release:
-      out += " " + std::string(name_of(s.pool)) + "[" + std::to_string(s.slot) + "]";
-      break;
+  } else {
+    os << ' ' << name_of(s.pool) << '[' << s.slot << ']';
   }
-  return out;
+  return os.str();
 }
 
 }  // namespace ovb

@@ -50,6 +50,9 @@ struct LinearOrdinal {
   bool operator==(const LinearOrdinal&) const = default;
 };
 
+// One step. `phase` and `micro_step` say where in the iteration it happens; `layer`, `linear`
+// and `op` what it belongs to - for a wait, the collective it waits for (a wait that ORS defers to
+// the end of backward keeps the layer of its collective).
 struct Step {
   StepKind kind = StepKind::compute;
   Phase phase = Phase::forward;
@@ -86,9 +89,10 @@ struct GptSchedule {
 // the plan (UsageError naming the failed rule).
 GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o);
 
-// One line per step, e.g. "m1 backward L0 issue #41 qkv weight_grad_scatter reduce_scatter z(2)
-// count=... fp32 on grad after #40", "forward L1 compute qkv.fwd gemm 32x48x16",
-// "backward wait #41 ...", "backward L0 slot_take dw[2]".
+// One line per step, e.g. "forward L1 compute qkv.fwd gemm 64x96x32", "backward issue #15
+// backward L0 qkv weight_grad_scatter reduce_scatter z(2) count=3072 fp32 on grad", "backward
+// issue #17 backward L0 block data_grad_reduce all_reduce data(2) count=... fp32 on grad after
+// #15,#16", "backward wait #15 ...", "backward L0 slot_take dw[0]".
 std::string describe(const Step& s, const GptSchedule& sched);
 
 }  // namespace ovb

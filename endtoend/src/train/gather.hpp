@@ -8,7 +8,8 @@
 // K slots of the largest block-linear size - K = 1 (4 with recompute, whose backward holds a
 // block's four weights at once), plus 1 for the prefetched block with OAG - and the LM head into
 // a buffer of its own. The gathers of an iteration follow a fixed schedule (the order of
-// gpt_collectives()); acquire() checks each request against it.
+// gpt_collectives(); gpt_schedule() generates the same requests, prefetches and slots);
+// acquire() checks each request against it.
 #pragma once
 
 #include <vector>
