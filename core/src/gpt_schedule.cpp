@@ -115,15 +115,14 @@ class Generator {
     for (std::size_t i = 0; i < dw_readers_.size(); ++i)
       if (dw_readers_[i] == id) {
         dw_readers_[i] = kNone;
-        slot(StepKind::slot_release, SlotPool::dw, static_cast<int>(i), is.layer,
-             is.linear.value);
+        slot(StepKind::slot_release, SlotPool::dw, static_cast<int>(i), is.layer, is.linear.value);
       }
   }
   void wait_all() {
     for (std::size_t i = 0; i < waited_.size(); ++i) wait(static_cast<int>(i));
   }
-  CollOp op(int layer, std::string name, CollRole role, CollKind kind, Group gr,
-            std::int64_t count, DType dt) const {
+  CollOp op(int layer, std::string name, CollRole role, CollKind kind, Group gr, std::int64_t count,
+            DType dt) const {
     return CollOp{phase_, layer, std::move(name), role, kind, gr, 0, count, dt, rc_, micro_};
   }
 
@@ -166,9 +165,17 @@ class Generator {
          ordinal(r.layer, r.linear));
     out_.steps.back().phase = r.phase;
     out_.steps.back().recompute = r.recompute;
-    CollOp c{r.phase,    r.layer,        std::string(name_of(L.spec.id)),
-             CollRole::weight_gather, CollKind::all_gather, Group::z, 0, L.shard, o_.act_dtype,
-             r.recompute, micro_};
+    CollOp c{r.phase,
+             r.layer,
+             std::string(name_of(L.spec.id)),
+             CollRole::weight_gather,
+             CollKind::all_gather,
+             Group::z,
+             0,
+             L.shard,
+             o_.act_dtype,
+             r.recompute,
+             micro_};
     gather_id_[k] = issue(std::move(c), ordinal(r.layer, r.linear));
     gather_issued_[k] = true;
     gather_held_[k] = true;
@@ -199,8 +206,7 @@ class Generator {
 
   // ---- dW blocks (DwWindow) ----
   void take_dw(int layer, int linear) {
-    if (dw_readers_.empty())
-      throw Error("gpt_schedule internal error: dW block without a slot");
+    if (dw_readers_.empty()) throw Error("gpt_schedule internal error: dW block without a slot");
     const std::size_t i = dw_next_++ % dw_readers_.size();
     wait(dw_readers_[i]);
     dw_readers_[i] = kNone;
@@ -367,9 +373,8 @@ class Generator {
     const char* name = head ? "head" : "block";
     const std::int64_t small = head ? head_small_params(m_, g_) : block_small_params(m_, g_);
     const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
-    const int z =
-        issue(op(layer, name, CollRole::param_grad_reduce, CollKind::all_reduce, Group::z, small,
-                 o_.grad_dtype));
+    const int z = issue(op(layer, name, CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+                           small, o_.grad_dtype));
     if (!o_.ors) wait(z);
     bucket_deps_.push_back(z);
     const CollKind kind = optimizer_sharded(o_) ? CollKind::reduce_scatter : CollKind::all_reduce;
@@ -389,8 +394,8 @@ class Generator {
     linear_forward(-1, 4, false);
     compute(-1, "ce");
     if (g_.gy > 1)
-      wait(issue(op(-1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T_,
-                    DType::f32)));
+      wait(issue(
+          op(-1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T_, DType::f32)));
     compute(-1, "ce_combine");
   }
 
@@ -411,17 +416,17 @@ class Generator {
   void optimizer_step() {
     phase_ = Phase::step;
     compute(-1, "sumsq");
-    wait(issue(op(-1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2,
-                  DType::f32)));
+    wait(issue(
+        op(-1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2, DType::f32)));
     const bool sharded = optimizer_sharded(o_);
     for (int b = 0; b <= L_; ++b) {
       const bool head = b == L_;
       compute(head ? -1 : b, "adamw");
       if (!sharded) continue;
       const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
-      const int h = issue(op(head ? -1 : b, head ? "head" : "block", CollRole::param_gather,
-                             CollKind::all_gather, Group::data, data_chunk(count, o_),
-                             o_.act_dtype));
+      const int h =
+          issue(op(head ? -1 : b, head ? "head" : "block", CollRole::param_gather,
+                   CollKind::all_gather, Group::data, data_chunk(count, o_), o_.act_dtype));
       if (!o_.ors) wait(h);
     }
     if (sharded) wait_all();
@@ -504,7 +509,7 @@ std::string_view name_of(SlotPool p) {
 const Step& GptSchedule::issue_of(int coll) const {
   for (const Step& s : steps)
     if (s.kind == StepKind::issue && s.coll == coll) return s;
-  throw Error("gpt_schedule: no collective #" + std::to_string(coll));
+  throw Error("gpt_schedule: no collective c" + std::to_string(coll));
 }
 
 GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o) {
@@ -525,12 +530,13 @@ std::string describe(const Step& s, const GptSchedule& sched) {
     os << ' ' << s.op;
     if (s.gemm.m > 0) os << " gemm " << s.gemm.m << 'x' << s.gemm.n << 'x' << s.gemm.k;
   } else if (coll) {
-    os << " #" << s.coll;
+    os << " c" << s.coll;
     if (s.coll >= 0 && s.coll < static_cast<int>(sched.collectives.size()))
       os << ' ' << describe(sched.collectives[static_cast<std::size_t>(s.coll)]);
     if (s.kind == StepKind::issue) {
       os << " on " << name_of(s.stream);
-      for (std::size_t i = 0; i < s.deps.size(); ++i) os << (i == 0 ? " after #" : ",#") << s.deps[i];
+      for (std::size_t i = 0; i < s.deps.size(); ++i)
+        os << (i == 0 ? " after c" : ",c") << s.deps[i];
     }
   } else {
     os << ' ' << name_of(s.pool) << '[' << s.slot << ']';

@@ -54,11 +54,11 @@ std::vector<std::string> sorted(const std::vector<CollOp>& ops) {
   return out;
 }
 
-const char* const kForwardCached[] = {
-    "I qkv weight_gather",      "W qkv weight_gather",      "I attn_out weight_gather",
-    "W attn_out weight_gather", "I mlp_up weight_gather",   "W mlp_up weight_gather",
-    "I mlp_down weight_gather", "W mlp_down weight_gather", "I lm_head weight_gather",
-    "W lm_head weight_gather"};
+const char* const kForwardCached[] = {"I qkv weight_gather",      "W qkv weight_gather",
+                                      "I attn_out weight_gather", "W attn_out weight_gather",
+                                      "I mlp_up weight_gather",   "W mlp_up weight_gather",
+                                      "I mlp_down weight_gather", "W mlp_down weight_gather",
+                                      "I lm_head weight_gather",  "W lm_head weight_gather"};
 
 std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> parts) {
   std::vector<std::string> out;
@@ -74,15 +74,15 @@ std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> 
 TEST(GptSchedule, NoOverlapWaitsAtOnceByHand) {
   const GptSchedule s = gpt_schedule(one_block(), opts("1x1x2x1", "none"));
   const std::vector<std::string> fwd(std::begin(kForwardCached), std::end(kForwardCached));
-  const auto want = concat({fwd,
-                            {"I lm_head weight_grad_scatter", "W lm_head weight_grad_scatter",
-                             "I mlp_down weight_grad_scatter", "W mlp_down weight_grad_scatter",
-                             "I mlp_up weight_grad_scatter", "W mlp_up weight_grad_scatter",
-                             "I attn_out weight_grad_scatter", "W attn_out weight_grad_scatter",
-                             "I qkv weight_grad_scatter", "W qkv weight_grad_scatter",
-                             "I block param_grad_reduce", "W block param_grad_reduce",
-                             "I head param_grad_reduce", "W head param_grad_reduce",
-                             "I global scalars", "W global scalars"}});
+  const auto want =
+      concat({fwd,
+              {"I lm_head weight_grad_scatter", "W lm_head weight_grad_scatter",
+               "I mlp_down weight_grad_scatter", "W mlp_down weight_grad_scatter",
+               "I mlp_up weight_grad_scatter", "W mlp_up weight_grad_scatter",
+               "I attn_out weight_grad_scatter", "W attn_out weight_grad_scatter",
+               "I qkv weight_grad_scatter", "W qkv weight_grad_scatter",
+               "I block param_grad_reduce", "W block param_grad_reduce", "I head param_grad_reduce",
+               "W head param_grad_reduce", "I global scalars", "W global scalars"}});
   EXPECT_EQ(issues_and_waits(s), want);
   EXPECT_EQ(s.dw_slots, 1);
   EXPECT_EQ(s.gathered_slots, 5);  // every layer's block, cached
@@ -111,11 +111,11 @@ TEST(GptSchedule, OrsWindowByHand) {
 // for its own.
 TEST(GptSchedule, OagPrefetchByHand) {
   const GptSchedule s = gpt_schedule(one_block(), opts("1x1x2x1", "oag"));
-  const std::vector<std::string> fwd = {
-      "I qkv weight_gather",      "I attn_out weight_gather", "W qkv weight_gather",
-      "I mlp_up weight_gather",   "W attn_out weight_gather", "I mlp_down weight_gather",
-      "W mlp_up weight_gather",   "I lm_head weight_gather",  "W mlp_down weight_gather",
-      "W lm_head weight_gather"};
+  const std::vector<std::string> fwd = {"I qkv weight_gather",      "I attn_out weight_gather",
+                                        "W qkv weight_gather",      "I mlp_up weight_gather",
+                                        "W attn_out weight_gather", "I mlp_down weight_gather",
+                                        "W mlp_up weight_gather",   "I lm_head weight_gather",
+                                        "W mlp_down weight_gather", "W lm_head weight_gather"};
   const auto got = issues_and_waits(s);
   ASSERT_GE(got.size(), fwd.size());
   EXPECT_EQ(std::vector<std::string>(got.begin(), got.begin() + 10), fwd);
@@ -132,8 +132,8 @@ TEST(GptSchedule, OarWaitsAfterTheWeightGradient) {
         order.push_back(std::string(name_of(st.kind)) + " " + st.op);
     const std::vector<std::string> want =
         std::string(flags) == "oar"
-            ? std::vector<std::string>{"compute lm_head.dx", "issue lm_head",
-                                       "compute lm_head.dw", "wait lm_head"}
+            ? std::vector<std::string>{"compute lm_head.dx", "issue lm_head", "compute lm_head.dw",
+                                       "wait lm_head"}
             : std::vector<std::string>{"compute lm_head.dx", "issue lm_head", "wait lm_head",
                                        "compute lm_head.dw"};
     EXPECT_EQ(order, want) << flags;
@@ -158,8 +158,8 @@ TEST(GptSchedule, GemmShapes) {
 // Invariants on every grid of 8 ranks and every option set.
 TEST(GptSchedule, InvariantsForEveryGridAndOption) {
   const char* grids[] = {"2x2x2x1", "2x1x2x2", "1x2x1x4", "1x1x8x1", "1x1x1x8", "1x2x2x2"};
-  const char* flag_sets[] = {"none", "oar", "ors", "oag", "oar,ors", "oar,oag", "ors,oag",
-                             "oar,ors,oag"};
+  const char* flag_sets[] = {"none",    "oar",     "ors",     "oag",
+                             "oar,ors", "oar,oag", "ors,oag", "oar,ors,oag"};
   int cases = 0;
   for (const char* grid : grids)
     for (const char* flags : flag_sets)
@@ -179,8 +179,8 @@ TEST(GptSchedule, InvariantsForEveryGridAndOption) {
         o.shard_optimizer = o.shard_gradients = variant & 4;
         o.micro_batch = (variant % 3 == 0 && o.grid.gz * o.grid.gdata <= 4) ? 1 : 0;
         o.ors_window = variant % 5 == 0 ? 1 : kDefaultOrsWindow;
-        const std::string what = std::string(grid) + " " + flags + " variant " +
-                                 std::to_string(variant);
+        const std::string what =
+            std::string(grid) + " " + flags + " variant " + std::to_string(variant);
         const GptSchedule s = gpt_schedule(m, o);
         ++cases;
         EXPECT_EQ(sorted(s.collectives), sorted(gpt_collectives(m, o))) << what;

@@ -27,9 +27,10 @@ std::vector<std::string> described(const std::vector<CollOp>& ops) {
 }
 
 std::string event_words(bool wait, int id, const CollOp& op, const std::vector<int>& deps) {
-  std::string s = std::string(wait ? "wait #" : "issue #") + std::to_string(id) + " " + describe(op);
+  std::string s =
+      std::string(wait ? "wait c" : "issue c") + std::to_string(id) + " " + describe(op);
   for (std::size_t i = 0; i < deps.size(); ++i)
-    s += (i == 0 ? " after #" : ",#") + std::to_string(deps[i]);
+    s += (i == 0 ? " after c" : ",c") + std::to_string(deps[i]);
   return s;
 }
 

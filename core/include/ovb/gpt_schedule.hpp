@@ -57,17 +57,17 @@ struct Step {
   StepKind kind = StepKind::compute;
   Phase phase = Phase::forward;
   int micro_step = 0;  // 0 in the step phase
-  int layer = -1;      // block index; -1 for embedding / final LN / LM head / buckets' head / global
-  LinearOrdinal linear;   // the linear layer a GEMM, gather, reduction or dW slot belongs to
-  bool recompute = false; // inside the recomputed forward of a block's backward
+  int layer = -1;  // block index; -1 for embedding / final LN / LM head / buckets' head / global
+  LinearOrdinal linear;    // the linear layer a GEMM, gather, reduction or dW slot belongs to
+  bool recompute = false;  // inside the recomputed forward of a block's backward
   StreamId stream = StreamId::compute;
   // compute: the kernel ("qkv.fwd", "qkv.dx", "qkv.dw", "ln1.stats", "ln1", "attention", ...);
   // issue / wait: the collective's op (CollOp::op).
   std::string op;
-  GemmShape gemm;          // compute GEMMs
-  int coll = -1;           // issue / wait: the collective's id (its index in GptSchedule::collectives)
-  std::vector<int> deps;   // issue: ids of the collectives it starts after (besides the compute
-                           // stream's work so far)
+  GemmShape gemm;  // compute GEMMs
+  int coll = -1;   // issue / wait: the collective's id (its index in GptSchedule::collectives)
+  std::vector<int> deps;  // issue: ids of the collectives it starts after (besides the compute
+                          // stream's work so far)
   SlotPool pool = SlotPool::gathered;  // slot_take / slot_release
   int slot = -1;
 };
@@ -89,10 +89,10 @@ struct GptSchedule {
 // the plan (UsageError naming the failed rule).
 GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o);
 
-// One line per step, e.g. "forward L1 compute qkv.fwd gemm 64x96x32", "backward issue #15
+// One line per step, e.g. "forward L1 compute qkv.fwd gemm 64x96x32", "backward issue c15
 // backward L0 qkv weight_grad_scatter reduce_scatter z(2) count=3072 fp32 on grad", "backward
-// issue #17 backward L0 block data_grad_reduce all_reduce data(2) count=... fp32 on grad after
-// #15,#16", "backward wait #15 ...", "backward L0 slot_take dw[0]".
+// issue c17 backward L0 block data_grad_reduce all_reduce data(2) count=... fp32 on grad after
+// c15,c16", "backward wait c15 ...", "backward L0 slot_take dw[0]".
 std::string describe(const Step& s, const GptSchedule& sched);
 
 }  // namespace ovb

@@ -48,8 +48,8 @@ struct CollStat {
 // gpt_schedule() lists as its issue and wait steps (a test compares the two step by step).
 struct CommEvent {
   bool wait = false;
-  CollHandle id = -1;             // the collective's handle: its index in log()
-  std::vector<CollHandle> deps;   // issue: the collectives it starts after
+  CollHandle id = -1;            // the collective's handle: its index in log()
+  std::vector<CollHandle> deps;  // issue: the collectives it starts after
 };
 
 class CommEngine {
