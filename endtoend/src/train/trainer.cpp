@@ -158,6 +158,9 @@ std::string Trainer::data_description() const {
 const std::vector<CollOp>& Trainer::collective_log() const {
   return comm_->log();
 }
+const std::vector<CommEvent>& Trainer::comm_sequence() const {
+  return comm_->sequence();
+}
 
 void Trainer::load_batch(int iter) {
   // This rank's sequences: (d*Gz + z) * B_local onwards (loader.hpp), every micro-step's at once
