@@ -38,15 +38,9 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$resume" ] || [ -f "$resume/.suite/suite.json" ] ||
   die "--resume $resume: not a results folder of ovb-suite (no .suite/suite.json)"
-arch=${OVB_GPU_ARCH:-90}
-build=${OVB_GPU_BUILD:-$root/build/gpu-overlap}
-limit=${OVB_CALL_LIMIT_S:-600}
-[[ $arch =~ ^[0-9]+[a-z]?$ ]] || die "OVB_GPU_ARCH=$arch: expected one architecture, e.g. 90"
-if ! [[ $limit =~ ^[0-9]+$ ]] || [ "$limit" -le 60 ]; then
-  die "OVB_CALL_LIMIT_S=$limit: expected seconds > 60"
-fi
-py=${OVB_PYTHON:-python3}
-[ -x "$root/.venv/bin/python" ] && [ -z "${OVB_PYTHON:-}" ] && py=$root/.venv/bin/python
+# shellcheck source=lib/gpu-call-env.sh
+source "$root/slurm/lib/gpu-call-env.sh"
+gpu_call_env gpu-overlap
 export OVB_PYTHON=$py
 suite=("$py" "$root/slurm/ovb-suite")
 # The targets: the binaries the preset's plan runs, and the GPU probe the driver runs.

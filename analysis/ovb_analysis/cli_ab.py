@@ -19,12 +19,18 @@ def add_parsers(sub):
     p.add_argument("--field", metavar="DOTTED.PATH",
                    help="measure: this number of the JSON each run writes at {out}")
     p.add_argument("--json", metavar="OUT.json", help="also write the result document")
+    p.add_argument("--keep", metavar="DIR",
+                   help="keep each run's result in DIR/{A,B}<pair>.json as it ends")
+    p.add_argument("--loss-rtol", type=float, metavar="X",
+                   help="compare each pair's per-iteration losses (iterations[].loss of the "
+                   "results at {out}); exit 1 when one differs by more than X relatively")
     p.set_defaults(handler=cmd_ab)
 
 
 def cmd_ab(args):
-    doc = ab.interleaved(args.a, args.b, args.pairs, args.warmup_pairs, args.field)
+    doc = ab.interleaved(args.a, args.b, args.pairs, args.warmup_pairs, args.field,
+                         keep=args.keep, loss_rtol=args.loss_rtol)
     if args.json:
         atomic_write_json(args.json, doc)
     print(ab.markdown(doc))
-    return 0
+    return 0 if doc.get("loss_same", True) else 1

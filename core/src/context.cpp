@@ -109,6 +109,8 @@ nlohmann::json run_context(const Backend* backend, const LaunchContext& ctx) {
                    {"sm_clock_mhz", d.sm_clock_mhz},
                    {"memory_clock_mhz", d.memory_clock_mhz},
                    {"peak_tflops", peaks_of(d.name)}};
+    const auto bw = metrics::peak_memory_gbps(d.name);
+    j["device"]["peak_memory_gbps"] = bw ? nlohmann::json(*bw) : nlohmann::json(nullptr);
     if (!d.driver_version.empty()) versions["driver"] = d.driver_version;
     if (!d.runtime_version.empty()) versions["cuda_runtime"] = d.runtime_version;
     if (!d.comm_version.empty()) versions[d.comm_library == "NCCL" ? "nccl" : d.comm_library] = d.comm_version;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "ovb/error.hpp"
+#include "ovb/gpt_schedule.hpp"
 #include "ovb/metrics.hpp"
 
 namespace ovb {
@@ -376,114 +377,12 @@ std::int64_t head_bucket_count(const GptShape& m, const GridShape& g) {
   return head_small_params(m, g) + linear_geom(lm_head_linear(m), g).shard;
 }
 
+// The schedule's issues (gpt_schedule.cpp is the one generator); without overlap flags, whose
+// only effect on the issues is their order.
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) {
-  validate_gpt_plan(m, o);
-  const GridShape& g = o.grid;
-  const std::int64_t T = tokens_per_rank(m, o);
-  std::vector<CollOp> out;
-  auto size_of_group = [&](Group gr) {
-    return gr == Group::world ? g.world() : g.size(static_cast<Dim>(gr));
-  };
-  int step = 0;  // the micro-step being listed
-  auto add = [&](Phase ph, int layer, std::string_view op, CollRole role, CollKind k, Group gr,
-                 std::int64_t count, DType dt, bool rc) {
-    const int n = size_of_group(gr);
-    if (n > 1)
-      out.push_back({ph, layer, std::string(op), role, k, gr, n, count, dt, rc,
-                     ph == Phase::step ? 0 : step});
-  };
-
-  const std::vector<LinearSpec> specs = block_linears(m);
-  std::vector<LinearGeom> geo;
-  for (const LinearSpec& s : specs) geo.push_back(linear_geom(s, g));
-  const LinearGeom head = linear_geom(lm_head_linear(m), g);
-
-  auto gather = [&](Phase ph, int layer, const LinearGeom& L, bool rc) {
-    add(ph, layer, name_of(L.spec.id), CollRole::weight_gather, CollKind::all_gather, Group::z,
-        L.shard, o.act_dtype, rc);
-  };
-  auto linear_fwd = [&](Phase ph, int layer, const LinearGeom& L, bool rc, bool do_gather) {
-    if (do_gather) gather(ph, layer, L, rc);
-    add(ph, layer, name_of(L.spec.id), CollRole::output_reduce, CollKind::all_reduce,
-        group_of(L.in_dim), T * L.out_local, o.act_dtype, rc);
-  };
-  auto linear_bwd = [&](int layer, const LinearGeom& L, bool do_gather) {
-    if (do_gather) gather(Phase::backward, layer, L, false);
-    add(Phase::backward, layer, name_of(L.spec.id), CollRole::input_grad_reduce,
-        CollKind::all_reduce, group_of(L.out_dim), T * L.in_local, o.act_dtype, false);
-    add(Phase::backward, layer, name_of(L.spec.id), CollRole::weight_grad_scatter,
-        CollKind::reduce_scatter, Group::z, L.shard, o.grad_dtype, false);
-  };
-  // A bucket's data reduction: all-reduce, or reduce-scatter of its chunks when sharded.
-  const bool sharded = optimizer_sharded(o);
-  auto data_reduce = [&](int layer, std::string_view name, std::int64_t bucket) {
-    add(Phase::backward, layer, name, CollRole::data_grad_reduce,
-        sharded ? CollKind::reduce_scatter : CollKind::all_reduce, Group::data,
-        data_chunk(bucket, o), o.grad_dtype, false);
-  };
-  auto ln = [&](Phase ph, int layer, std::string_view name, CollRole role, bool rc) {
-    add(ph, layer, name, role, CollKind::all_reduce, Group::x, norm_stats_per_token(m) * T,
-        DType::f32, rc);
-  };
-  auto block_fwd = [&](Phase ph, int l, bool rc, bool do_gather) {
-    ln(ph, l, "ln1", CollRole::ln_stats, rc);
-    linear_fwd(ph, l, geo[0], rc, do_gather);
-    linear_fwd(ph, l, geo[1], rc, do_gather);
-    ln(ph, l, "ln2", CollRole::ln_stats, rc);
-    linear_fwd(ph, l, geo[2], rc, do_gather);
-    linear_fwd(ph, l, geo[3], rc, do_gather);
-  };
-
-  // Each micro-step: forward, backward; the Z small-parameter and data reductions only in the
-  // last (with sharded gradients in every one: the bucket's gradient is not kept across them).
-  const int steps = static_cast<int>(micro_steps(o));
-  for (step = 0; step < steps; ++step) {
-    const bool last = step == steps - 1 || gradients_sharded(o);
-    for (int l = 0; l < m.layers; ++l) block_fwd(Phase::forward, l, false, true);
-    ln(Phase::forward, -1, "ln_f", CollRole::ln_stats, false);
-    linear_fwd(Phase::forward, -1, head, false, true);
-    add(Phase::forward, -1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T,
-        DType::f32, false);
-
-    // Backward. Without cached weights the blocks are gathered again: by the recomputed forward
-    // when there is one, else right before the layer's backward.
-    const bool bwd_gather = !o.cache_weights && !o.recompute;
-    linear_bwd(-1, head, !o.cache_weights);
-    ln(Phase::backward, -1, "ln_f", CollRole::ln_grad_stats, false);
-    for (int l = static_cast<int>(m.layers) - 1; l >= 0; --l) {
-      if (o.recompute) block_fwd(Phase::backward, l, true, !o.cache_weights);
-      linear_bwd(l, geo[3], bwd_gather);
-      linear_bwd(l, geo[2], bwd_gather);
-      ln(Phase::backward, l, "ln2", CollRole::ln_grad_stats, false);
-      linear_bwd(l, geo[1], bwd_gather);
-      linear_bwd(l, geo[0], bwd_gather);
-      ln(Phase::backward, l, "ln1", CollRole::ln_grad_stats, false);
-      if (!last) continue;
-      const std::int64_t small = block_small_params(m, g);
-      add(Phase::backward, l, "block", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
-          small, o.grad_dtype, false);
-      data_reduce(l, "block", block_bucket_count(m, g));
-    }
-    if (!last) continue;
-    const std::int64_t head_small = head_small_params(m, g);
-    add(Phase::backward, -1, "head", CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
-        head_small, o.grad_dtype, false);
-    data_reduce(-1, "head", head_bucket_count(m, g));
-  }
-
-  // Step: loss sum and gradient-norm sum of squares in one world all-reduce; with the sharded
-  // optimizer, after each bucket's AdamW on the rank's chunk, the all-gather of its updated
-  // working weights (buckets in layout order: blocks, then the head).
-  add(Phase::step, -1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2,
-      DType::f32, false);
-  if (sharded) {
-    for (int l = 0; l < m.layers; ++l)
-      add(Phase::step, l, "block", CollRole::param_gather, CollKind::all_gather, Group::data,
-          data_chunk(block_bucket_count(m, g), o), o.act_dtype, false);
-    add(Phase::step, -1, "head", CollRole::param_gather, CollKind::all_gather, Group::data,
-        data_chunk(head_bucket_count(m, g), o), o.act_dtype, false);
-  }
-  return out;
+  GptPlanOptions plain = o;
+  plain.oar = plain.ors = plain.oag = false;
+  return gpt_schedule(m, plain).collectives;
 }
 
 std::vector<std::pair<std::string_view, double>> GptMemory::terms() const {

@@ -58,6 +58,24 @@ std::optional<double> peak_tflops(std::string_view device_name, std::string_view
   return std::nullopt;
 }
 
+namespace {
+struct BandwidthRow {
+  const char* name_part;  // matched as a substring of the device name, first row wins
+  double gbps;
+};
+// Vendor datasheets (the machine files cite the same numbers).
+constexpr BandwidthRow kBandwidths[] = {
+    {"GH200", 4000}, {"H200", 4800},    {"H100 PCIe", 2000}, {"H100", 3350},
+    {"A100 80GB", 2039}, {"A100-SXM4-80GB", 2039}, {"A100", 1555}, {"MI250X", 1638},
+};
+}  // namespace
+
+std::optional<double> peak_memory_gbps(std::string_view device_name) {
+  for (const BandwidthRow& row : kBandwidths)
+    if (device_name.find(row.name_part) != std::string_view::npos) return row.gbps;
+  return std::nullopt;
+}
+
 double percent_of_peak(double achieved_tflops, double peak) { return 100.0 * achieved_tflops / peak; }
 
 OverlapMetrics overlap_metrics(const OverlapTimes& t) {

@@ -41,6 +41,11 @@ void add_options(CLI::App& app, Config& cfg) {
                  "and runs the shape, else simt)")
       ->check(CLI::IsMember({"auto", "cudnn", "simt"}))
       ->capture_default_str();
+  app.add_option("--gemm-autotune", cfg.gemm_autotune,
+                 "cuda backend: time the cuBLASLt heuristic's first N algorithms on each GEMM "
+                 "shape's first call (in the warm-up) and keep the fastest; 0 or 1: the "
+                 "heuristic's first, untimed (as ovb-gemm --autotune)")
+      ->capture_default_str();
 
   // Optimizer.
   app.add_option("--lr", cfg.optim.lr, "Peak learning rate (AdamW)")->capture_default_str();
@@ -112,6 +117,12 @@ void finish_config(const CLI::App& app, Config& cfg, std::string_view backend_na
   if (cfg.attention != "auto" && backend_name != "cuda")
     throw UsageError("--attention " + cfg.attention +
                      " needs the cuda backend (the host backend has one attention)");
+  if (cfg.gemm_autotune < 0 || cfg.gemm_autotune > kMaxGemmAutotune)
+    throw UsageError("--gemm-autotune must be in [0, " + std::to_string(kMaxGemmAutotune) +
+                     "], got " + std::to_string(cfg.gemm_autotune));
+  if (cfg.gemm_autotune > 1 && backend_name != "cuda")
+    throw UsageError("--gemm-autotune " + std::to_string(cfg.gemm_autotune) +
+                     " needs the cuda backend (the host GEMM has one algorithm)");
   if (cfg.attention == "cudnn" && !cudnn_attention_built())
     throw UsageError("--attention cudnn: this gpt4d was built without cuDNN (OVB_ENABLE_CUDNN)");
   if (cfg.attention == "cudnn" && cfg.plan.act_dtype != DType::bf16)

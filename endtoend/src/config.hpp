@@ -34,6 +34,7 @@ struct Config : RunConfig {
   std::uint64_t seed = 1234;
   std::string data = "synthetic";  // synthetic | tokens:FILE | text:FILE
   std::string attention = "auto";  // auto | cudnn | simt (kernels.hpp AttentionKind)
+  int gemm_autotune = 0;  // cuBLASLt algorithms timed per GEMM shape (0, 1: heuristic's first)
   Priority comm_priority = Priority::high;
   Priority compute_priority = Priority::normal;
   CommConfig nccl;  // min/max CTAs and CTA policy for every communicator (name set per group)

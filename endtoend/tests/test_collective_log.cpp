@@ -1,12 +1,15 @@
 // gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
 // the order, never the set), for several grids, recompute, weight-cache, ORS-window and
-// sharded-optimizer and sharded-gradient options and every overlap-flag subset; and allocates
-// exactly the memory gpt_memory() estimates, term by term.
+// sharded-optimizer and sharded-gradient options and every overlap-flag subset; performs its
+// issues and waits in exactly the order of gpt_schedule(), step by step (each issue's collective
+// and dependencies, each wait's collective); and allocates exactly the memory gpt_memory()
+// estimates, term by term.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
+#include "ovb/gpt_schedule.hpp"
 #include "ovb/tracked_memory.hpp"
 #include "parallel_test_util.hpp"
 #include "model/layout.hpp"
@@ -21,6 +24,38 @@ std::vector<std::string> described(const std::vector<CollOp>& ops) {
   for (const CollOp& c : ops) out.push_back(describe(c));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::string event_words(bool wait, int id, const CollOp& op, const std::vector<int>& deps) {
+  std::string s =
+      std::string(wait ? "wait c" : "issue c") + std::to_string(id) + " " + describe(op);
+  for (std::size_t i = 0; i < deps.size(); ++i)
+    s += (i == 0 ? " after c" : ",c") + std::to_string(deps[i]);
+  return s;
+}
+
+// What gpt4d did, issue by issue and wait by wait, is the schedule's issue and wait steps in
+// order; a failure names the first step that differs, with both sides and the step before.
+void expect_schedule_order(const Trainer& t, const Config& cfg, const std::string& what) {
+  const GptSchedule sched = gpt_schedule(cfg.model, cfg.plan);
+  std::vector<std::string> want, got;
+  for (const Step& s : sched.steps)
+    if (s.kind == StepKind::issue || s.kind == StepKind::wait)
+      want.push_back(event_words(s.kind == StepKind::wait, s.coll,
+                                 sched.collectives[static_cast<std::size_t>(s.coll)], s.deps));
+  const std::vector<CollOp>& log = t.collective_log();
+  for (const CommEvent& e : t.comm_sequence())
+    got.push_back(event_words(e.wait, e.id, log.at(static_cast<std::size_t>(e.id)), e.deps));
+  for (std::size_t i = 0; i < std::max(want.size(), got.size()); ++i) {
+    const std::string w = i < want.size() ? want[i] : "(the schedule ends)";
+    const std::string g = i < got.size() ? got[i] : "(gpt4d stops)";
+    if (w == g) continue;
+    ADD_FAILURE() << what << ": step " << i << " of " << want.size()
+                  << " issues and waits differs\n  before:   " << (i > 0 ? want[i - 1] : "-")
+                  << "\n  schedule: " << w << "\n  gpt4d:    " << g;
+    return;
+  }
+  EXPECT_FALSE(want.empty() && cfg.plan.grid.world() > 1) << what;
 }
 
 // What the trainer allocated, category by category, is the plan's estimate.
@@ -53,6 +88,7 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           const auto want = described(gpt_collectives(cfg.model, cfg.plan));
           const auto got = described(run.trainer.collective_log());
           ASSERT_EQ(got, want) << c.str();
+          expect_schedule_order(run.trainer, cfg, c.str());
           if (cfg.plan.ors && cfg.plan.grid.gz > 1 && !on_gpu()) {
             // The ring of dW blocks holds the window, not every layer's block.
             EXPECT_EQ(run.trainer.memory().bytes(MemKind::grad_blocks),
@@ -82,6 +118,7 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
       ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
       TrainerRun run(cfg, MPI_COMM_WORLD);
       run.trainer.run_iteration(0);
+      expect_schedule_order(run.trainer, cfg, c.str());
       ASSERT_EQ(described(run.trainer.collective_log()),
                 described(gpt_collectives(cfg.model, cfg.plan)))
           << c.str();
@@ -103,6 +140,7 @@ TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
     const Config cfg = test_config(c, 1);
     TrainerRun run(cfg, MPI_COMM_WORLD);
     run.trainer.run_iteration(0);
+    expect_schedule_order(run.trainer, cfg, c.str());
     EXPECT_EQ(described(run.trainer.collective_log()),
               described(gpt_collectives(cfg.model, cfg.plan)))
         << c.str();
@@ -139,6 +177,7 @@ TEST(CollectiveLog, ShardedGradientsEqualThePlanAndItsMemory) {
       const Config cfg = test_config(c, 1);
       TrainerRun run(cfg, MPI_COMM_WORLD);
       run.trainer.run_iteration(0);
+      expect_schedule_order(run.trainer, cfg, c.str());
       ASSERT_EQ(described(run.trainer.collective_log()),
                 described(gpt_collectives(cfg.model, cfg.plan)))
           << c.str();
@@ -178,6 +217,7 @@ TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {
       const Config cfg = test_config(c, 1);
       TrainerRun run(cfg, MPI_COMM_WORLD);
       run.trainer.run_iteration(0);
+      expect_schedule_order(run.trainer, cfg, c.str());
       ASSERT_EQ(described(run.trainer.collective_log()),
                 described(gpt_collectives(cfg.model, cfg.plan)))
           << c.str();
@@ -194,6 +234,7 @@ TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
   Config cfg = test_config(c, 1);
   TrainerRun run(cfg, MPI_COMM_WORLD);
   run.trainer.run_iteration(0);
+  expect_schedule_order(run.trainer, cfg, c.str());
   std::vector<bool> seen(static_cast<std::size_t>(CollRole::param_gather) + 1, false);
   for (const CollOp& op : run.trainer.collective_log())
     seen[static_cast<std::size_t>(op.role)] = true;
@@ -207,6 +248,7 @@ TEST(CollectiveLog, CoversEveryRoleOnAFullGrid) {
   Config sharded = test_config(c, 1);
   TrainerRun srun(sharded, MPI_COMM_WORLD);
   srun.trainer.run_iteration(0);
+  expect_schedule_order(srun.trainer, sharded, c.str());
   int scatters = 0, gathers = 0;
   for (const CollOp& op : srun.trainer.collective_log()) {
     if (op.role == CollRole::data_grad_reduce) {

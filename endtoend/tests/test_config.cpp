@@ -121,6 +121,22 @@ TEST(Config, BadOptionsNameTheProblem) {
       ovb::gpt::cudnn_attention_built() ? "--attention cudnn needs bf16 activations"
                                         : "built without cuDNN"));
   EXPECT_EQ(parse({"--preset", "llama-tiny", "--batch", "4"}), "");
+  // --gemm-autotune: cuda only above 1, bounded, an integer.
+  Config tuned;
+  ASSERT_EQ(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "8"}, &tuned, "cuda"),
+            "");
+  EXPECT_EQ(tuned.gemm_autotune, 8);
+  EXPECT_EQ(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "1"}), "");
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "4"}),
+                  "--gemm-autotune 4 needs the cuda backend"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "-1"}, nullptr, "cuda"),
+          "--gemm-autotune must be in [0, 64], got -1"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "65"}, nullptr, "cuda"),
+          "--gemm-autotune must be in [0, 64], got 65"));
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--batch", "4", "--gemm-autotune", "many"}), "parse: "));
   EXPECT_TRUE(has(parse({"--preset", "tiny"}), "--batch is required"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--batch", "4", "--frobnicate"}), "frobnicate"));
 }

@@ -33,6 +33,7 @@ class CudaVsHost : public ::testing::TestWithParam<DType> {
     hs_ = host_->create_stream();
     cs_ = cuda_->create_stream();
   }
+  void check_linear_gemms(Kernels& ck);
   DType act() const { return GetParam(); }
   bool bf16() const { return GetParam() == DType::bf16; }
   // Tolerance for values of magnitude ~1 computed in the activation dtype.
@@ -305,7 +306,9 @@ void CudaVsHost::layer_norm_case(std::int64_t T, std::int64_t C) {
   expect_close(f32_out(ST2, 2 * T), st2, tol(1e-5f, 1e-2f), "residual add + ln stats");
 }
 
-TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
+// The three GEMMs of a linear layer, with and without their epilogues, on `ck` (the heuristic's
+// algorithms or autotuned ones) against the host kernels.
+void CudaVsHost::check_linear_gemms(Kernels& ck) {
   for (const auto [T, N, K] :
        {std::array<std::int64_t, 3>{48, 64, 40}, {33, 20, 24}, {17, 24, 30}}) {
     const std::vector<float> x = quantized(random_vec(T * K, 12)),
@@ -319,15 +322,15 @@ TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
     Buffer X = act_buf(x), W = act_buf(w), Bi = act_buf(bias), Y = act_buf(y), A = act_buf(y),
            DY = act_buf(dy), DX = act_buf(dx), DW = f32_buf(dw);
     // N = 64: GELU fused into the cuBLASLt epilogue; N = 20: GELU as its own kernel.
-    ck_->linear_forward(*cs_, X.data(), W.data(), Bi.data(), Y.data(), A.data(), T, N, K);
-    ck_->linear_backward_input(*cs_, DY.data(), W.data(), DX.data(), T, N, K);
-    ck_->linear_backward_weight(*cs_, DY.data(), X.data(), DW.as<float>(), T, N, K);
+    ck.linear_forward(*cs_, X.data(), W.data(), Bi.data(), Y.data(), A.data(), T, N, K);
+    ck.linear_backward_input(*cs_, DY.data(), W.data(), DX.data(), T, N, K);
+    ck.linear_backward_weight(*cs_, DY.data(), X.data(), DW.as<float>(), T, N, K);
     expect_close(act_out(Y, T * N), y, tol(1e-5f, 2e-2f), "linear forward");
     // cuBLASLt's GELU epilogue may approximate tanh differently from the host formula.
     expect_close(act_out(A, T * N), act_y, tol(1e-3f, 2e-2f), "linear forward gelu");
     expect_close(act_out(DX, T * K), dx, tol(1e-5f, 2e-2f), "linear dx");
     expect_close(f32_out(DW, N * K), dw, 1e-5f, "linear dw");  // fp32 output of exact products
-    ck_->linear_forward(*cs_, X.data(), W.data(), nullptr, Y.data(), nullptr, T, N, K);
+    ck.linear_forward(*cs_, X.data(), W.data(), nullptr, Y.data(), nullptr, T, N, K);
     std::vector<float> nb(T * N);
     hk_->linear_forward(*hs_, x.data(), w.data(), nullptr, nb.data(), nullptr, T, N, K);
     expect_close(act_out(Y, T * N), nb, tol(1e-5f, 2e-2f), "linear forward, no bias");
@@ -339,13 +342,84 @@ TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
     hk_->linear_backward_weight(*hs_, dy.data(), x.data(), dwb.data(), T, N, K, dbias.data());
     Buffer PRE = act_buf(pre), DXG = act_buf(dxg), DWB = f32_buf(dwb),
            DBI = f32_buf(std::vector<float>(N, 7.0f));
-    ck_->linear_backward_input(*cs_, DY.data(), W.data(), DXG.data(), T, N, K, PRE.data());
-    ck_->linear_backward_weight(*cs_, DY.data(), X.data(), DWB.as<float>(), T, N, K,
-                                DBI.as<float>());
+    ck.linear_backward_input(*cs_, DY.data(), W.data(), DXG.data(), T, N, K, PRE.data());
+    ck.linear_backward_weight(*cs_, DY.data(), X.data(), DWB.as<float>(), T, N, K, DBI.as<float>());
     expect_close(act_out(DXG, T * K), dxg, tol(1e-3f, 3e-2f), "linear dx with GELU backward");
     expect_close(f32_out(DWB, N * K), dw, 1e-5f, "linear dw with the bias gradient");
     expect_close(f32_out(DBI, N), dbias, 1e-5f, "linear bias gradient");
   }
+}
+
+TEST_P(CudaVsHost, LinearGemmsWithEpilogues) {
+  check_linear_gemms(*ck_);
+}
+
+// --gemm-autotune: the algorithms kept after timing compute the same GEMMs. Against the host
+// kernels as the heuristic's, then against the heuristic's own results on a shape with more
+// candidates, element by element within the bound of two fp32 summation orders (rounding.hpp)
+// plus one rounding of each result to the activation dtype (bf16: unit roundoff 2^-8).
+TEST_P(CudaVsHost, LinearGemmsAutotuned) {
+  auto tuned = make_kernels(*cuda_, act(), nullptr, AttentionKind::automatic, 8);
+  check_linear_gemms(*tuned);
+  EXPECT_NE(tuned->description().find("autotuned among the heuristic's first 8"), std::string::npos)
+      << tuned->description();
+  const std::int64_t T = 512, N = 384, K = 256;
+  const std::vector<float> x = quantized(random_vec(T * K, 31)),
+                           w = quantized(random_vec(N * K, 32)),
+                           bias = quantized(random_vec(N, 33)),
+                           dy = quantized(random_vec(T * N, 34));
+  const double unit = bf16() ? 0x1p-8 : 0.0;
+  struct Out {
+    std::vector<float> y, dx, dw, db;
+  };
+  auto run = [&](Kernels& k) {
+    Buffer X = act_buf(x), W = act_buf(w), Bi = act_buf(bias), DY = act_buf(dy),
+           Y = act_buf(std::vector<float>(T * N)), DX = act_buf(std::vector<float>(T * K)),
+           DW = f32_buf(std::vector<float>(N * K)), DB = f32_buf(std::vector<float>(N));
+    // Twice: the first call of a shape is the one that times the candidates.
+    for (int rep = 0; rep < 2; ++rep) {
+      k.linear_forward(*cs_, X.data(), W.data(), Bi.data(), Y.data(), nullptr, T, N, K);
+      k.linear_backward_input(*cs_, DY.data(), W.data(), DX.data(), T, N, K);
+      k.linear_backward_weight(*cs_, DY.data(), X.data(), DW.as<float>(), T, N, K, DB.as<float>());
+    }
+    return Out{act_out(Y, T * N), act_out(DX, T * K), f32_out(DW, N * K), f32_out(DB, N)};
+  };
+  const Out a = run(*ck_), b = run(*tuned);
+  auto pair_bound = [&](double ra, double rb, std::int64_t n, double magnitude) {
+    return unit * (std::abs(ra) + std::abs(rb)) / (1 - unit) +
+           ovb::testing::fp32_two_orders_bound(n, magnitude);
+  };
+  int bad = 0;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t n = 0; n < N; ++n) {
+      double mag = std::abs(bias[n]);
+      for (std::int64_t k = 0; k < K; ++k) mag += std::abs(x[t * K + k] * w[n * K + k]);
+      const std::size_t i = static_cast<std::size_t>(t * N + n);
+      bad += std::abs(a.y[i] - b.y[i]) > pair_bound(a.y[i], b.y[i], K + 1, mag);
+    }
+  EXPECT_EQ(bad, 0) << "forward elements outside the bound";
+  bad = 0;
+  for (std::int64_t t = 0; t < T; ++t)
+    for (std::int64_t k = 0; k < K; ++k) {
+      double mag = 0;
+      for (std::int64_t n = 0; n < N; ++n) mag += std::abs(dy[t * N + n] * w[n * K + k]);
+      const std::size_t i = static_cast<std::size_t>(t * K + k);
+      bad += std::abs(a.dx[i] - b.dx[i]) > pair_bound(a.dx[i], b.dx[i], N, mag);
+    }
+  EXPECT_EQ(bad, 0) << "dx elements outside the bound";
+  bad = 0;
+  for (std::int64_t n = 0; n < N; ++n) {
+    double dbmag = 0;
+    for (std::int64_t t = 0; t < T; ++t) dbmag += std::abs(dy[t * N + n]);
+    bad += std::abs(a.db[n] - b.db[n]) > ovb::testing::fp32_two_orders_bound(T, dbmag);
+    for (std::int64_t k = 0; k < K; ++k) {
+      double mag = 0;
+      for (std::int64_t t = 0; t < T; ++t) mag += std::abs(dy[t * N + n] * x[t * K + k]);
+      const std::size_t i = static_cast<std::size_t>(n * K + k);
+      bad += std::abs(a.dw[i] - b.dw[i]) > ovb::testing::fp32_two_orders_bound(T, mag);
+    }
+  }
+  EXPECT_EQ(bad, 0) << "dw or bias-gradient elements outside the bound";
 }
 
 // The CUDA-core ("simt") attention, forced, so that it stays tested where cuDNN would run.

@@ -42,7 +42,10 @@ struct GroupSpec {
 };
 
 // One workload object at a time, kept while Google Benchmark calls the same benchmark again
-// (iteration-count growth, repetitions) and freed when another benchmark starts.
+// (iteration-count growth, repetitions) and freed when another benchmark starts. It also
+// remembers whether a call of this benchmark was already reported: Google Benchmark runs every
+// repetition after the first with the first one's iteration count and reports it, whatever its
+// time (samples.hpp tops such runs up too).
 class PreparedSlot {
  public:
   template <class T>
@@ -57,11 +60,15 @@ class PreparedSlot {
   void clear() {
     value_.reset();
     key_.clear();
+    reported_ = false;
   }
+  bool reported() const { return reported_; }
+  void set_reported() { reported_ = true; }
 
  private:
   std::string key_;
   std::shared_ptr<void> value_;
+  bool reported_ = false;
 };
 
 class BenchEnv {

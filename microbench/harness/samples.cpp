@@ -19,10 +19,13 @@ void Samples::report(benchmark::State& state) const {
   state.counters["p90_ms"] = t.p90_ms;
 }
 
-bool is_reported_run(const benchmark::State& state, const BenchEnv& env, double timed_s) {
+bool is_reported_run(const benchmark::State& state, BenchEnv& env, double timed_s) {
   const CommonOptions& o = env.opts();
   const double min_time = o.min_time > 0 ? o.min_time : kGbenchDefaultMinTime;
-  return o.iterations > 0 || timed_s >= min_time || state.max_iterations >= kGbenchMaxIterations;
+  const bool reported = o.iterations > 0 || timed_s >= min_time ||
+                        state.max_iterations >= kGbenchMaxIterations || env.prepared().reported();
+  if (reported) env.prepared().set_reported();
+  return reported;
 }
 
 }  // namespace ovb::mb

@@ -31,8 +31,9 @@ class Samples {
 };
 
 // Whether this call of a benchmark is the one Google Benchmark reports: fixed --iterations, or
-// the measured (manual) time reached the minimum time, as Google Benchmark decides it.
-bool is_reported_run(const benchmark::State& state, const BenchEnv& env, double timed_s);
+// the measured (manual) time reached the minimum time, as Google Benchmark decides it, or a
+// repetition after a reported call (run with that call's iteration count and always reported).
+bool is_reported_run(const benchmark::State& state, BenchEnv& env, double timed_s);
 
 // Runs Google Benchmark's loop with sample(true) (one timed sample, in seconds, the same value
 // on every rank, e.g. the max over ranks) as each iteration's manual time, then tops the reported
@@ -40,7 +41,7 @@ bool is_reported_run(const benchmark::State& state, const BenchEnv& env, double 
 // whether the sample is one of Google Benchmark's iterations: means that must equal its
 // real_time (time_us, t_overlap_us, ...) take only those.
 template <class F>
-Samples timed_loop(benchmark::State& state, const BenchEnv& env, F&& sample) {
+Samples timed_loop(benchmark::State& state, BenchEnv& env, F&& sample) {
   Samples out;
   for (auto _ : state) {
     const double t = sample(true);

@@ -3,7 +3,7 @@
 context keys, benchmark names and labels, and every counter against its formula from
 docs/metrics.md, recomputed here independently of the C++ code.
 
-Usage: check_results.py --kind gemm|collective|overlap FILE [--ranks N] [--backend host|cuda]
+Usage: check_results.py --kind gemm|collective|overlap|membw FILE [--ranks N] [--backend host|cuda]
          [--min-ok N] [--allow-skip REGEX]... [--label-has TEXT]...
 Exit 0 when valid; 1 with one line per problem otherwise. Python 3 standard library only.
 """
@@ -20,7 +20,7 @@ TIMED = ["iterations_timed", "p10_ms", "p50_ms", "p90_ms"]
 MIN_TIMED_SAMPLES = 20  # docs/metrics.md, "Timed figures"
 GBENCH_CONTEXT_KEYS = ["executable", "num_cpus", "mhz_per_cpu", "library_build_type"]
 ELEM = {"fp32": 4, "fp16": 2, "bf16": 2}
-PREFIX = {"gemm": ("gemm/",), "overlap": ("overlap/",),
+PREFIX = {"gemm": ("gemm/",), "overlap": ("overlap/",), "membw": ("membw/",),
           "collective": ("all_reduce/", "reduce_scatter/", "all_gather/")}
 LABEL = {
     "collective": r"^dtype=(bf16|fp16|fp32) group=(world|x|y|z|data) inplace=(0|1)"
@@ -29,6 +29,7 @@ LABEL = {
                r" order=(comm_first|gemm_first) max_ctas=(default|\d+) cdmc=(default|\d+)"
                r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+ scenario=[a-z0-9_]+( |$)",
     "gemm": r"plan=\S",
+    "membw": r"^class=[a-z_]+ dtype=(fp32|bf16) row=\d+$",
 }
 
 
@@ -92,6 +93,44 @@ def check_collective(c, b, ctx):
         c.fail(w, f"ranks = {n} over the world of {ctx['world_size']}")
 
 
+def membw_bytes(cls, n, row, a):
+    """Bytes one kernel moves, written out from its buffers (x read, y written, ...) here, apart
+    from the C++ table (ovb/mem_class.hpp)."""
+    rows = n // row
+    return {
+        "copy": a * n + a * n,
+        "softmax": a * n + a * n,
+        "layernorm": a * n + a * row + a * row + a * n + 4 * rows + 4 * rows,
+        "rmsnorm": a * n + a * row + a * n + 4 * rows,
+        "bias_gelu": a * n + a * row + a * n + a * n,
+        "dropout": a * n + a * n + 1 * n,
+        "residual": a * n + a * n + a * n,
+        "cross_entropy": a * n + 4 * rows + 4 * rows,
+        "adamw": 3 * (4 * n + 4 * n) + a * n + (a * n if a != 4 else 0),
+        "grad_accum": 4 * n + 4 * n + a * n,
+    }[cls]
+
+
+def check_membw(c, b, ctx):
+    w = b["name"]
+    _, cls, dtype, size = w.split("/")[:4]
+    a = ELEM[dtype]
+    n, row = int(b["n"]), int(b["row"])
+    c.close(w, "n", n, int(size) // a)
+    c.close(w, "size", b["size"], int(size))
+    c.close(w, "bytes", b["bytes"], membw_bytes(cls, n, row, a))
+    c.close(w, "time_us", b["time_us"], b["real_time"])
+    c.close(w, "gbps", b["gbps"], b["bytes"] / (b["time_us"] * 1e-6) / 1e9)
+    peak = (ctx.get("device") or {}).get("peak_memory_gbps")
+    if peak:
+        if "pct_peak_bw" not in b:
+            c.fail(w, "pct_peak_bw missing although the device's bandwidth is known")
+        else:
+            c.close(w, "pct_peak_bw", b["pct_peak_bw"], 100.0 * b["gbps"] / peak)
+    elif "pct_peak_bw" in b:
+        c.fail(w, "pct_peak_bw present although the device's bandwidth is unknown")
+
+
 def check_overlap(c, b, ctx):
     w = b["name"]
     tc, tm, to = b["t_compute_us"], b["t_comm_us"], b["t_overlap_us"]
@@ -119,11 +158,13 @@ def check_overlap(c, b, ctx):
 REQUIRED = {
     "gemm": ["m", "n", "k", "flop", "time_us", "tflops", "algo", "wrong"],
     "collective": ["bytes", "count", "ranks", "time_us", "time_max_us", "algbw", "busbw", "wrong"],
+    "membw": ["n", "row", "size", "bytes", "time_us", "gbps", "wrong"],
     "overlap": ["t_compute_us", "t_comm_us", "t_overlap_us", "t_compute_under_us",
                 "t_comm_under_us", "overlap_efficiency", "speedup_vs_serial", "compute_slowdown",
                 "comm_slowdown", "bytes", "m", "n", "k", "wrong", "ideal_us", "serial_us"],
 }
-CHECK = {"gemm": check_gemm, "collective": check_collective, "overlap": check_overlap}
+CHECK = {"gemm": check_gemm, "collective": check_collective, "overlap": check_overlap,
+         "membw": check_membw}
 
 
 def main() -> int:

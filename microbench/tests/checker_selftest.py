@@ -3,7 +3,7 @@
 (the busbw factor, the FLOP count, an overlap metric, the wrong count, a label...) and requires
 the checker to reject every broken copy while accepting the original.
 
-Usage: checker_selftest.py --kind gemm|collective|overlap FILE
+Usage: checker_selftest.py --kind gemm|collective|overlap|membw FILE
 """
 import argparse
 import copy
@@ -20,6 +20,8 @@ MUTATIONS = {
     "collective": [("busbw", lambda v: v * 1.5), ("algbw", lambda v: v * 0.9),
                    ("bytes", lambda v: v + 2), ("wrong", lambda v: 3),
                    ("label", lambda v: v.replace("group=", "grp="))],
+    "membw": [("bytes", lambda v: v + 8), ("gbps", lambda v: v * 1.01), ("wrong", lambda v: 1),
+              ("n", lambda v: v * 2), ("label", lambda v: v.replace("class=", "cls="))],
     "overlap": [("overlap_efficiency", lambda v: v + 0.1), ("speedup_vs_serial", lambda v: v * 1.2),
                 ("comm_slowdown", lambda v: v + 0.5), ("serial_us", lambda v: v + 1),
                 ("label", lambda v: v.replace("prio=", "p="))],

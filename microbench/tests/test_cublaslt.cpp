@@ -9,15 +9,12 @@
 #include "harness/gemm_workload.hpp"
 #include "ovb/error.hpp"
 #include "ovb/test_main.hpp"
+#include "test_backend.hpp"
 
 namespace ovb::mb {
 namespace {
 
-std::unique_ptr<Backend> cuda() {
-  BackendOptions o;
-  o.name = "cuda";
-  return make_backend(o, ovb::testing::launch());
-}
+std::unique_ptr<Backend> cuda() { return test_backend("cuda"); }
 
 TEST(CublasLt, EveryTypeTransposeAndAlgorithmIsExact) {
   auto backend = cuda();

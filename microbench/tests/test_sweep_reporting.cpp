@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "harness/env.hpp"
 #include "harness/sweep.hpp"
 #include "harness/reporting.hpp"
 #include "ovb/cli.hpp"
@@ -193,3 +194,18 @@ TEST(Reporting, NanAndInfinityBecomeNullOutsideStrings) {
 
 }  // namespace
 }  // namespace ovb::mb
+
+// A repetition after a reported call is reported too (Google Benchmark reuses the first
+// repetition's iteration count and reports it whatever its time): the slot remembers that for
+// its benchmark only, so the timed loop tops up every repetition to 20 samples.
+TEST(Reporting, ThePreparedSlotRemembersAReportedCallForItsBenchmarkOnly) {
+  ovb::mb::PreparedSlot slot;
+  const std::function<std::unique_ptr<int>()> make = [] { return std::make_unique<int>(1); };
+  slot.get<int>("a", make);
+  EXPECT_FALSE(slot.reported());
+  slot.set_reported();
+  slot.get<int>("a", make);  // the next repetition of the same benchmark
+  EXPECT_TRUE(slot.reported());
+  slot.get<int>("b", make);  // another benchmark
+  EXPECT_FALSE(slot.reported());
+}

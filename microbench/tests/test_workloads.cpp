@@ -12,15 +12,12 @@
 #include "harness/gemm_workload.hpp"
 #include "harness/ranks.hpp"
 #include "ovb/test_main.hpp"
+#include "test_backend.hpp"
 
 namespace ovb::mb {
 namespace {
 
-std::unique_ptr<Backend> host() {
-  BackendOptions o;
-  o.name = "host";
-  return make_backend(o, ovb::testing::launch());
-}
+std::unique_ptr<Backend> host() { return test_backend("host"); }
 
 TEST(CollDefs, SizesOffsetsAndExpectedValuesForFourRanks) {
   CollInput in;

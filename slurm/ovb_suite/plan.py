@@ -2,10 +2,10 @@
 run (the campaign presets have theirs in campaigns/).
 
 Groups (select with `ovb-suite run --only GROUP,...`):
-  microbench  ovb-gemm (1 rank), ovb-collective and ovb-overlap (N ranks, as gpt4d runs) with the
-              preset's sweep; on the host the GEMM rank runs one BLAS thread, as each gpt4d rank
-              does: one core's rate, which the model shares among the ranks per core (the
-              collective run's context says how many)
+  microbench  ovb-gemm (1 rank), ovb-collective, ovb-overlap and ovb-membw (N ranks, as gpt4d
+              runs) with the preset's sweep; on the host the GEMM rank runs one BLAS thread, as
+              each gpt4d rank does: one core's rate, which the model shares among the ranks per
+              core (the collective run's context says how many)
   gpt4d       gpt4d on every grid of the preset x every overlap flag set (the preset's GPT model, or
               its Llama model with --arch llama; the GPT quick host preset adds one llama-tiny step)
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
@@ -108,7 +108,8 @@ def cdmc_values(repo, preset, backend):
 
 def _microbench(b):
     t = b.t
-    for prog, ranks in (("gemm", 1), ("collective", t.ranks), ("overlap", t.ranks)):
+    for prog, ranks in (("gemm", 1), ("collective", t.ranks), ("overlap", t.ranks),
+                        ("membw", t.ranks)):
         grid = _grid_args(_collective_grid(t.ranks)) if prog == "collective" else []
         # ovb-model calibrate reads microbench/overlap.json: the first --cdmc value writes it.
         runs = [("", "", [])]
@@ -186,6 +187,12 @@ def model_base(backend):
                                                  else "generic-h100-8nic")
 
 
+def mem_calibration_args(backend, path):
+    """calibrate's memory-bound kernel inputs: the ovb-membw result; on the host, whose bandwidth
+    has no datasheet, also the bandwidth itself from its copy class."""
+    return ["--mem", path] + (["--mem-bandwidth-from-copy"] if backend == "host" else [])
+
+
 def _model(b):
     m, t = b.p.model, b.t
     machine = "{out}/model/machine.json"
@@ -194,7 +201,9 @@ def _model(b):
                  "{out}/microbench/gemm.json", "--collective",
                  "{out}/microbench/collective.json@" + "x".join(
                      str(d) for d in _collective_grid(t.ranks)),
-                 "--overlap", "{out}/microbench/overlap.json", "--out", "{tmp}/model/machine.json"],
+                 "--overlap", "{out}/microbench/overlap.json",
+                 *mem_calibration_args(t.backend, "{out}/microbench/membw.json"),
+                 "--out", "{tmp}/model/machine.json"],
                 0, ["model/machine.json"], needs=b.names("microbench"), stall=0,
                 description="machine description fitted to this folder's microbenchmarks")
     shape = presets.model_args(m, presets.global_batch(m, t.ranks))

@@ -238,6 +238,13 @@ class CampaignPlans(unittest.TestCase):
         self.assertNotIn("--ranks-per-device", host["calibrate"].command)
         cal = cuda["calibrate"].command
         self.assertEqual(cal[cal.index("--ranks-per-device") + 1], "4")
+        # The memory-bound kernels run on the pipeline's ranks and feed calibrate; the host's
+        # bandwidth comes from their copy class, a GPU's stays the base file's datasheet value.
+        self.assertEqual(host["membw"].ranks, 4)
+        self.assertIn("membw", host["calibrate"].needs)
+        self.assertIn("--mem-bandwidth-from-copy", host["calibrate"].command)
+        self.assertIn("{out}/microbench/membw.json", cal)
+        self.assertNotIn("--mem-bandwidth-from-copy", cal)
 
     def test_budget_defaults(self):
         self.assertEqual(default_budget(CAMPAIGNS["model-pipeline"], "cuda"), 540.0)

@@ -522,8 +522,8 @@ class Plan(unittest.TestCase):
         with tempfile.TemporaryDirectory() as build:
             steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick"))
         names = [s.name for s in steps]
-        self.assertEqual(names[:3], ["microbench-gemm", "microbench-collective",
-                                     "microbench-overlap"])
+        self.assertEqual(names[:4], ["microbench-gemm", "microbench-collective",
+                                     "microbench-overlap", "microbench-membw"])
         self.assertEqual(names[-1], "report")
         gpt = [s for s in steps if s.group == "gpt4d"]
         # 3 grids x 2 overlap sets of GPT, then the one short llama-tiny step.
@@ -536,7 +536,12 @@ class Plan(unittest.TestCase):
         self.assertEqual(llama[llama.index("--iters") + 1], "2")
         self.assertEqual(gpt[0].missing.split(" (")[0], "gpt4d not built")
         cal = next(s for s in steps if s.name == "model-calibrate")
-        self.assertEqual(cal.needs, names[:3])
+        self.assertEqual(cal.needs, names[:4])
+        # The host's memory bandwidth and per-class efficiencies come from ovb-membw's run.
+        mem = cal.command.index("--mem")
+        self.assertEqual(cal.command[mem:mem + 3], ["--mem", "{out}/microbench/membw.json",
+                                                    "--mem-bandwidth-from-copy"])
+        self.assertEqual(steps[3].ranks, 4)
         self.assertEqual(set(steps[-1].after), set(names[:-1]))
         for s in steps:  # every command writes only into its work folder
             self.assertTrue(all("{tmp}/" + o in " ".join(s.command) for o in s.outputs), s.name)

@@ -1,6 +1,7 @@
-// ovb-model-bench: how fast the model costs configurations (Google Benchmark). The headline case
-// is the one the model is built for: every configuration of GPT-175B on 65,536 GPUs (all divisors, every distinct
-// X/Y/Z order) in well under a second. The run context is merged into the JSON's "context".
+// ovb-model-bench: how fast the model costs configurations (Google Benchmark). The headline cases
+// are the ones the model is built for: every configuration of GPT-175B on 65,536 GPUs (all
+// divisors, every distinct X/Y/Z order), with the micro-batch and sharding chosen per
+// configuration too, each in well under a second. The run context is merged into the JSON's "context".
 //   ovb-model-bench --benchmark_out=results/model/search-speed.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
 
@@ -49,6 +50,36 @@ BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus, "175B", 65536, 16384, false)
 BENCHMARK_CAPTURE(BM_Search, gpt175B_65536gpus_pow2, "175B", 65536, 16384, true)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Search, gpt1_3B_512gpus, "1.3B", 512, 1024, false)
+    ->Unit(benchmark::kMillisecond);
+
+// The search with the micro-batch and sharded optimizer chosen per configuration (`ovb-model
+// search --strategy all --micro-batch auto --shard-optimizer auto`, overlap none as the command
+// line's default): every divisor of the local batch and sharding off/on for every grid and order,
+// GPT-175B on 65,536 H100s at batch 8192. `variants` counts the (configuration, variant) pairs the
+// search chooses among; it replays only those that can win (search_choice.cpp).
+void BM_SearchChosen(benchmark::State& state, const char* machine, const char* preset, int gpus,
+                     std::int64_t batch) {
+  const Machine mc = load_machine(machine);
+  const GptShape m = gpt_preset(preset);
+  SearchOptions so;
+  so.gpus = gpus;
+  so.base.batch = batch;
+  so.base.act_dtype = DType::bf16;
+  so.choose.micro_batch = so.choose.shard_optimizer = true;
+  std::int64_t configs = 0, variants = 0, fit = 0;
+  for (auto _ : state) {
+    const SearchResult r = search(m, so, mc);
+    configs = r.configs;
+    variants = r.variants;
+    fit = r.configs - r.unfit;
+    benchmark::DoNotOptimize(r.ranked.data());
+  }
+  state.counters["configs"] = static_cast<double>(configs);
+  state.counters["variants"] = static_cast<double>(variants);
+  state.counters["fitting"] = static_cast<double>(fit);
+}
+BENCHMARK_CAPTURE(BM_SearchChosen, gpt175B_65536gpus_h100_batch8192, "dgx-h100", "175B", 65536,
+                  8192)
     ->Unit(benchmark::kMillisecond);
 
 // One configuration with its full breakdown (what explain and compare call).

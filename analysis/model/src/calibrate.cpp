@@ -148,8 +148,9 @@ json placement_of(const json& context) {
 }
 
 Calibration calibrate(const CalibrateOptions& opt) {
-  if (opt.collective.empty() && opt.gemm.empty() && opt.overlap.empty())
-    throw UsageError("calibrate needs at least one --collective, --gemm or --overlap result file");
+  if (opt.collective.empty() && opt.gemm.empty() && opt.overlap.empty() && opt.mem.empty())
+    throw UsageError(
+        "calibrate needs at least one --collective, --gemm, --overlap or --mem result file");
   Calibration cal;
   Machine& mc = cal.machine;
   mc = opt.base;
@@ -233,6 +234,15 @@ Calibration calibrate(const CalibrateOptions& opt) {
     mc.comm_slowdown = comm.mean();
   }
 
+  json memory;
+  if (!opt.mem.empty()) {
+    under["membw"] = placement_of(context_of(read_gbench(opt.mem.front())));
+    memory = calibrate_memory(mc, opt.mem, opt.mem_bandwidth_from_copy);
+    for (const std::string& f : opt.mem) inputs.push_back(f);
+  } else if (opt.mem_bandwidth_from_copy) {
+    throw UsageError("calibrate: --mem-bandwidth-from-copy needs --mem results");
+  }
+
   json& rep = cal.report;
   rep["date"] = utc_now_iso8601();
   rep["inputs"] = inputs;
@@ -246,6 +256,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
                          {"filter", opt.overlap_filter},
                          {"compute_slowdown", comp.to_json()},
                          {"comm_slowdown", comm.to_json()}};
+  if (!memory.is_null()) rep["memory"] = memory;
   mc.calibration = rep;
   return cal;
 }

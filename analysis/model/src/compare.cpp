@@ -121,11 +121,11 @@ std::string placement_text(const json& p) {
 // A calibration taken under another placement is not silently applied: the collectives (and the
 // interference) measured with R ranks per device, ranks that share cores or a GPU, do not carry
 // over to runs with R' (the GEMM table does: it is per device, and the run's own ranks per device
-// divide it). One warning per calibration input and placement, naming the runs.
+// divide it; the memory-bound rates do not: the cores share the memory bandwidth). One warning per calibration input and placement, naming the runs.
 void check_placement(const Machine& machine, const std::vector<MeasuredRun>& runs, json& warnings) {
   if (!machine.calibration.is_object() || !machine.calibration.contains("measured_under")) return;
   const json& under = machine.calibration["measured_under"];
-  for (const char* input : {"collective", "overlap"}) {
+  for (const char* input : {"collective", "overlap", "membw"}) {
     if (!under.contains(input)) continue;
     const json& cal = under[input];
     std::map<std::string, std::vector<std::string>> off;  // run placement -> files

@@ -22,8 +22,8 @@ GemmTerm gemm_term(const Machine& mc, std::int64_t m, std::int64_t n, std::int64
   return g;
 }
 
-MemTerm mem_term(const Machine& mc, double fwd_bytes) {
-  const double bytes_per_us = mc.memory_bandwidth_gbps * mc.memory_efficiency * 1e3;
+MemTerm mem_term(const Machine& mc, double fwd_bytes, MemClass c) {
+  const double bytes_per_us = mc.memory_bandwidth_gbps * mc.memory_efficiency_for(c) * 1e3;
   MemTerm t;
   t.bytes = fwd_bytes;
   t.time_us = fwd_bytes / bytes_per_us * mc.ranks_per_device + mc.kernel_overhead_us;
@@ -34,19 +34,21 @@ MemTerm mem_term(const Machine& mc, double fwd_bytes) {
 namespace {
 
 LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, const GptPlanOptions& o,
-                             std::int64_t T, std::string_view dt, double epilogue_bytes) {
+                             std::int64_t T, std::string_view dt, double epilogue_bytes,
+                             MemClass epilogue_class) {
   LinearCompute c;
   c.id = L.spec.id;
   c.fwd = gemm_term(mc, T, L.out_local, L.in_local, dt);
   c.dx = gemm_term(mc, T, L.in_local, L.out_local, dt);
   c.dw = gemm_term(mc, L.out_local, L.in_local, T, dt);
-  c.epilogue = epilogue_bytes > 0 ? mem_term(mc, epilogue_bytes) : MemTerm{};
+  c.epilogue = epilogue_bytes > 0 ? mem_term(mc, epilogue_bytes, epilogue_class) : MemTerm{};
   if (accumulates_full_gradients(o)) {
     // gpt4d adds the shard into the dW block before the Z reduce-scatter (Gz > 1), else the dW
     // block into the gradient; the bias gradient likewise (fp32: read two, write one).
     const double dw = static_cast<double>(o.grid.gz > 1 ? L.shard : L.block);
-    c.accumulate = mem_term(mc, 12 * dw);
-    if (L.bias_local > 0) c.accumulate.time_us += mem_term(mc, 12.0 * L.bias_local).time_us;
+    c.accumulate = mem_term(mc, 12 * dw, MemClass::grad_accum);
+    if (L.bias_local > 0)
+      c.accumulate.time_us += mem_term(mc, 12.0 * L.bias_local, MemClass::grad_accum).time_us;
   }
   return c;
 }
@@ -83,15 +85,26 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
       if (L.spec.id == LinearId::mlp_up) epi = 1.5 * out;                  // SwiGLU
     }
     if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
-    b.lin[i] = linear_compute(mc, L, o, T, dt, epi);
+    // Kernel class: the activations (GELU, SwiGLU) compute a transcendental per element; bias,
+    // RoPE (tabulated cos/sin) and residual adds are plain element-wise streams.
+    const MemClass cls = L.spec.id == LinearId::mlp_up ? MemClass::bias_gelu : MemClass::residual;
+    b.lin[i] = linear_compute(mc, L, o, T, dt, epi, cls);
   }
-  b.ln1 = mem_term(mc, 2 * Td * hx * a);
+  const MemClass norm = m.llama() ? MemClass::rmsnorm : MemClass::layernorm;
+  b.ln1 = mem_term(mc, 2 * Td * hx * a, norm);
   b.ln2 = b.ln1;
   const double nseq = static_cast<double>(micro_batch(o));  // sequences per micro-step
   const double heads_local = static_cast<double>(m.heads) / g.gy;
-  double io = 2 * Td * hy * a + 2 * Td * kv_local * a;  // read q, k, v (GQA: fewer K/V); write o
-  if (!mc.flash_attention) io += 4 * nseq * heads_local * double(m.seq) * m.seq * a;  // scores
-  b.attn_io = mem_term(mc, io);
+  // Read q, k, v (GQA: fewer K/V), write o; without flash attention the s x s scores are written,
+  // put through the softmax and read again (4 a bytes each), at the softmax class's rate.
+  b.attn_io = mem_term(mc, 2 * Td * hy * a + 2 * Td * kv_local * a, MemClass::copy);
+  if (!mc.flash_attention) {
+    const MemTerm scores =
+        mem_term(mc, 4 * nseq * heads_local * double(m.seq) * m.seq * a, MemClass::softmax);
+    b.attn_io.bytes += scores.bytes;
+    b.attn_io.time_us += scores.time_us - mc.kernel_overhead_us;
+    b.attn_io.bwd_us += scores.bwd_us - 2 * mc.kernel_overhead_us;
+  }
   // Causal attention: half of QK^T [s, s, d] and of AV [s, d, s] per local head and sequence.
   // One fused kernel runs them for every head and sequence at once, so its throughput is that of
   // the batched GEMM (m = sequences * local heads * s).
@@ -119,17 +132,20 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   // read, one write), final LN, LM head (no bias), and
   // the cross-entropy's local statistics (one read of the logits; backward writes dlogits).
   HeadCompute& h = ct.head;
-  h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), o, T, dt, 0);
+  h.lm_head = linear_compute(mc, linear_geom(lm_head_linear(m), g), o, T, dt, 0, MemClass::copy);
   h.accumulate_us = h.lm_head.accumulate.time_us;
   if (gradients_sharded(o) && micro_steps(o) > 1) {
     // Sharded gradients accumulate after the data reduce-scatter: each bucket's chunk is added
     // into the rank's shard (fp32: read two, write one), nothing per linear layer.
-    b.accumulate_us = mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, g), o)).time_us;
-    h.accumulate_us = mem_term(mc, 12.0 * data_chunk(head_bucket_count(m, g), o)).time_us;
+    b.accumulate_us =
+        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, g), o), MemClass::grad_accum).time_us;
+    h.accumulate_us =
+        mem_term(mc, 12.0 * data_chunk(head_bucket_count(m, g), o), MemClass::grad_accum).time_us;
   }
-  h.embed = mem_term(mc, (m.llama() ? 2 : 3) * Td * hx * a);  // Llama: no position embedding
-  h.ln_f = mem_term(mc, 2 * Td * hx * a);
-  h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a);
+  // Llama: no position embedding.
+  h.embed = mem_term(mc, (m.llama() ? 2 : 3) * Td * hx * a, MemClass::copy);
+  h.ln_f = mem_term(mc, 2 * Td * hx * a, norm);
+  h.ce = mem_term(mc, Td * (static_cast<double>(m.vocab) / g.gy) * a, MemClass::cross_entropy);
   h.fwd_us = h.embed.time_us + h.ln_f.time_us + h.ce.time_us + h.lm_head.fwd.time_us;
   h.bwd_us =
       h.embed.bwd_us + h.ln_f.bwd_us + h.ce.bwd_us + h.lm_head.dx.time_us + h.lm_head.dw.time_us;
@@ -139,7 +155,7 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   OptimizerCompute& opt = ct.optimizer;
   opt.params = gpt_memory(m, o).optimizer / 8;  // m and v: 8 bytes per parameter element
   opt.bytes = opt.params * (32 + (o.act_dtype == DType::f32 ? 0 : a));
-  opt.time_us = mem_term(mc, opt.bytes).time_us;
+  opt.time_us = mem_term(mc, opt.bytes, MemClass::adamw).time_us;
   return ct;
 }
 

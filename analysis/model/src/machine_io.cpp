@@ -180,6 +180,11 @@ double Machine::peak() const {
                    precision + "): give gpu.peak_tflops or a GEMM table (ovb-model calibrate)");
 }
 
+double Machine::memory_efficiency_for(MemClass c) const {
+  const auto it = memory_efficiency_by_class.find(c);
+  return it != memory_efficiency_by_class.end() ? it->second : memory_efficiency;
+}
+
 Machine machine_from_json(const json& j, const std::string& origin) {
   const Reader top(j, origin, "");
   Machine m;
@@ -211,6 +216,15 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   }
   for (const char* f : {"memory_usable_fraction", "memory_efficiency", "attention_efficiency"})
     if (gpu.has(f)) gpu.positive(f);
+  if (gpu.has("memory_efficiency_by_class")) {
+    const Reader by = gpu.child("memory_efficiency_by_class");
+    for (const auto& [key, value] : by.raw().items()) {
+      const auto c = find_mem_class(key);
+      if (!c) by.fail_key(key.c_str(), "is not a memory-bound kernel class (one of " +
+                                           mem_class_names() + ")");
+      m.memory_efficiency_by_class[*c] = by.positive(key.c_str());
+    }
+  }
 
   if (top.has("gemm_table")) {
     const json& a = top.array("gemm_table");
@@ -257,6 +271,11 @@ json machine_to_json(const Machine& m) {
               {"kernel_overhead_us", m.kernel_overhead_us},
               {"flash_attention", m.flash_attention}};
   if (m.peak_tflops) gpu["peak_tflops"] = *m.peak_tflops;
+  if (!m.memory_efficiency_by_class.empty()) {
+    json by = json::object();
+    for (const auto& [c, e] : m.memory_efficiency_by_class) by[std::string(name_of(c))] = e;
+    gpu["memory_efficiency_by_class"] = by;
+  }
   if (m.sms > 0) gpu["sms"] = m.sms;
   for (const auto& t : m.gemm_tiles) gpu["gemm_tiles"].push_back({{"m", t[0]}, {"n", t[1]}});
   j["gpu"] = gpu;

@@ -242,12 +242,12 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     const double scores = static_cast<double>(c.micro_batch) * (m.heads / c.tp) *
                           static_cast<double>(m.seq) * static_cast<double>(m.seq);
     const double gemm_fwd = ct.block.attn_fwd_us - mc.kernel_overhead_us;
-    const MemTerm dropout = m.llama() ? MemTerm{} : mem_term(mc, (2 * a + 1) * scores);
+    const MemTerm dropout = m.llama() ? MemTerm{} : mem_term(mc, (2 * a + 1) * scores, MemClass::dropout);
     T.layer_fwd_us += gemm_fwd + dropout.time_us;
     T.layer_bwd_us += 2 * gemm_fwd + dropout.bwd_us;
     if (c.recompute == Recompute::full) T.recompute_us = T.layer_fwd_us;
     if (c.recompute == Recompute::selective)
-      T.recompute_us = 2 * gemm_fwd + mem_term(mc, 4 * a * scores).time_us + dropout.time_us;
+      T.recompute_us = 2 * gemm_fwd + mem_term(mc, 4 * a * scores, MemClass::softmax).time_us + dropout.time_us;
   }
   T.head_us = ct.head.fwd_us + ct.head.bwd_us;
   // Unfused gradient accumulation: a pass over the layer's gradients every micro-batch. Local
@@ -259,7 +259,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   if (!f.grad_accumulation_fusion) {
     const double mb_count = static_cast<double>(c.microbatches());
     const double bytes = f.ddp(c.pp) == DdpImpl::torch ? 6 * (mb_count - 1) / mb_count : 10;
-    if (bytes > 0) T.grad_accumulation_us = mem_term(mc, bytes * layer_params).time_us;
+    if (bytes > 0) T.grad_accumulation_us = mem_term(mc, bytes * layer_params, MemClass::grad_accum).time_us;
   }
 
   // Tensor parallelism, per layer and micro-batch: with SP two all-gathers and two
@@ -347,7 +347,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   // AdamW over the local shard: read fp32 master, grad, m, v and write master, m, v, plus the
   // 16-bit working copy (as the 4D model's optimizer term).
   const double shard = params / (c.distributed_optimizer ? c.dp : 1);
-  T.optimizer_us = mem_term(mc, shard * (28 + a)).time_us;
+  T.optimizer_us = mem_term(mc, shard * (28 + a), MemClass::adamw).time_us;
   T.iteration_us = pipeline_us + T.p2p_us + T.dp_exposed_us + T.interference_us + T.optimizer_us;
   return p;
 }

@@ -69,24 +69,33 @@ void place(CommSlot* s, const CollOp& op) {
 }
 
 // One micro-step's ops and the once-per-iteration ones; throws when another micro-step issues
-// different ops from the first (the slots would not describe it).
+// different ops from the first (the slots would not describe it). The list gives the micro-steps
+// one after the other: each op of a later one is compared with the op at its place in the first.
 std::vector<CollOp> first_micro_step(const std::vector<CollOp>& ops, const PlanComm& pc) {
   const std::int64_t steps = pc.micro_steps;
   std::vector<CollOp> first;
-  std::vector<std::vector<CollOp>> per(static_cast<std::size_t>(steps));
-  for (const CollOp& op : ops) {
+  std::vector<std::size_t> step0;  // the per-micro-step ops of the first, indices into ops
+  std::vector<std::size_t> seen(static_cast<std::size_t>(steps), 0);  // per micro-step
+  auto differs = [](std::int64_t k) {
+    return Error("ovb-model: micro-step " + std::to_string(k) +
+                 " of the plan issues other collectives than the first (gpt_plan changed: "
+                 "update analysis/model/src/plan_comm.cpp)");
+  };
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const CollOp& op = ops[i];
     if (pc.once(op) || op.micro_step == 0) first.push_back(op);
-    if (!pc.once(op) && op.micro_step >= 0 && op.micro_step < steps) {
-      CollOp plain = op;
-      plain.micro_step = 0;
-      per[static_cast<std::size_t>(op.micro_step)].push_back(plain);
+    if (pc.once(op) || op.micro_step < 0 || op.micro_step >= steps) continue;
+    const std::size_t n = seen[static_cast<std::size_t>(op.micro_step)]++;
+    if (op.micro_step == 0) {
+      step0.push_back(i);
+      continue;
     }
+    CollOp plain = op;
+    plain.micro_step = 0;
+    if (n >= step0.size() || !(plain == ops[step0[n]])) throw differs(op.micro_step);
   }
-  for (std::size_t k = 1; k < per.size(); ++k)
-    if (per[k] != per[0])
-      throw Error("ovb-model: micro-step " + std::to_string(k) +
-                  " of the plan issues other collectives than the first (gpt_plan changed: "
-                  "update analysis/model/src/plan_comm.cpp)");
+  for (std::int64_t k = 1; k < steps; ++k)
+    if (seen[static_cast<std::size_t>(k)] != step0.size()) throw differs(k);
   return first;
 }
 

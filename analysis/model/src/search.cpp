@@ -2,13 +2,10 @@
 #include "ovb/model/search.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
 #include "ovb/error.hpp"
-#include "ovb/model/compute_cost.hpp"
-#include "ovb/model/plan_comm.hpp"
-#include "ovb/model/predict.hpp"
+#include "search_choice.hpp"
 
 namespace ovb::model {
 
@@ -76,41 +73,10 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
     }
     const std::vector<GridShape> orders =
         opt.all_orders ? distinct_orders(g) : std::vector<GridShape>{g};
-    std::vector<Candidate> best(orders.size());
-    bool have = false;
-    for (GptPlanOptions v : plan_variants(o, opt.choose)) {
-      // Independent of the X/Y/Z order: compute, memory and the collective list.
-      const ComputeTerms ct = compute_terms(m, v, mc);
-      const GptMemory terms = gpt_memory(m, v);
-      const double mem = terms.total();
-      const bool fits = mem <= r.memory_limit_bytes;
-      PlanComm pc = plan_comm_uncosted(m, v);
-      for (std::size_t k = 0; k < orders.size(); ++k) {
-        v.grid = orders[k];
-        Candidate& b = best[k];
-        ++r.variants;
-        // A variant that does not fit cannot beat one that does; one that fits is not replayed
-        // when its compute alone (a lower bound: iteration = compute + interference + exposed)
-        // is no faster than the best so far, and stops being replayed once it is no faster.
-        if (have && b.fits &&
-            (!fits || ct.total_us(m.layers, v.recompute) >= b.timeline.iteration_us))
-          continue;
-        recost(pc, mc, orders[k]);
-        const Timeline tl = simulate(
-            ct, pc, v, mc,
-            have && b.fits ? b.timeline.iteration_us : std::numeric_limits<double>::infinity());
-        if (have &&
-            !preferred(fits, tl.iteration_us, mem, b.fits, b.timeline.iteration_us, b.memory_bytes))
-          continue;
-        b.grid = orders[k];
-        b.options = v;
-        b.timeline = tl;
-        b.memory_bytes = mem;
-        b.memory = terms;
-        b.fits = fits;
-      }
-      have = true;
-    }
+    const std::vector<GptPlanOptions> variants = plan_variants(o, opt.choose);
+    r.variants += static_cast<std::int64_t>(variants.size() * orders.size());
+    std::vector<Candidate> best =
+        choose_per_order(m, variants, orders, mc, r.memory_limit_bytes, opt.exhaustive);
     for (Candidate& c : best) {
       ++r.configs;
       if (!c.fits) {

@@ -341,6 +341,36 @@ class Sim {
 
 }  // namespace
 
+namespace {
+
+// Whether simulate() issues a collective of this role as blocking() under o's flags.
+bool always_blocking(CollRole r, const GptPlanOptions& o) {
+  switch (r) {
+    case CollRole::weight_gather: return !o.oag;
+    case CollRole::input_grad_reduce: return !o.oar;
+    case CollRole::weight_grad_scatter:
+    case CollRole::param_grad_reduce:
+    case CollRole::data_grad_reduce:
+    case CollRole::param_gather: return !o.ors;
+    case CollRole::output_reduce:
+    case CollRole::ln_stats:
+    case CollRole::ln_grad_stats:
+    case CollRole::ce_stats:
+    case CollRole::scalars: return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o) {
+  double us = 0;
+  for_each_slot(pc, [&](const CommSlot& s, double mult) {
+    if (always_blocking(s.op.role, o)) us += mult * s.cost.time_us;
+  });
+  return us;
+}
+
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
                   const Machine& mc, double give_up_at_us) {
   Timeline out;

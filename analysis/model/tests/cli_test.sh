@@ -83,6 +83,13 @@ ok calibrate "$model" calibrate --base generic-h100-8nic \
   --out "$work/machine.json"
 has "$work/machine.json" "d['name'] == 'fixture-h100' and len(d['gemm_table']) == 3 and d['calibration']['collectives'][0]['r2'] is not None and 'all_reduce' in d['comm']"
 ok search-calibrated "$model" search --machine "$work/machine.json" --preset 1.3B --batch 16 --gpus 8
+# Memory-bound kernels from the committed host run (4 ranks on 2 cores): per-class efficiencies
+# against the copy class's bandwidth, which is therefore exactly 1 for copy.
+membw="$(dirname "$0")/../../../results/host/membw/membw-4ranks.json"
+ok calibrate-mem "$model" calibrate --base host-cpu --mem "$membw" --mem-bandwidth-from-copy \
+  --out "$work/host-mem.json"
+has "$work/host-mem.json" "len(d['gpu']['memory_efficiency_by_class']) == 10 and d['gpu']['memory_efficiency_by_class']['copy'] == 1 and d['calibration']['measured_under']['membw']['ranks_per_device'] == 2 and 'ovb-membw' in d['sources']['gpu.memory_efficiency_by_class']"
+grep -q "^  layernorm " "$work/calibrate-mem.out" || fail "calibrate-mem: no layernorm row"
 ok compare "$model" compare "$fixtures/gpt4d" --machine "$work/machine.json" --top-k 3 \
   --json "$work/compare.json"
 has "$work/compare.json" "len(d['configs']) >= 3 and all('measured_ms' in c and 'error_pct' in c and 'terms' in c for c in d['configs']) and 'spearman' in d and d['k'] == 3 and any('trace' in c for c in d['configs'])"
@@ -130,6 +137,8 @@ bad llama-arch-contradiction "--arch gpt contradicts --preset llama3-8B" "$model
 bad calibrate-nothing "needs at least one" "$model" calibrate --base perlmutter-a100 --out "$work/x.json"
 bad calibrate-grid "FILE@GXxGYxGZxGD" "$model" calibrate --base perlmutter-a100 \
   --collective "$fixtures/microbench/collective.json" --out "$work/x.json"
+bad calibrate-copyless "needs --mem results" "$model" calibrate --base host-cpu \
+  --mem-bandwidth-from-copy --gemm "$fixtures/microbench/gemm.json" --out "$work/x.json"
 bad calibrate-missing "missing.json" "$model" calibrate --base perlmutter-a100 --gemm "$work/missing.json" --out "$work/x.json"
 bad compare-not-a-result "neither a gpt4d result" "$model" compare "$work/machine.json" --machine perlmutter-a100
 mkdir -p "$work/empty" && cp "$work/broken.json" "$work/empty/"

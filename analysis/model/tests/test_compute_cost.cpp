@@ -183,3 +183,24 @@ TEST(ComputeCost, WaveAndTileQuantizationByHand) {
   EXPECT_EQ(back.gemm_tiles[1][0], 256);
   EXPECT_EQ(back.gemm_tiles[1][1], 64);
 }
+
+// Each memory-bound piece is timed at its kernel class's measured efficiency: with layernorm at
+// 0.5, bias_gelu at 0.25 and adamw at 0.8 (the rest at memory_efficiency 1), the layer norms take
+// 2x, the MLP-up epilogue 4x, the optimizer 1.25x, and the other pieces are unchanged.
+TEST(ComputeCost, MemoryBoundPiecesTakeTheirClasssEfficiency) {
+  nlohmann::json j = test::synthetic_machine_json();
+  const Machine base = machine_from_json(j, "t");
+  j["gpu"]["memory_efficiency_by_class"] = {{"layernorm", 0.5}, {"bias_gelu", 0.25}, {"adamw", 0.8}};
+  const Machine mc = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt();
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const ComputeTerms a = compute_terms(m, o, base), b = compute_terms(m, o, mc);
+  EXPECT_DOUBLE_EQ(b.block.ln1.time_us, 2 * a.block.ln1.time_us);  // no kernel overhead here
+  EXPECT_DOUBLE_EQ(b.head.ln_f.bwd_us, 2 * a.head.ln_f.bwd_us);
+  EXPECT_DOUBLE_EQ(b.block.lin[2].epilogue.time_us, 4 * a.block.lin[2].epilogue.time_us);
+  EXPECT_DOUBLE_EQ(b.optimizer.time_us, 1.25 * a.optimizer.time_us);
+  EXPECT_DOUBLE_EQ(b.block.lin[0].epilogue.time_us, a.block.lin[0].epilogue.time_us);
+  EXPECT_DOUBLE_EQ(b.block.attn_io.time_us, a.block.attn_io.time_us);
+  EXPECT_DOUBLE_EQ(b.head.ce.time_us, a.head.ce.time_us);
+}

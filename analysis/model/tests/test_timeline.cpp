@@ -247,7 +247,7 @@ TEST(Timeline, ShardedGradientsReduceEveryMicroStep) {
     EXPECT_NEAR(t2.comm_us[data][rs], 4 * t1.comm_us[data][rs], 1e-9 * t2.comm_us[data][rs]) << ov;
     // The chunk additions: a block bucket's chunk and the head bucket's, fp32, read two write one.
     const double chunk_us =
-        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, o.grid), o)).time_us;
+        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, o.grid), o), MemClass::grad_accum).time_us;
     EXPECT_DOUBLE_EQ(zero2.compute.block.accumulate_us, chunk_us);
     for (const LinearCompute& c : zero2.compute.block.lin) EXPECT_EQ(c.accumulate.time_us, 0);
     EXPECT_NEAR(t2.compute_us, zero2.compute.total_us(m.layers, false), 1e-6) << ov;

@@ -24,6 +24,11 @@ class Calibrate : public Command {
                    "needed for groups x/y/z/data)");
     sub.add_option("--gemm", gemm_, "ovb-gemm result");
     sub.add_option("--overlap", overlap_, "ovb-overlap result");
+    sub.add_option("--mem", mem_,
+                   "ovb-membw result: per-class memory efficiencies (gpu.memory_efficiency_by_class)");
+    sub.add_flag("--mem-bandwidth-from-copy", mem_bw_from_copy_,
+                 "Set gpu.memory_bandwidth_gbps to the copy class's device GB/s (a machine whose "
+                 "bandwidth has no datasheet, e.g. host-cpu); default: keep the base's");
     sub.add_option("--overlap-filter", filter_,
                    "Use only ovb-overlap rows whose label contains this text, e.g. prio=equal");
     sub.add_option("--overlap-scenario", scenario_,
@@ -55,6 +60,8 @@ class Calibrate : public Command {
     opt.overlap = overlap_;
     opt.overlap_filter = filter_;
     opt.overlap_scenario = scenario_;
+    opt.mem = mem_;
+    opt.mem_bandwidth_from_copy = mem_bw_from_copy_;
     opt.name = name_;
     if (gpn_ > 0) opt.gpus_per_node = gpn_;
     if (rpd_ > 0) opt.ranks_per_device = rpd_;
@@ -83,6 +90,19 @@ class Calibrate : public Command {
     std::cout << "\ninterference: compute slowdown " << fmt(mc.compute_slowdown, 3)
               << ", comm slowdown " << fmt(mc.comm_slowdown, 3) << " ("
               << cal.report["interference"]["rows"].get<int>() << " overlap rows)\n";
+    if (cal.report.contains("memory")) {
+      std::cout << "memory-bound kernels: bandwidth " << fmt(mc.memory_bandwidth_gbps, 2)
+                << " GB/s, efficiency per class (default " << fmt(mc.memory_efficiency, 3)
+                << ")\n";
+      TextTable t({"class", "dtype", "size", "GB/s per rank", "ranks/device", "GB/s device",
+                   "efficiency"});
+      for (const auto& r : cal.report["memory"]["classes"])
+        t.row({r["class"].get<std::string>(), r["dtype"].get<std::string>(),
+               fmt(r["size"].get<double>(), 0), fmt(r["gbps_per_rank"].get<double>(), 3),
+               std::to_string(r["ranks_per_device"].get<int>()),
+               fmt(r["gbps_device"].get<double>(), 3), fmt(r["efficiency"].get<double>(), 3)});
+      std::cout << t.str("  ");
+    }
     nlohmann::json j = machine_to_json(mc);
     j["calibration"]["context"] = run_context(nullptr, ctx);  // who fitted it, when, which build
     write_json(out_, j);
@@ -92,7 +112,8 @@ class Calibrate : public Command {
 
  private:
   std::string base_, filter_, name_, out_, scenario_ = metrics::kDefaultOverlapScenario;
-  std::vector<std::string> collective_, gemm_, overlap_;
+  std::vector<std::string> collective_, gemm_, overlap_, mem_;
+  bool mem_bw_from_copy_ = false;
   int gpn_ = 0, rpd_ = 0;
 };
 

@@ -4,7 +4,8 @@
 //
 // This is the one description of the layer schedule: endtoend/ (gpt4d) sizes its buffers and
 // issues its collectives from it, analysis/ (ovb-model) costs it, and the tests check that gpt4d's
-// traced collectives equal this list. Change the algorithm here first.
+// traced collectives equal this list. Change the algorithm here first. The order of one
+// iteration's steps (compute, issues, waits, buffer slots) is ovb/gpt_schedule.hpp's.
 //
 // Layout (per rank, T = tokens per rank and micro-step = micro_batch * seq, whole sequences; the
 // rank's batch / (Gdata*Gz) sequences run as micro-steps of micro_batch sequences each):
@@ -309,6 +310,8 @@ struct CollOp {
 // Every collective of one iteration, in the order of a run without overlap flags: each micro-step's
 // forward and backward (the Z small-parameter and data reductions in the last one only), then the
 // step. With overlap flags gpt4d issues the same set in another order (prefetches, deferred waits).
+// These are the issues of gpt_schedule() (ovb/gpt_schedule.hpp, the one generator of the
+// iteration's order and waits) with the overlap flags cleared.
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o);
 
 // Count of the small (non tensor-parallel) parameters of a block on one rank: LN1, LN2 (gamma,

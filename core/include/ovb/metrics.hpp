@@ -42,6 +42,14 @@ std::optional<double> peak_tflops(std::string_view device_name, std::string_view
 // 100 * achieved / peak.
 double percent_of_peak(double achieved_tflops, double peak);
 
+// ---- Memory-bound kernels (microbench ovb-membw) ----
+
+// Datasheet memory bandwidth of one device in GB/s, from the one table in metrics.cpp: H100 SXM
+// 3350, H100 PCIe 2000, H200 4800, GH200 4000, A100 80GB 2039, A100 40GB 1555, MI250X 1638 per
+// GCD. Unknown device (e.g. a CPU): nullopt. A kernel's achieved bandwidth is
+// algbw_gbps(bytes moved, t) (ovb/mem_class.hpp); its efficiency is that over this peak.
+std::optional<double> peak_memory_gbps(std::string_view device_name);
+
 // ---- Overlap of one compute op and one collective (microbench) ----
 
 struct OverlapTimes {

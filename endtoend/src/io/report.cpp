@@ -88,6 +88,7 @@ nlohmann::json Reporter::config_json() const {
       {"data", trainer_.data_description()},
       {"attention", trainer_.attention()},
       {"attention_option", cfg_.attention},
+      {"gemm_autotune", cfg_.gemm_autotune},
       {"comm_priority", name_of(cfg_.comm_priority)},
       {"compute_priority", name_of(cfg_.compute_priority)},
       {"nccl",

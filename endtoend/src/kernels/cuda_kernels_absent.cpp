@@ -5,7 +5,7 @@
 
 namespace ovb::gpt {
 
-std::unique_ptr<Kernels> make_cuda_kernels(Backend&, DType, TrackedMemory*, AttentionKind) {
+std::unique_ptr<Kernels> make_cuda_kernels(Backend&, DType, TrackedMemory*, AttentionKind, int) {
   throw Error("this gpt4d was built without the CUDA backend: no CUDA kernels");
 }
 

@@ -11,7 +11,7 @@ namespace ovb::gpt {
 // The CUDA kernels (kernels/cuda/cuda_kernels.cpp, device.cpp); in a build without CUDA,
 // kernels/cuda_kernels_absent.cpp, which no rank reaches: such a build makes no "cuda" backend.
 std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem,
-                                           AttentionKind attention);
+                                           AttentionKind attention, int gemm_autotune);
 double cuda_free_memory();
 
 std::string_view name_of(AttentionKind k) {
@@ -32,16 +32,19 @@ AttentionKind parse_attention(std::string_view s) {
 }
 
 std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem,
-                                      AttentionKind attention) {
+                                      AttentionKind attention, int gemm_autotune) {
   if (backend.name() == "host") {
     if (act != DType::f32)
       throw UsageError("the host backend computes in fp32 only, not " + std::string(name_of(act)));
     if (attention != AttentionKind::automatic)
       throw UsageError("--attention " + std::string(name_of(attention)) +
                        " needs the cuda backend (the host backend has one attention)");
+    if (gemm_autotune > 1)
+      throw UsageError("--gemm-autotune needs the cuda backend (the host GEMM has one algorithm)");
     return std::make_unique<HostKernels>(backend);
   }
-  if (backend.name() == "cuda") return make_cuda_kernels(backend, act, mem, attention);
+  if (backend.name() == "cuda")
+    return make_cuda_kernels(backend, act, mem, attention, gemm_autotune);
   throw Error("gpt4d has no kernels for backend '" + std::string(backend.name()) + "'");
 }
 

@@ -173,8 +173,13 @@ class Kernels {
 
 // The kernels of `backend` ("host": fp32 only; "cuda": act = bf16 or fp32). Their own buffers
 // (the cuBLASLt and cuDNN workspaces) are counted in `mem` as workspace when it is given.
+// gemm_autotune (--gemm-autotune, cuda only): 0 or 1 runs cuBLASLt's heuristic choice for every
+// GEMM shape; N > 1 times the heuristic's first N algorithms on each shape's first call and keeps
+// the fastest (lt_matmul.hpp). The host backend refuses N > 1.
+inline constexpr int kMaxGemmAutotune = 64;  // cuBLASLt returns fewer for most shapes
 std::unique_ptr<Kernels> make_kernels(Backend& backend, DType act, TrackedMemory* mem = nullptr,
-                                      AttentionKind attention = AttentionKind::automatic);
+                                      AttentionKind attention = AttentionKind::automatic,
+                                      int gemm_autotune = 0);
 
 // Bytes this rank may allocate: free device memory on CUDA; on the host, the available memory
 // (MemAvailable) divided among the node's ranks.

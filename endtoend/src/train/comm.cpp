@@ -42,22 +42,23 @@ Event* CommEngine::next_event() {
 }
 
 CommEngine::Route CommEngine::route(const CollOp& op) {
-  switch (op.role) {
-    case CollRole::weight_gather: return {z_gather_.get(), gather_.get()};
-    case CollRole::weight_grad_scatter:
-    case CollRole::data_grad_reduce:
-    case CollRole::param_grad_reduce:
-    case CollRole::param_gather:
-      return {op.group == Group::data ? data_.get() : z_.get(), grad_.get()};
-    default: break;
+  Stream* stream = nullptr;
+  switch (stream_of(op)) {
+    case StreamId::tp: stream = tp_.get(); break;
+    case StreamId::gather: stream = gather_.get(); break;
+    case StreamId::grad: stream = grad_.get(); break;
+    case StreamId::compute: break;
   }
+  Communicator* comm = nullptr;
   switch (op.group) {
-    case Group::x: return {x_.get(), tp_.get()};
-    case Group::y: return {y_.get(), tp_.get()};
-    case Group::world: return {world_.get(), tp_.get()};
-    default: break;
+    case Group::x: comm = x_.get(); break;
+    case Group::y: comm = y_.get(); break;
+    case Group::z: comm = op.role == CollRole::weight_gather ? z_gather_.get() : z_.get(); break;
+    case Group::data: comm = data_.get(); break;
+    case Group::world: comm = world_.get(); break;
   }
-  throw Error("gpt4d: no route for collective " + describe(op));
+  if (!stream) throw Error("gpt4d: no route for collective " + describe(op));
+  return {comm, stream};
 }
 
 CollHandle CommEngine::issue(CollOp op, const void* send, void* recv,
@@ -87,7 +88,12 @@ CollHandle CommEngine::issue(CollOp op, const void* send, void* recv,
   }
   records_.push_back(rec);
   log_.push_back(op);
-  return static_cast<CollHandle>(records_.size()) - 1;
+  const CollHandle id = static_cast<CollHandle>(records_.size()) - 1;
+  CommEvent ev{false, id, {}};
+  for (CollHandle d : deps)
+    if (d >= 0) ev.deps.push_back(d);
+  sequence_.push_back(std::move(ev));
+  return id;
 }
 
 void CommEngine::wait(const std::vector<CollHandle>& hs) {
@@ -98,6 +104,7 @@ void CommEngine::wait(const std::vector<CollHandle>& hs) {
     if (rec.waited) continue;
     rec.waited = true;
     w.handles.push_back(h);
+    sequence_.push_back({true, h, {}});
   }
   if (w.handles.empty()) return;
   w.ready = next_event();
@@ -119,6 +126,7 @@ void CommEngine::begin_iteration() {
   records_.clear();
   waits_.clear();
   log_.clear();
+  sequence_.clear();
   t0_ = next_event();
   t0_->record(*compute_);
 }

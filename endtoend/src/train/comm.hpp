@@ -1,7 +1,8 @@
 // The communication engine of gpt4d: the compute stream, the communication streams and
 // communicators, and every collective of an iteration issued, timed and logged in one place.
 //
-// Streams (priorities from --compute-priority / --comm-priority):
+// Streams (ovb::stream_of() picks one per collective; priorities from --compute-priority /
+// --comm-priority):
 //   compute  - every kernel;
 //   tp       - tensor-parallel all-reduces over X and Y (communicators "x", "y"), the CE
 //              all-gather over Y and the world all-reduce ("world");
@@ -26,6 +27,7 @@
 #include "config.hpp"
 #include "ovb/backend.hpp"
 #include "ovb/gpt_plan.hpp"
+#include "ovb/gpt_schedule.hpp"
 #include "ovb/process_grid.hpp"
 
 namespace ovb::gpt {
@@ -40,6 +42,14 @@ struct CollStat {
   double bytes = 0;       // sum of S (docs/metrics.md)
   double time_ms = 0;     // sum of durations on the communication streams
   double exposed_ms = 0;  // sum of the compute stream's waits for them
+};
+
+// One issue or wait as the engine performed it. The sequence of an iteration is what
+// gpt_schedule() lists as its issue and wait steps (a test compares the two step by step).
+struct CommEvent {
+  bool wait = false;
+  CollHandle id = -1;            // the collective's handle: its index in log()
+  std::vector<CollHandle> deps;  // issue: the collectives it starts after
 };
 
 class CommEngine {
@@ -66,6 +76,9 @@ class CommEngine {
   std::vector<CollStat> end_iteration();
   // The collectives issued since begin_iteration(), in issue order.
   const std::vector<CollOp>& log() const { return log_; }
+  // Every issue and every wait since begin_iteration(), in order; a wait lists each collective
+  // it waits for (once each, in the order given to wait()).
+  const std::vector<CommEvent>& sequence() const { return sequence_; }
 
  private:
   struct Route {
@@ -97,6 +110,7 @@ class CommEngine {
   std::vector<Record> records_;
   std::vector<WaitPoint> waits_;
   std::vector<CollOp> log_;
+  std::vector<CommEvent> sequence_;
 };
 
 }  // namespace ovb::gpt

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ovb/error.hpp"
+#include "ovb/gpt_schedule.hpp"
 
 namespace ovb::gpt {
 
@@ -31,45 +32,43 @@ WeightGatherer::WeightGatherer(const GptShape& m, const GptPlanOptions& o,
       active_(o.grid.gz > 1) {
   if (!active_) return;
   const int L = static_cast<int>(m.layers);
-  // The schedule, in the order of gpt_collectives().
-  for (int l = 0; l < L; ++l)
-    for (int i = 0; i < 4; ++i) schedule_.push_back({l, i, Phase::forward, false});
-  schedule_.push_back({-1, 4, Phase::forward, false});
-  if (!o.cache_weights) {
-    schedule_.push_back({-1, 4, Phase::backward, false});
-    for (int l = L - 1; l >= 0; --l)
-      for (int i = 0; i < 4; ++i)
-        schedule_.push_back(o.recompute ? Request{l, i, Phase::backward, true}
-                                        : Request{l, 3 - i, Phase::backward, false});
+  // The requests and their slots are the iteration schedule's weight gathers (every micro-step
+  // gathers by the same ones): each issue in order, in the slot taken just before it.
+  const GptSchedule sched = gpt_schedule(m, o);
+  int slot = -1;
+  for (const Step& s : sched.steps) {
+    if (s.micro_step != 0) break;
+    if (s.kind == StepKind::slot_take && s.pool == SlotPool::gathered) slot = s.slot;
+    if (s.kind != StepKind::issue ||
+        sched.collectives[static_cast<std::size_t>(s.coll)].role != CollRole::weight_gather)
+      continue;
+    const int linear = s.layer < 0 ? 4 : s.linear.value - 4 * s.layer;
+    schedule_.push_back({s.layer, linear, s.phase, s.recompute});
+    ring_index_.push_back(slot);
   }
   handle_.assign(schedule_.size(), -1);
   issued_.assign(schedule_.size(), false);
 
   const LinearGeom head = layout.head.lm_head.geom;
-  if (o.cache_weights) {
+  if (o.cache_weights) {  // slot 4l+i: block l's linear i; 4L: the LM head
     for (int l = 0; l < L; ++l)
       for (int i = 0; i < 4; ++i)
         slots_.push_back({mem.allocate(
             static_cast<std::size_t>(layout.blocks[l].linear(i).geom.block) * act_size_,
             MemKind::gathered)});
-    slots_.push_back(
-        {mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
-    for (std::size_t k = 0; k < schedule_.size(); ++k)
-      ring_index_.push_back(schedule_[k].layer < 0 ? 4 * L
-                                                   : 4 * schedule_[k].layer + schedule_[k].linear);
-  } else {
+  } else {  // a ring of K slots of the largest block, then the LM head's
     std::int64_t max_block = 0;
     for (int i = 0; i < 4 && L > 0; ++i)
       max_block = std::max(max_block, layout.blocks[0].linear(i).geom.block);
-    const int K = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
-    for (int k = 0; k < K; ++k)
+    for (int k = 0; k + 1 < sched.gathered_slots; ++k)
       slots_.push_back(
           {mem.allocate(static_cast<std::size_t>(max_block) * act_size_, MemKind::gathered)});
-    slots_.push_back(
-        {mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
-    int seq = 0;
-    for (const Request& r : schedule_) ring_index_.push_back(r.layer < 0 ? K : seq++ % K);
   }
+  slots_.push_back(
+      {mem.allocate(static_cast<std::size_t>(head.block) * act_size_, MemKind::gathered)});
+  if (static_cast<int>(slots_.size()) != sched.gathered_slots)
+    throw Error("gpt4d internal error: " + std::to_string(slots_.size()) +
+                " gathered slots, the schedule has " + std::to_string(sched.gathered_slots));
 }
 
 const LinearParams& WeightGatherer::params(const Request& r) const {

@@ -7,8 +7,8 @@
 // are gathered again in backward (by the recomputed forward with --recompute), into a ring of
 // K slots of the largest block-linear size - K = 1 (4 with recompute, whose backward holds a
 // block's four weights at once), plus 1 for the prefetched block with OAG - and the LM head into
-// a buffer of its own. The gathers of an iteration follow a fixed schedule (the order of
-// gpt_collectives()); acquire() checks each request against it.
+// a buffer of its own. The gathers of an iteration and their slots are read from gpt_schedule()
+// (its weight-gather issues); acquire() checks each request against them.
 #pragma once
 
 #include <vector>

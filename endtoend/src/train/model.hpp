@@ -1,6 +1,6 @@
 // The GPT (or Llama: RMSNorm, RoPE, grouped-query attention, SwiGLU) forward and backward of one
 // rank under the 4D algorithm: every kernel on the compute
-// stream, every collective through the CommEngine, in the order of gpt_collectives() (overlap
+// stream, every collective through the CommEngine, in the order of gpt_schedule() (overlap
 // flags reorder issue and wait, never the set). Files: linear.cpp (a 4D linear layer with OAR and
 // ORS), block.cpp (layer norms, attention, blocks), head.cpp (embedding, final LN, LM head,
 // vocab-parallel cross-entropy, data-parallel buckets).

@@ -60,7 +60,8 @@ Trainer::Trainer(const Config& cfg, Backend& backend, const ProcessGrid& grid)
   check_memory(cfg, backend);
   layout_ = std::make_unique<ParamLayout>(make_layout(cfg.model, cfg.plan, grid.coords()));
   data_ = std::make_unique<DataSource>(cfg.data, cfg.model, cfg.plan.batch, cfg.seed);
-  kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_, parse_attention(cfg.attention));
+  kernels_ = make_kernels(backend, cfg.plan.act_dtype, &mem_, parse_attention(cfg.attention),
+                          cfg.gemm_autotune);
   comm_ = std::make_unique<CommEngine>(backend, grid, cfg);
   state_ = std::make_unique<ModelState>(cfg.model, cfg.plan, *layout_, mem_);
   gather_ =
@@ -156,6 +157,9 @@ std::string Trainer::data_description() const {
 }
 const std::vector<CollOp>& Trainer::collective_log() const {
   return comm_->log();
+}
+const std::vector<CommEvent>& Trainer::comm_sequence() const {
+  return comm_->sequence();
 }
 
 void Trainer::load_batch(int iter) {

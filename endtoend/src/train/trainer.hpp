@@ -57,6 +57,8 @@ class Trainer {
   void set_global_tensor(const std::string& name, const std::vector<float>& values);
 
   const std::vector<CollOp>& collective_log() const;  // of the last iteration
+  // Its issues and waits in order (CommEngine::sequence()): gpt_schedule()'s, step by step.
+  const std::vector<CommEvent>& comm_sequence() const;
   const TrackedMemory& memory() const { return mem_; }
   const ParamLayout& layout() const { return *layout_; }
   std::string kernels_description() const;

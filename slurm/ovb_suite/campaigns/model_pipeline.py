@@ -3,9 +3,10 @@ microbenchmarks -> ovb-model calibrate -> search -> gpt4d on several configurati
 compare. On the host backend (CI) a tiny GPT on 4 ranks: the numbers mean little, the plumbing is
 what is tested. On the cuda backend the ranks share one GPU (CUDA MPS, NCCL over loopback: the
 bandwidth is emulated) and the `small` shape is the default.
-  collective, gemm-GRID, overlap   the collectives over the world and the x, y groups of a 2 x N/2
-                grid; the GEMM shapes of every grid the plan accepts (`ovb-model explain` decides,
-                when the steps are planned); the quick overlap sweep  (microbench/)
+  collective, gemm-GRID, overlap, membw   the collectives over the world and the x, y groups of
+                a 2 x N/2 grid; the GEMM shapes of every grid the plan accepts (`ovb-model
+                explain` decides, when the steps are planned); the quick overlap sweep; the quick
+                memory-bound kernel sweep on N ranks (microbench/)
   search-speed  ovb-model-bench: how fast the configuration search is (where built)
   calibrate, search   the machine file fitted to this folder, every configuration ranked (model/)
   picks         the `configs` - 1 best predicted configurations that fit, and the worst
@@ -21,7 +22,7 @@ bandwidth is emulated) and the `small` shape is the default.
 
 import subprocess
 
-from ..plan import model_base, report_python
+from ..plan import mem_calibration_args, model_base, report_python
 from ..util import SuiteError
 
 from ovb_analysis.overlap_flags import ALL  # noqa: E402 (the path is set by .util)
@@ -117,6 +118,9 @@ def plan(b):
     b.add("overlap", [b.exe("ovb-overlap"), "--backend", b.backend, "--sweep", "quick",
                       "--benchmark_out={tmp}/microbench/overlap.json", *gb],
           group=g, ranks=ranks, outputs=["microbench/overlap.json"], timeout=600, env=env)
+    b.add("membw", [b.exe("ovb-membw"), "--backend", b.backend, "--sweep", "quick",
+                    "--benchmark_out={tmp}/microbench/membw.json", *gb],
+          group=g, ranks=ranks, outputs=["microbench/membw.json"], timeout=600, env=env)
     if b.backend == "cuda":
         bench = b.exe("ovb-model-bench")
         b.add("search-speed", [bench, "--benchmark_out={tmp}/search-speed.json",
@@ -127,6 +131,7 @@ def plan(b):
                               f"pipeline-{b.backend}", "--collective",
                               f"{{out}}/microbench/collective.json@2x{ranks // 2}x1x1",
                               *gemm_files, "--overlap", "{out}/microbench/overlap.json",
+                              *mem_calibration_args(b.backend, "{out}/microbench/membw.json"),
                               *placement, "--out", "{tmp}/model/machine.json"],
                 group=m, outputs=["model/machine.json"], needs=b.names(g), timeout=300)
     search = b.add("search", [model, "search", "--machine", "{out}/model/machine.json",

@@ -10,33 +10,20 @@
 
 #include "ovb/backend.hpp"
 #include "ovb/cuda/check.hpp"
+#include "ovb/cuda/element.cuh"
 #include "ovb/dtype.hpp"
 
 namespace ovb::gpt::cuda {
 
-using bf16 = __nv_bfloat16;
+using bf16 = ovb::cuda::bf16;
 
 // The CUDA stream behind a Stream of the CUDA backend.
 inline cudaStream_t native(Stream& s) {
   return static_cast<cudaStream_t>(s.native());
 }
 
-__device__ __forceinline__ float to_f(float x) {
-  return x;
-}
-__device__ __forceinline__ float to_f(bf16 x) {
-  return __bfloat162float(x);
-}
-template <class T>
-__device__ __forceinline__ T from_f(float x);
-template <>
-__device__ __forceinline__ float from_f<float>(float x) {
-  return x;
-}
-template <>
-__device__ __forceinline__ bf16 from_f<bf16>(float x) {
-  return __float2bfloat16(x);  // round to nearest even, as ovb::float_to_bf16_bits
-}
+using ovb::cuda::from_f;  // element conversion, shared with the suite's other CUDA kernels
+using ovb::cuda::to_f;
 
 // V consecutive elements moved as one access (16 bytes for bf16 x 8 or fp32 x 4): the
 // vectorised kernels need 16-byte aligned rows (see vec_width), the scalar fallback has V = 1.

@@ -8,8 +8,8 @@
 
 namespace ovb::gpt {
 std::unique_ptr<Kernels> make_cuda_kernels(Backend& backend, DType act, TrackedMemory* mem,
-                                           AttentionKind attention) {
-  return std::make_unique<cuda::CudaKernels>(backend, act, mem, attention);
+                                           AttentionKind attention, int gemm_autotune) {
+  return std::make_unique<cuda::CudaKernels>(backend, act, mem, attention, gemm_autotune);
 }
 
 bool cudnn_attention_built() {
@@ -42,8 +42,11 @@ LtOp gemm(std::int64_t m, std::int64_t n, std::int64_t k, bool ta, bool tb, std:
 }
 }  // namespace
 
-CudaKernels::CudaKernels(Backend& backend, DType act, TrackedMemory* mem, AttentionKind attention)
-    : act_(act), lt_(std::make_unique<LtMatmul>(backend, mem)), attention_(attention) {
+CudaKernels::CudaKernels(Backend& backend, DType act, TrackedMemory* mem, AttentionKind attention,
+                         int gemm_autotune)
+    : act_(act),
+      lt_(std::make_unique<LtMatmul>(backend, mem, gemm_autotune)),
+      attention_(attention) {
   if (act != DType::bf16 && act != DType::f32)
     throw UsageError("gpt4d's CUDA kernels run bf16 or fp32, not " + std::string(name_of(act)));
 #ifdef OVB_HAVE_CUDNN

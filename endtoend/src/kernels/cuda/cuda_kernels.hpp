@@ -22,7 +22,8 @@ class LtMatmul;
 
 class CudaKernels final : public Kernels {
  public:
-  CudaKernels(Backend& backend, DType act, TrackedMemory* mem, AttentionKind attention);
+  CudaKernels(Backend& backend, DType act, TrackedMemory* mem, AttentionKind attention,
+              int gemm_autotune = 0);
   ~CudaKernels() override;
   DType act() const override { return act_; }
   std::string description() const override;

@@ -4,6 +4,8 @@
 #include <cublasLt.h>
 
 #include <bit>
+#include <limits>
+#include <vector>
 
 #include "ovb/cuda/check.hpp"
 #include "ovb/error.hpp"
@@ -49,7 +51,9 @@ struct LtMatmul::Plan {
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t la = nullptr, lb = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
+  std::vector<cublasLtMatmulAlgo_t> candidates;  // the heuristic's, best first (autotuning)
   bool found = false;
+  bool tuned = true;  // false until the first call has timed the candidates
   ~Plan() {
     if (ld) cublasLtMatrixLayoutDestroy(ld);
     if (lb) cublasLtMatrixLayoutDestroy(lb);
@@ -58,7 +62,9 @@ struct LtMatmul::Plan {
   }
 };
 
-LtMatmul::LtMatmul(Backend& backend, TrackedMemory* mem) {
+LtMatmul::LtMatmul(Backend& backend, TrackedMemory* mem, int autotune) : autotune_(autotune) {
+  if (autotune < 0)
+    throw UsageError("--gemm-autotune must be >= 0, got " + std::to_string(autotune));
   cublasLtHandle_t h = nullptr;
   OVB_CHECK_CUBLAS(cublasLtCreate(&h));
   handle_ = h;
@@ -72,7 +78,11 @@ LtMatmul::~LtMatmul() {
 }
 
 std::string LtMatmul::description() const {
-  return "cuBLASLt (heuristic, fused bias/GELU/dGELU/bias-gradient epilogues, " +
+  const std::string choice =
+      autotune_ > 1 ? "autotuned among the heuristic's first " + std::to_string(autotune_) +
+                          " (another algorithm on " + std::to_string(retuned_) + " shapes)"
+                    : "heuristic";
+  return "cuBLASLt (" + choice + ", fused bias/GELU/dGELU/bias-gradient epilogues, " +
          std::to_string(plans_.size()) + " GEMM shapes)";
 }
 
@@ -114,14 +124,21 @@ LtMatmul::Plan* LtMatmul::plan(const Key& key) {
        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
     OVB_CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, attr, &al, sizeof al));
-  cublasLtMatmulHeuristicResult_t heur{};
+  std::vector<cublasLtMatmulHeuristicResult_t> heur(
+      static_cast<std::size_t>(std::max(1, autotune_)));
   int found = 0;
-  const cublasStatus_t st =
-      cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(handle_), p->desc, p->la, p->lb,
-                                     p->ld, p->ld, pref, 1, &heur, &found);
+  const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(
+      static_cast<cublasLtHandle_t>(handle_), p->desc, p->la, p->lb, p->ld, p->ld, pref,
+      static_cast<int>(heur.size()), heur.data(), &found);
   cublasLtMatmulPreferenceDestroy(pref);
   p->found = st == CUBLAS_STATUS_SUCCESS && found > 0;
-  if (p->found) p->algo = heur.algo;
+  if (p->found) {
+    p->algo = heur[0].algo;
+    for (int i = 0; i < found; ++i)
+      if (heur[static_cast<std::size_t>(i)].state == CUBLAS_STATUS_SUCCESS)
+        p->candidates.push_back(heur[static_cast<std::size_t>(i)].algo);
+    p->tuned = p->candidates.size() < 2;
+  }
   Plan* result = p->found ? p.get() : nullptr;
   plans_.emplace(key, std::move(p));
   return result;
@@ -166,11 +183,49 @@ bool LtMatmul::try_run(Stream& s, const LtOp& op, const void* A, const void* B, 
   if (op.gelu_in)
     OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(
         p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &op.gelu_in, sizeof op.gelu_in));
-  const float alpha = 1.0f, beta = 0.0f;
-  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p->desc, &alpha, A, p->la,
-                                  B, p->lb, &beta, D, p->ld, D, p->ld, &p->algo, workspace_.data(),
-                                  kCudaGemmWorkspace, static_cast<cudaStream_t>(s.native())));
+  if (!p->tuned) tune(s, *p, A, B, D);
+  launch(s, *p, A, B, D);
   return true;
+}
+
+void LtMatmul::launch(Stream& s, const Plan& p, const void* A, const void* B, void* D) {
+  const float alpha = 1.0f, beta = 0.0f;
+  OVB_CHECK_CUBLAS(cublasLtMatmul(static_cast<cublasLtHandle_t>(handle_), p.desc, &alpha, A, p.la,
+                                  B, p.lb, &beta, D, p.ld, D, p.ld, &p.algo, workspace_.data(),
+                                  kCudaGemmWorkspace, static_cast<cudaStream_t>(s.native())));
+}
+
+void LtMatmul::tune(Stream& s, Plan& p, const void* A, const void* B, void* D) {
+  const auto stream = static_cast<cudaStream_t>(s.native());
+  struct Events {  // destroyed on every way out, a failed check's exception included
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      if (stop) cudaEventDestroy(stop);
+      if (start) cudaEventDestroy(start);
+    }
+  } ev;
+  OVB_CHECK_CUDA(cudaEventCreate(&ev.start));
+  OVB_CHECK_CUDA(cudaEventCreate(&ev.stop));
+  cudaEvent_t start = ev.start, stop = ev.stop;
+  float best_ms = std::numeric_limits<float>::infinity();
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < p.candidates.size(); ++i) {
+    p.algo = p.candidates[i];
+    launch(s, p, A, B, D);  // first call of an algorithm: module loading, not its speed
+    OVB_CHECK_CUDA(cudaEventRecord(start, stream));
+    for (int r = 0; r < kAutotuneReps; ++r) launch(s, p, A, B, D);
+    OVB_CHECK_CUDA(cudaEventRecord(stop, stream));
+    OVB_CHECK_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    OVB_CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    if (ms < best_ms) {
+      best_ms = ms;
+      best = i;
+    }
+  }
+  p.algo = p.candidates[best];
+  p.tuned = true;
+  if (best != 0) ++retuned_;
 }
 
 }  // namespace ovb::gpt::cuda

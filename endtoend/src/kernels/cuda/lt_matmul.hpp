@@ -3,6 +3,12 @@
 // output; the GELU gradient from that aux; the bias gradient of B), a cache of descriptors and
 // heuristic choices per shape, and pointer alignment passed
 // to the heuristic so an algorithm never assumes more alignment than the buffers have.
+// Autotuning (--gemm-autotune N > 1): a shape's first call times the heuristic's first N
+// algorithms on the caller's stream (one untimed call each, then kAutotuneReps timed together
+// between two events; the stream is synchronised) and keeps the fastest for the rest of the run;
+// every candidate computes the same GEMM (beta = 0, outputs overwritten), so the last call's
+// results are the ones the caller asked for. The choice depends on timing, so two runs may pick
+// different algorithms (results equal within the GEMM's rounding, not bit for bit).
 // Column-major terms, as cuBLASLt: D[m,n] = op(A)[m,k] op(B)[k,n] (+ bias[m]).
 #pragma once
 
@@ -30,7 +36,8 @@ struct LtOp {
 
 class LtMatmul {
  public:
-  LtMatmul(Backend& backend, TrackedMemory* mem);
+  // autotune: candidates timed per shape (0 or 1: the heuristic's first, untimed).
+  LtMatmul(Backend& backend, TrackedMemory* mem, int autotune = 0);
   ~LtMatmul();
   // Enqueues the GEMM; throws Error when cuBLASLt has no algorithm for it.
   void run(Stream& s, const LtOp& op, const void* A, const void* B, void* D);
@@ -47,10 +54,18 @@ class LtMatmul {
     auto operator<=>(const Key&) const = default;
   };
   Plan* plan(const Key& key);  // nullptr when cuBLASLt has no algorithm (remembered)
+  // Enqueues the GEMM with the plan's chosen algorithm (its pointers already set).
+  void launch(Stream& s, const Plan& p, const void* A, const void* B, void* D);
+  // Times the plan's candidates on s and keeps the fastest (autotuning, first call of a shape).
+  void tune(Stream& s, Plan& p, const void* A, const void* B, void* D);
 
   void* handle_ = nullptr;  // cublasLtHandle_t
   Buffer workspace_;
   std::map<Key, std::unique_ptr<Plan>> plans_;
+  int autotune_ = 0;
+  int retuned_ = 0;  // shapes where autotuning kept another algorithm than the heuristic's first
 };
+
+inline constexpr int kAutotuneReps = 3;  // timed calls per candidate (--gemm-autotune)
 
 }  // namespace ovb::gpt::cuda

@@ -7,8 +7,11 @@
 //  - ovb-gemm: the GEMM table (m, n, k, TFLOP/s of the device, dtype; a rate measured by ranks
 //    that shared the device, times the ranks per device: ranks_per_device_of);
 //  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown of one
-//    scenario's rows (by default the GEMM + collective one, kDefaultOverlapScenario).
-// What no microbenchmark measures (memory size and bandwidth, efficiencies) comes from a base
+//    scenario's rows (by default the GEMM + collective one, kDefaultOverlapScenario);
+//  - ovb-membw: per memory-bound kernel class (ovb/mem_class.hpp) the device GB/s (a rate measured
+//    by ranks that shared the device, times the ranks per device) over memory_bandwidth_gbps,
+//    which is the base file's, or with mem_bandwidth_from_copy the copy class's device GB/s.
+// What no microbenchmark measures (memory size, the other efficiencies) comes from a base
 // machine file. Fit quality (R^2, max relative error; for the GEMM table the leave-one-out
 // interpolation error) is returned and stored in the machine's "calibration" object, with the
 // placement each input was measured under ("measured_under": ranks, CPUs, ranks per device), which
@@ -35,7 +38,7 @@ struct CollectiveFile {
 
 struct CalibrateOptions {
   std::vector<CollectiveFile> collective;
-  std::vector<std::string> gemm, overlap;
+  std::vector<std::string> gemm, overlap, mem;
   Machine base;                         // supplies what is not measured
   std::string name;                     // of the new machine (default: base name + "-calibrated")
   std::optional<int> gpus_per_node;     // default: context.local_size / ranks_per_gpu
@@ -43,6 +46,7 @@ struct CalibrateOptions {
   std::string overlap_filter;           // keep ovb-overlap rows whose label contains it
   // Keep ovb-overlap rows of this scenario only (a row without one: kDefaultOverlapScenario).
   std::string overlap_scenario = metrics::kDefaultOverlapScenario;
+  bool mem_bandwidth_from_copy = false;  // memory_bandwidth_gbps := the copy class's device GB/s
 };
 
 // Ranks sharing one compute device in a run, from its result's context (results/SCHEMA.md): on a
@@ -77,6 +81,29 @@ struct CollectivePoint {
 std::vector<CollectivePoint> read_collective_points(const CollectiveFile& f);
 // Fits every (kind, p, ip) series; ranks_per_node decides intra/inter.
 std::vector<SeriesFit> fit_collectives(const std::vector<CollectivePoint>& pts, int ranks_per_node);
+
+// The rate of one memory-bound kernel class in ovb-membw results.
+struct MemClassRate {
+  MemClass c = MemClass::copy;
+  std::string dtype;
+  double size = 0;           // bytes of the main tensor
+  double gbps_rank = 0;      // the file's gbps: bytes moved / time of one rank
+  int ranks_per_device = 1;  // ranks_per_device_of the run (1 for a one-rank run)
+  double gbps_device = 0;    // gbps_rank * ranks_per_device
+  double efficiency = 0;     // gbps_device / memory_bandwidth_gbps (set by calibrate_memory)
+  std::string file;
+};
+
+// One rate per class measured in the files: rows of dtype `precision` when there are any, and of
+// those the largest size. Throws UsageError for a row whose label names no known class.
+std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
+                                         const std::string& precision);
+
+// Sets mc's memory bandwidth (bandwidth_from_copy), its per-class efficiencies, its default
+// memory_efficiency (the median of the measured classes but copy) and their sources; returns the
+// report ("memory" of the calibration). Throws UsageError when the files measure nothing.
+nlohmann::json calibrate_memory(Machine& mc, const std::vector<std::string>& files,
+                                bool bandwidth_from_copy);
 
 struct Calibration {
   Machine machine;

@@ -52,13 +52,15 @@ struct GemmTerm {
 GemmTerm gemm_term(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
                    std::string_view dtype);
 
-// A memory-bound piece of work (forward bytes; its backward moves twice as much).
+// A memory-bound piece of work (forward bytes; its backward moves twice as much) of one kernel
+// class, timed at the machine's efficiency for that class (Machine::memory_efficiency_for: the
+// calibrated gpu.memory_efficiency_by_class, else memory_efficiency).
 struct MemTerm {
   double bytes = 0;
   double time_us = 0;  // forward
   double bwd_us = 0;   // backward
 };
-MemTerm mem_term(const Machine& mc, double fwd_bytes);
+MemTerm mem_term(const Machine& mc, double fwd_bytes, MemClass c);
 
 struct LinearCompute {
   LinearId id = LinearId::qkv;

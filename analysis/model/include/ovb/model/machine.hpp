@@ -8,11 +8,13 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ovb/backend.hpp"
+#include "ovb/mem_class.hpp"
 
 namespace ovb::model {
 
@@ -81,6 +83,9 @@ struct Machine {
   double memory_usable_fraction = 0.9;  // of memory_bytes, for the fit check
   double memory_bandwidth_gbps = 0;
   double memory_efficiency = 0.8;     // achieved fraction of memory_bandwidth_gbps
+  // Measured efficiency per memory-bound kernel class (ovb-membw, calibrate --mem); a class not
+  // listed takes memory_efficiency.
+  std::map<MemClass, double> memory_efficiency_by_class;
   double gemm_efficiency = 0;         // fraction of peak when the GEMM table has no data
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
@@ -103,6 +108,9 @@ struct Machine {
   nlohmann::json calibration;  // fit report of ovb-model calibrate (kept as written)
 
   int ranks_per_node() const { return gpus_per_node * ranks_per_device; }
+  // The achieved fraction of memory_bandwidth_gbps for kernels of class c: its measured
+  // efficiency when the file has one, else memory_efficiency.
+  double memory_efficiency_for(MemClass c) const;
   // Peak TFLOP/s of one device; throws UsageError "peak unknown" when neither given nor in the
   // table.
   double peak() const;

@@ -4,7 +4,8 @@
 // iteration time. What the user leaves open (SearchOptions::choose: the micro-batch, the sharded
 // optimizer) is chosen per configuration among plan_variants() by preferred() (choices.hpp).
 // Compute terms, memory and the collective list are built once per grid and variant and only
-// re-costed per order, so 65,536 GPUs x GPT-175B takes well under a second.
+// re-costed per order, and only the variants that can still win are replayed
+// (search_choice.cpp), so 65,536 GPUs x GPT-175B takes well under a second.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,9 @@ struct SearchOptions {
   bool all_orders = true;  // every distinct X/Y/Z order, else x,y,z only
   GptPlanOptions base;     // batch, recompute, caching, dtypes, overlap flags (grid ignored)
   Choices choose;          // chosen per configuration instead of taken from base
+  // Replay every variant of every configuration in full (the reference the tests compare the
+  // search with; the same result, slower).
+  bool exhaustive = false;
 };
 
 struct Candidate {

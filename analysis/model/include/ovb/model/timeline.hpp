@@ -54,4 +54,12 @@ Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptio
                   const Machine& mc,
                   double give_up_at_us = std::numeric_limits<double>::infinity());
 
+// The communication the compute stream waits for in full under o's overlap flags: the blocking
+// calls of simulate() (every collective without flags; with OAG the Z all-gathers, with OAR the
+// dX all-reduces, with ORS the gradient reductions and the step's all-gathers run
+// asynchronously and are left out), each with its multiplicity per iteration. Nothing is
+// subtracted from the iteration, so ct.total_us() + this is a lower bound of iteration_us; without
+// overlap flags (and so nothing asynchronous) it is the iteration itself, up to rounding.
+double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o);
+
 }  // namespace ovb::model

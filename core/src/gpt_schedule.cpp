@@ -1,0 +1,472 @@
+// The generator of one iteration's schedule (see ovb/gpt_schedule.hpp, docs/schedule.md).
+//
+// It walks the iteration the way gpt4d runs it - micro-steps of forward and backward, then the
+// step - and keeps the state that decides the order of issues and waits: the Z all-gather
+// schedule with its OAG prefetch and ring of gathered slots (gpt4d's WeightGatherer), the ring of
+// dW blocks (DwWindow), the bucket buffers of sharded gradients (GradBuckets), the previous
+// micro-step's reduce-scatter of each layer, and the collectives a data bucket depends on. A wait
+// for a collective already waited for, and a collective over a group of size 1, produce no step.
+#include "ovb/gpt_schedule.hpp"
+
+#include <utility>
+
+#include "ovb/error.hpp"
+
+namespace ovb {
+
+namespace {
+
+constexpr int kNone = -1;
+
+class Generator {
+ public:
+  Generator(const GptShape& m, const GptPlanOptions& o)
+      : m_(m), o_(o), g_(o.grid), T_(tokens_per_rank(m, o)), L_(static_cast<int>(m.layers)) {
+    for (const LinearSpec& s : block_linears(m)) geo_.push_back(linear_geom(s, g_));
+    geo_.push_back(linear_geom(lm_head_linear(m), g_));
+    z_sharded_ = g_.gz > 1;
+    grads_sharded_ = gradients_sharded(o);
+    steps_ = static_cast<int>(micro_steps(o));
+    last_scatter_.assign(static_cast<std::size_t>(4 * L_ + 1), kNone);
+    plan_gathers();
+    dw_readers_.assign(static_cast<std::size_t>(dw_slots(m, o)), kNone);
+    if (grads_sharded_) {
+      ring_.assign(static_cast<std::size_t>(grad_bucket_slots(o)), {});
+      current_.assign(static_cast<std::size_t>(L_ + 1), kNone);
+      first_.assign(static_cast<std::size_t>(L_ + 1), kNone);
+    }
+    out_.micro_steps = steps_;
+    out_.dw_slots = static_cast<int>(dw_readers_.size());
+    out_.bucket_slots = grads_sharded_ ? static_cast<int>(ring_.size()) + 1 : 0;
+  }
+
+  GptSchedule run() {
+    for (int k = 0; k < steps_; ++k) {
+      micro_ = k;
+      begin_gathers();
+      forward();
+      backward();
+    }
+    wait_all();
+    for (int s = -1; s < static_cast<int>(ring_.size()); ++s) settle(s);  // GradBuckets::finish
+    optimizer_step();
+    return std::move(out_);
+  }
+
+ private:
+  // ---- Steps ----
+  Step base(StepKind kind, int layer, std::string op) const {
+    Step s;
+    s.kind = kind;
+    s.phase = phase_;
+    s.micro_step = phase_ == Phase::step ? 0 : micro_;
+    s.layer = layer;
+    s.recompute = rc_;
+    s.op = std::move(op);
+    return s;
+  }
+  void compute(int layer, std::string op, GemmShape gemm = {}, int linear = -1) {
+    Step s = base(StepKind::compute, layer, std::move(op));
+    s.gemm = gemm;
+    s.linear.value = linear;
+    out_.steps.push_back(std::move(s));
+  }
+  void slot(StepKind kind, SlotPool pool, int index, int layer, int linear = -1) {
+    Step s = base(kind, layer, std::string(name_of(pool)));
+    s.pool = pool;
+    s.slot = index;
+    s.linear.value = linear;
+    out_.steps.push_back(std::move(s));
+  }
+
+  // ---- The communication engine: ids, waits once each ----
+  int group_size(Group gr) const {
+    return gr == Group::world ? g_.world() : g_.size(static_cast<Dim>(gr));
+  }
+  int issue(CollOp op, int linear = -1, const std::vector<int>& deps = {}) {
+    op.group_size = group_size(op.group);
+    if (op.group_size <= 1) return kNone;
+    op.micro_step = op.phase == Phase::step ? 0 : micro_;
+    const int id = static_cast<int>(out_.collectives.size());
+    Step s = base(StepKind::issue, op.layer, op.op);
+    s.phase = op.phase;
+    s.recompute = op.recompute;
+    s.linear.value = linear;
+    s.stream = stream_of(op);
+    s.coll = id;
+    for (int d : deps)
+      if (d >= 0) s.deps.push_back(d);
+    out_.collectives.push_back(std::move(op));
+    issue_step_.push_back(out_.steps.size());
+    waited_.push_back(false);
+    out_.steps.push_back(std::move(s));
+    return id;
+  }
+  void wait(int id) {
+    if (id < 0 || waited_[static_cast<std::size_t>(id)]) return;
+    waited_[static_cast<std::size_t>(id)] = true;
+    const Step& is = out_.steps[issue_step_[static_cast<std::size_t>(id)]];
+    Step s = base(StepKind::wait, is.layer, is.op);
+    s.linear = is.linear;
+    s.coll = id;
+    out_.steps.push_back(std::move(s));
+    // A dW block's slot is free once its reduce-scatter has completed.
+    for (std::size_t i = 0; i < dw_readers_.size(); ++i)
+      if (dw_readers_[i] == id) {
+        dw_readers_[i] = kNone;
+        slot(StepKind::slot_release, SlotPool::dw, static_cast<int>(i), is.layer, is.linear.value);
+      }
+  }
+  void wait_all() {
+    for (std::size_t i = 0; i < waited_.size(); ++i) wait(static_cast<int>(i));
+  }
+  CollOp op(int layer, std::string name, CollRole role, CollKind kind, Group gr, std::int64_t count,
+            DType dt) const {
+    return CollOp{phase_, layer, std::move(name), role, kind, gr, 0, count, dt, rc_, micro_};
+  }
+
+  // ---- Z all-gathers (gpt4d's WeightGatherer) ----
+  struct Request {
+    int layer, linear;  // linear 0..3 in the block, 4: LM head
+    Phase phase;
+    bool recompute;
+  };
+  void plan_gathers() {
+    if (!z_sharded_) return;
+    for (int l = 0; l < L_; ++l)
+      for (int i = 0; i < 4; ++i) gathers_.push_back({l, i, Phase::forward, false});
+    gathers_.push_back({-1, 4, Phase::forward, false});
+    if (!o_.cache_weights) {
+      gathers_.push_back({-1, 4, Phase::backward, false});
+      for (int l = L_ - 1; l >= 0; --l)
+        for (int i = 0; i < 4; ++i)
+          gathers_.push_back(o_.recompute ? Request{l, i, Phase::backward, true}
+                                          : Request{l, 3 - i, Phase::backward, false});
+    }
+    const int K = (o_.recompute ? 4 : 1) + (o_.oag ? 1 : 0);
+    int seq = 0;
+    for (const Request& r : gathers_)
+      gather_slot_.push_back(o_.cache_weights ? (r.layer < 0 ? 4 * L_ : 4 * r.layer + r.linear)
+                                              : (r.layer < 0 ? K : seq++ % K));
+    out_.gathered_slots = o_.cache_weights ? 4 * L_ + 1 : K + 1;
+  }
+  void begin_gathers() {
+    cursor_ = 0;
+    gather_id_.assign(gathers_.size(), kNone);
+    gather_issued_.assign(gathers_.size(), false);
+    gather_held_.assign(gathers_.size(), false);
+  }
+  int ordinal(int layer, int li) const { return layer < 0 ? 4 * L_ : 4 * layer + li; }
+  void issue_gather(std::size_t k) {
+    const Request& r = gathers_[k];
+    const LinearGeom& L = geo_[static_cast<std::size_t>(r.linear)];
+    slot(StepKind::slot_take, SlotPool::gathered, gather_slot_[k], r.layer,
+         ordinal(r.layer, r.linear));
+    out_.steps.back().phase = r.phase;
+    out_.steps.back().recompute = r.recompute;
+    CollOp c{r.phase,
+             r.layer,
+             std::string(name_of(L.spec.id)),
+             CollRole::weight_gather,
+             CollKind::all_gather,
+             Group::z,
+             0,
+             L.shard,
+             o_.act_dtype,
+             r.recompute,
+             micro_};
+    gather_id_[k] = issue(std::move(c), ordinal(r.layer, r.linear));
+    gather_issued_[k] = true;
+    gather_held_[k] = true;
+  }
+  void acquire(int layer, int li) {
+    if (!z_sharded_) return;
+    if (o_.cache_weights && phase_ == Phase::backward) return;
+    if (o_.recompute && phase_ == Phase::backward && !rc_ && layer >= 0) return;  // recomputed
+    const std::size_t k = cursor_++;
+    if (k >= gathers_.size() || gathers_[k].layer != layer || gathers_[k].linear != li)
+      throw Error("gpt_schedule internal error: weight gather out of order");
+    if (!gather_issued_[k]) issue_gather(k);
+    if (o_.oag && k + 1 < gathers_.size() && gathers_[k + 1].phase == phase_ &&
+        !gather_issued_[k + 1])
+      issue_gather(k + 1);  // prefetch: issued before this layer's compute
+    wait(gather_id_[k]);
+  }
+  void release(int layer, int li) {
+    if (!z_sharded_ || o_.cache_weights || rc_) return;
+    for (std::size_t k = 0; k < cursor_; ++k)
+      if (gather_held_[k] && gathers_[k].layer == layer && gathers_[k].linear == li) {
+        gather_held_[k] = false;
+        slot(StepKind::slot_release, SlotPool::gathered, gather_slot_[k], layer,
+             ordinal(layer, li));
+        return;
+      }
+  }
+
+  // ---- dW blocks (DwWindow) ----
+  void take_dw(int layer, int linear) {
+    if (dw_readers_.empty()) throw Error("gpt_schedule internal error: dW block without a slot");
+    const std::size_t i = dw_next_++ % dw_readers_.size();
+    wait(dw_readers_[i]);
+    dw_readers_[i] = kNone;
+    dw_taken_ = static_cast<int>(i);
+    slot(StepKind::slot_take, SlotPool::dw, static_cast<int>(i), layer, linear);
+  }
+
+  // ---- Bucket buffers of sharded gradients (GradBuckets); slot -1 is the head bucket's ----
+  struct BucketSlot {
+    int reader = kNone;   // its data reduce-scatter
+    int pending = kNone;  // bucket whose in-place chunk is still to be added into the shard
+    bool held = false;
+  };
+  BucketSlot& bucket_slot(int s) { return s < 0 ? head_ : ring_[static_cast<std::size_t>(s)]; }
+  int pool_index(int s) const { return s < 0 ? static_cast<int>(ring_.size()) : s; }
+  void settle(int s) {
+    if (!grads_sharded_) return;
+    BucketSlot& b = bucket_slot(s);
+    wait(b.reader);
+    b.reader = kNone;
+    if (b.pending != kNone) {
+      wait(first_[static_cast<std::size_t>(b.pending)]);
+      compute(b.pending == L_ ? -1 : b.pending, "bucket.accumulate");
+      b.pending = kNone;
+    }
+    if (b.held) {
+      b.held = false;
+      slot(StepKind::slot_release, SlotPool::bucket, pool_index(s), -1);
+    }
+  }
+  void take_bucket(int b) {  // b: block index, L for the head
+    if (!grads_sharded_) return;
+    const int s = b == L_ ? -1 : static_cast<int>(ring_next_++ % ring_.size());
+    settle(s);
+    bucket_slot(s).held = true;
+    slot(StepKind::slot_take, SlotPool::bucket, pool_index(s), b == L_ ? -1 : b);
+    compute(b == L_ ? -1 : b, "bucket.zero");
+    current_[static_cast<std::size_t>(b)] = s;
+  }
+  void hold_bucket(int b, int reduce_scatter) {
+    const int s = current_[static_cast<std::size_t>(b)];
+    BucketSlot& bs = bucket_slot(s);
+    bs.reader = reduce_scatter;
+    if (micro_ == 0) first_[static_cast<std::size_t>(b)] = reduce_scatter;
+    bs.pending = micro_ > 0 ? b : kNone;
+    if (!o_.ors) settle(s);
+  }
+
+  // ---- Layers ----
+  void layer_norm(int layer, const char* name) {
+    compute(layer, std::string(name) + ".stats");
+    wait(issue(op(layer, name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
+                  norm_stats_per_token(m_) * T_, DType::f32)));
+    compute(layer, name);
+  }
+  void layer_norm_backward(int layer, const char* name) {
+    compute(layer, std::string(name) + ".bwd_stats");
+    wait(issue(op(layer, name, CollRole::ln_grad_stats, CollKind::all_reduce, Group::x,
+                  norm_stats_per_token(m_) * T_, DType::f32)));
+    compute(layer, std::string(name) + ".bwd");
+  }
+  void linear_forward(int layer, int li, bool gelu) {
+    const LinearGeom& L = geo_[static_cast<std::size_t>(li)];
+    const std::string name(name_of(L.spec.id));
+    acquire(layer, li);
+    compute(layer, name + ".fwd", {T_, L.out_local, L.in_local}, ordinal(layer, li));
+    release(layer, li);
+    wait(issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce, group_of(L.in_dim),
+                  T_ * L.out_local, o_.act_dtype),
+               ordinal(layer, li)));
+    if (gelu && g_.size(L.in_dim) > 1) compute(layer, "gelu");
+  }
+  void linear_backward(int layer, int li, bool gelu) {
+    const LinearGeom& L = geo_[static_cast<std::size_t>(li)];
+    const std::string name(name_of(L.spec.id));
+    const int ord = ordinal(layer, li);
+    acquire(layer, li);
+    const bool accumulate = micro_ > 0 && !grads_sharded_;
+    int& previous = last_scatter_[static_cast<std::size_t>(ord)];
+    int ar = kNone, rs = kNone;
+    auto weight_grad = [&] {
+      if (z_sharded_ || accumulate) take_dw(layer, ord);
+      compute(layer, name + ".dw", {L.out_local, L.in_local, T_}, ord);
+      if (accumulate && L.bias_local > 0) compute(layer, name + ".bias_accumulate", {}, ord);
+      if (accumulate && z_sharded_) {
+        wait(previous);
+        compute(layer, name + ".accumulate", {}, ord);
+      } else if (accumulate) {
+        compute(layer, name + ".accumulate", {}, ord);
+      }
+      if (z_sharded_) {
+        rs = issue(op(layer, name, CollRole::weight_grad_scatter, CollKind::reduce_scatter,
+                      Group::z, L.shard, o_.grad_dtype),
+                   ord);
+        dw_readers_[static_cast<std::size_t>(dw_taken_)] = rs;
+        previous = rs;
+      } else if (accumulate) {
+        slot(StepKind::slot_release, SlotPool::dw, dw_taken_, layer, ord);  // added: free again
+      }
+    };
+    auto input_grad = [&] {
+      compute(layer, name + ".dx", {T_, L.in_local, L.out_local}, ord);
+      ar = issue(op(layer, name, CollRole::input_grad_reduce, CollKind::all_reduce,
+                    group_of(L.out_dim), T_ * L.in_local, o_.act_dtype),
+                 ord);
+    };
+    if (o_.ors && g_.size(L.out_dim) == 1) {
+      weight_grad();
+      input_grad();
+    } else {
+      input_grad();
+      if (!o_.oar) wait(ar);
+      weight_grad();
+    }
+    release(layer, li);
+    wait(ar);
+    if (gelu && g_.size(L.out_dim) > 1) compute(layer, "gelu.bwd");
+    if (rs >= 0) {
+      bucket_deps_.push_back(rs);
+      if (!o_.ors) wait(rs);
+    }
+  }
+
+  void block_forward(int l) {
+    layer_norm(l, "ln1");
+    linear_forward(l, 0, false);
+    if (m_.llama()) compute(l, "rope");
+    compute(l, "attention");
+    linear_forward(l, 1, false);
+    layer_norm(l, "ln2");
+    linear_forward(l, 2, !m_.llama());
+    if (m_.llama()) compute(l, "swiglu");
+    linear_forward(l, 3, false);
+  }
+  void block_backward(int l) {
+    if (o_.recompute) {
+      rc_ = true;
+      block_forward(l);
+      rc_ = false;
+    }
+    bucket_deps_.clear();
+    take_bucket(l);
+    linear_backward(l, 3, !m_.llama());
+    if (m_.llama()) compute(l, "swiglu.bwd");
+    linear_backward(l, 2, false);
+    layer_norm_backward(l, "ln2");
+    linear_backward(l, 1, false);
+    compute(l, "attention.bwd");
+    if (m_.llama()) compute(l, "rope.bwd");
+    linear_backward(l, 0, false);
+    layer_norm_backward(l, "ln1");
+    bucket_reduce(l);
+  }
+
+  // The Z small-parameter all-reduce and the data reduction of bucket b (block index, L: head).
+  void bucket_reduce(int b) {
+    const bool last = micro_ == steps_ - 1;
+    if (!last && !grads_sharded_) {
+      bucket_deps_.clear();
+      return;
+    }
+    const bool head = b == L_;
+    const int layer = head ? -1 : b;
+    const char* name = head ? "head" : "block";
+    const std::int64_t small = head ? head_small_params(m_, g_) : block_small_params(m_, g_);
+    const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
+    const int z = issue(op(layer, name, CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
+                           small, o_.grad_dtype));
+    if (!o_.ors) wait(z);
+    bucket_deps_.push_back(z);
+    const CollKind kind = optimizer_sharded(o_) ? CollKind::reduce_scatter : CollKind::all_reduce;
+    const int d = issue(op(layer, name, CollRole::data_grad_reduce, kind, Group::data,
+                           data_chunk(count, o_), o_.grad_dtype),
+                        -1, bucket_deps_);
+    if (grads_sharded_) hold_bucket(b, d);
+    if (!o_.ors) wait(d);
+    bucket_deps_.clear();
+  }
+
+  void forward() {
+    phase_ = Phase::forward;
+    compute(-1, "embedding");
+    for (int l = 0; l < L_; ++l) block_forward(l);
+    layer_norm(-1, "ln_f");
+    linear_forward(-1, 4, false);
+    compute(-1, "ce");
+    if (g_.gy > 1)
+      wait(issue(
+          op(-1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T_, DType::f32)));
+    compute(-1, "ce_combine");
+  }
+
+  void backward() {
+    phase_ = Phase::backward;
+    bucket_deps_.clear();
+    take_bucket(L_);
+    compute(-1, "ce.bwd");
+    linear_backward(-1, 4, false);
+    layer_norm_backward(-1, "ln_f");
+    const std::vector<int> head_deps = bucket_deps_;  // the LM head's reduce-scatter
+    for (int l = L_ - 1; l >= 0; --l) block_backward(l);
+    compute(-1, "embedding.bwd");
+    bucket_deps_ = head_deps;
+    bucket_reduce(L_);
+  }
+
+  void optimizer_step() {
+    phase_ = Phase::step;
+    compute(-1, "sumsq");
+    wait(issue(
+        op(-1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2, DType::f32)));
+    const bool sharded = optimizer_sharded(o_);
+    for (int b = 0; b <= L_; ++b) {
+      const bool head = b == L_;
+      compute(head ? -1 : b, "adamw");
+      if (!sharded) continue;
+      const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
+      const int h =
+          issue(op(head ? -1 : b, head ? "head" : "block", CollRole::param_gather,
+                   CollKind::all_gather, Group::data, data_chunk(count, o_), o_.act_dtype));
+      if (!o_.ors) wait(h);
+    }
+    if (sharded) wait_all();
+  }
+
+  const GptShape& m_;
+  const GptPlanOptions& o_;
+  const GridShape& g_;
+  std::int64_t T_;
+  int L_;
+  std::vector<LinearGeom> geo_;  // the block's four, then the LM head
+  bool z_sharded_ = false, grads_sharded_ = false;
+  int steps_ = 1, micro_ = 0;
+  Phase phase_ = Phase::forward;
+  bool rc_ = false;
+  GptSchedule out_;
+  std::vector<std::size_t> issue_step_;
+  std::vector<bool> waited_;
+  // Gathers.
+  std::vector<Request> gathers_;
+  std::vector<int> gather_slot_, gather_id_;
+  std::vector<bool> gather_issued_, gather_held_;
+  std::size_t cursor_ = 0;
+  // dW ring.
+  std::vector<int> dw_readers_;
+  std::size_t dw_next_ = 0;
+  int dw_taken_ = kNone;
+  std::vector<int> last_scatter_;
+  // Buckets.
+  BucketSlot head_;
+  std::vector<BucketSlot> ring_;
+  std::size_t ring_next_ = 0;
+  std::vector<int> current_, first_;
+  std::vector<int> bucket_deps_;
+};
+
+}  // namespace
+
+GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o) {
+  validate_gpt_plan(m, o);
+  return Generator(m, o).run();
+}
+
+}  // namespace ovb
