@@ -1,6 +1,7 @@
 // Unit tests: the overlap scenario registry (overlap/scenario.hpp) and the benchmark names it
 // leads to: the GEMM + collective scenario is registered and keeps the names result files use;
-// any other scenario's names carry it after "overlap/".
+// any other scenario's names carry it after "overlap/"; the dependent decomposition scenario
+// names its chunks and split and refuses chunks that do not divide the split dimension.
 // Run: ctest -R mb.unit (or ovb-microbench-tests --gtest_filter='OverlapScenarios*').
 #include <gtest/gtest.h>
 
@@ -39,6 +40,30 @@ TEST(OverlapScenarios, OtherScenariosAreNamedInTheBenchmarkName) {
   EXPECT_EQ(overlap_benchmark_name(p),
             "overlap/coll_chain/all_reduce/world/16777216/bf16/4096x4096x4096/nn/comm_high/"
             "gemm_first/cta=default,8,default");
+}
+
+// A dependent scenario: no launch order (the pipeline fixes it), its chunks and split at the end.
+TEST(OverlapScenarios, DecompositionIsDependentAndNamesItsChunks) {
+  const OverlapScenario* found = nullptr;
+  for (const OverlapScenario& s : overlap_scenarios())
+    if (s.name == "decomposition") found = &s;
+  ASSERT_NE(found, nullptr);
+  EXPECT_TRUE(found->dependent);
+  ASSERT_NE(found->problem, nullptr);
+  OverlapPoint p = point(*found);
+  p.chunks = 4;
+  p.split = SplitAxis::n;
+  EXPECT_EQ(overlap_benchmark_name(p),
+            "overlap/decomposition/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/"
+            "pipeline/chunks=4/split=n");
+  EXPECT_EQ(found->problem(p, 8), "");
+  p.chunks = 3;
+  EXPECT_EQ(found->problem(p, 8),
+            "--scenarios decomposition: --chunks 3 does not divide N = 4096 of GEMM "
+            "4096x4096x4096");
+  p.chunks = 2;
+  p.gcase.shape.ta = Trans::t;
+  EXPECT_NE(found->problem(p, 8).find("nn layout"), std::string::npos);
 }
 
 TEST(OverlapScenarios, TheRegistryIsSortedByName) {
