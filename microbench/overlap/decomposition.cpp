@@ -4,8 +4,8 @@
 // waits for chunk i's GEMM, so one chunk's collective runs under the next chunk's GEMM (the
 // pipelined overlap of Transformer Engine's userbuffers and PyTorch async-TP). chunks = 1 is the
 // unchunked baseline. Every rank computes the same GEMM; the collective sums it over the group.
-//   mpirun -np 4 ovb-overlap --backend host --scenarios decomposition --colls all_reduce,reduce_scatter
-//          --shapes 64x64x32 --chunks 1,2,4 --split m,n
+//   mpirun -np 4 ovb-overlap --backend host --scenarios decomposition --shapes 64x64x32
+//          --colls all_reduce,reduce_scatter --chunks 1,2,4 --split m,n
 //
 // Layout: C holds the chunks one after another, each dense row-major (a split along M is then
 // plain row-major C; along N, chunk q is the columns [q*n/c, (q+1)*n/c) of C, computed from its
@@ -127,7 +127,9 @@ class Decomposition : public PipelineOps {
                result_.as<char>() + static_cast<std::size_t>(i) * result_elems(elems_) * out_size(),
                elems_);
   }
-  void compute_whole(Stream& s) override { whole_plan_->run(s, a_.data(), b_.data(), c_whole_.data()); }
+  void compute_whole(Stream& s) override {
+    whole_plan_->run(s, a_.data(), b_.data(), c_whole_.data());
+  }
   void comm_whole(Stream& s) override {
     ScopedRange r(range_);
     collective(s, c_.data(), result_.data(), elems_ * static_cast<std::size_t>(chunks_));
@@ -146,15 +148,8 @@ class Decomposition : public PipelineOps {
   std::int64_t check(bool inject) override {
     const Storage out = output_storage(type_);
     const std::size_t total = result_elems(elems_) * static_cast<std::size_t>(chunks_);
-    std::vector<std::size_t> at;
-    if (total <= 4096) {
-      for (std::size_t e = 0; e < total; ++e) at.push_back(e);
-    } else {
-      at = {0, total - 1};
-      for (std::uint64_t q = 0; q < 1024; ++q)
-        at.push_back(static_cast<std::size_t>(
-            small_int(q, 107, static_cast<int>(std::min<std::size_t>(total, 1u << 30)))));
-    }
+    const std::vector<std::int64_t> at =
+        check_points(static_cast<std::int64_t>(total), 4096, 1024, 107);
     const double n = comm_.size();
     if (inject) {
       const double ref = n * static_cast<double>(exact(0));
@@ -163,7 +158,8 @@ class Decomposition : public PipelineOps {
     const double u = dtype_ == DType::f32 ? 0 : std::ldexp(1.0, dtype_ == DType::bf16 ? -8 : -11);
     const double tol = gemm_output_tolerance(out) + (n - 1) * u;
     std::int64_t wrong = 0;
-    for (const std::size_t e : at) {
+    for (const std::int64_t i : at) {
+      const auto e = static_cast<std::size_t>(i);
       const double ref = n * static_cast<double>(exact(e));
       const double got = read(backend_, result_, out, e, 1)[0];
       if (!(std::fabs(got - ref) <= tol * std::fabs(ref))) ++wrong;
@@ -175,7 +171,8 @@ class Decomposition : public PipelineOps {
   std::size_t out_size() const { return size_of(output_storage(type_)); }
   // Elements of this rank's result of a collective over `elems` elements.
   std::size_t result_elems(std::size_t elems) const {
-    return kind_ == CollKind::reduce_scatter ? elems / static_cast<std::size_t>(comm_.size()) : elems;
+    return kind_ == CollKind::reduce_scatter ? elems / static_cast<std::size_t>(comm_.size())
+                                             : elems;
   }
   void collective(Stream& s, const void* send, void* recv, std::size_t elems) {
     if (kind_ == CollKind::all_reduce)

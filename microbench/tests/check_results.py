@@ -155,7 +155,8 @@ def check_overlap(c, b, ctx):
     c.close(w, "exposed_comm_us", b["exposed_comm_us"], to - tcu, scale=to)
     if "chunks" in b:  # a dependent pipeline (docs/metrics.md)
         tcw, tmw = b["t_compute_whole_us"], b["t_comm_whole_us"]
-        c.close(w, "decomposition_loss_us", b["decomposition_loss_us"], tc - tcw, scale=max(tc, tcw))
+        c.close(w, "decomposition_loss_us", b["decomposition_loss_us"], tc - tcw,
+                scale=max(tc, tcw))
         if tmw > 0:
             sw, iw = tcw + tmw, max(tcw, tmw)
             c.close(w, "pipeline_fraction_of_ideal", b["pipeline_fraction_of_ideal"],
