@@ -4,6 +4,7 @@
 // waits for chunk i's GEMM, so one chunk's collective runs under the next chunk's GEMM (the
 // pipelined overlap of Transformer Engine's userbuffers and PyTorch async-TP). chunks = 1 is the
 // unchunked baseline. Every rank computes the same GEMM; the collective sums it over the group.
+// --colls all_gather is the reverse pipeline, AG+GEMM (ag_gemm.cpp).
 //   mpirun -np 4 ovb-overlap --backend host --scenarios decomposition --shapes 64x64x32
 //          --colls all_reduce,reduce_scatter --chunks 1,2,4 --split m,n
 //
@@ -20,25 +21,25 @@
 #include "harness/sizes.hpp"
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
-#include "overlap/overlap_bench.hpp"
-#include "overlap/scenario.hpp"
+#include "overlap/decomposition.hpp"
 
 namespace ovb::mb {
 namespace {
-
-std::string shape_text(const GemmShape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
-}
 
 // Why the point cannot run over `ranks` ranks, "" when it can.
 std::string decomposition_problem(const OverlapPoint& p, int ranks) {
   const GemmShape& s = p.gcase.shape;
   const std::string scenario = "--scenarios decomposition: ";
-  if (p.kind != CollKind::all_reduce && p.kind != CollKind::reduce_scatter)
-    return scenario + "--colls " + std::string(name_of(p.kind)) +
-           " is not a GEMM+collective pipeline here (all_reduce, reduce_scatter)";
   if (s.ta != Trans::n || s.tb != Trans::n)
     return scenario + "GEMM " + shape_text(s) + " is transposed; chunks need the nn layout";
+  if (p.kind == CollKind::all_gather) {
+    if (p.split != SplitAxis::m) return "";  // skipped with the reason (ag_gemm.cpp)
+    if (s.m % (static_cast<std::int64_t>(ranks) * p.chunks) != 0)
+      return scenario + "ranks x --chunks = " + std::to_string(ranks) + " x " +
+             std::to_string(p.chunks) + " does not divide M = " + std::to_string(s.m) +
+             " of GEMM " + shape_text(s) + " (all_gather: each rank's rows in chunks)";
+    return "";
+  }
   const std::int64_t dim = p.split == SplitAxis::m ? s.m : s.n;
   if (p.chunks < 1 || dim % p.chunks != 0)
     return scenario + "--chunks " + std::to_string(p.chunks) + " does not divide " +
@@ -214,12 +215,21 @@ class Decomposition : public PipelineOps {
 
 std::unique_ptr<OverlapOps> make_decomposition(BenchEnv& env, Communicator& comm,
                                                const OverlapPoint& p) {
+  if (p.kind == CollKind::all_gather) return make_ag_gemm(env, comm, p);
   return std::make_unique<Decomposition>(env, comm, p);
+}
+
+// The collective's S: the gathered A (AG+GEMM), else the GEMM's output.
+std::size_t decomposition_bytes(const OverlapPoint& p) {
+  const GemmShape& s = p.gcase.shape;
+  if (p.kind == CollKind::all_gather)
+    return static_cast<std::size_t>(s.m * s.k) * size_of(input_storage(p.gemm_type));
+  return static_cast<std::size_t>(s.m * s.n) * size_of(output_storage(p.gemm_type));
 }
 
 }  // namespace
 
 OVB_OVERLAP_PIPELINE_SCENARIO(decomposition, "a GEMM and its collective in dependent chunks",
-                              make_decomposition, decomposition_problem);
+                              make_decomposition, decomposition_problem, decomposition_bytes);
 
 }  // namespace ovb::mb

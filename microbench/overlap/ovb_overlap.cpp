@@ -173,10 +173,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               pt.chunks = static_cast<int>(o.chunks.at(at));
                               pt.split = o.split.at(at);
                               if (pt.scenario->dependent) {
-                                // The collective is the GEMM's output: --sizes does not apply.
-                                const ovb::GemmShape& sh = pt.gcase.shape;
-                                pt.bytes = static_cast<std::size_t>(sh.m * sh.n) *
-                                           ovb::size_of(pt.coll_type);
+                                pt.bytes = pt.scenario->bytes(pt);  // --sizes does not apply
                                 if (env.group_problem(pt.group).empty())
                                   if (const std::string why =
                                           pt.scenario->problem(pt, env.group_size(pt.group));

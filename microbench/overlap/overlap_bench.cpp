@@ -50,7 +50,7 @@ struct OverlapState {
   PipelineOps* pipeline = nullptr;  // the dependent form, else nullptr
   StreamTimer timer;
   std::unique_ptr<Event> base, c0, c1, m0, m1;
-  std::vector<std::unique_ptr<Event>> chunk_done;  // per chunk: its GEMM has completed
+  std::vector<std::unique_ptr<Event>> chunk_done;  // per chunk: its producer has completed
   bool ready = false;
   std::int64_t wrong = 0;
 };
@@ -60,19 +60,28 @@ struct UnderOverlap {
   double t_o, t_c, t_m;
 };
 
-// The dependent form: chunk i's collective waits for chunk i's GEMM; the communication's span
-// starts when its first chunk may start.
+// The dependent form: chunk i's consumer (the collective, or for AG+GEMM the GEMM) waits for
+// chunk i's producer; the consumer's span starts when its first chunk may start.
 void run_pipeline(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm) {
-  st.c0->record(sc);
-  for (int i = 0; i < st.pipeline->chunks(); ++i) {
-    st.pipeline->compute_chunk(sc, i);
-    st.chunk_done[static_cast<std::size_t>(i)]->record(sc);
-    env.backend().wait_event(sm, *st.chunk_done[static_cast<std::size_t>(i)]);
-    if (i == 0) st.m0->record(sm);
-    st.pipeline->comm_chunk(sm, i);
+  PipelineOps& p = *st.pipeline;
+  const bool gather_first = p.comm_feeds_compute();
+  Stream& up = gather_first ? sm : sc;
+  Stream& down = gather_first ? sc : sm;
+  Event& up0 = gather_first ? *st.m0 : *st.c0;
+  Event& up1 = gather_first ? *st.m1 : *st.c1;
+  Event& down0 = gather_first ? *st.c0 : *st.m0;
+  Event& down1 = gather_first ? *st.c1 : *st.m1;
+  up0.record(up);
+  for (int i = 0; i < p.chunks(); ++i) {
+    Event& done = *st.chunk_done[static_cast<std::size_t>(i)];
+    gather_first ? p.comm_chunk(up, i) : p.compute_chunk(up, i);
+    done.record(up);
+    env.backend().wait_event(down, done);
+    if (i == 0) down0.record(down);
+    gather_first ? p.compute_chunk(down, i) : p.comm_chunk(down, i);
   }
-  st.c1->record(sc);
-  st.m1->record(sm);
+  up1.record(up);
+  down1.record(down);
 }
 
 UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, bool comm_first) {

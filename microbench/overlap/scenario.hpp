@@ -14,6 +14,7 @@
 // scenario is swept over --chunks and --split as well.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -42,6 +43,9 @@ class OverlapOps {
 class PipelineOps : public OverlapOps {
  public:
   virtual int chunks() const = 0;
+  // false: chunk i's communication waits for chunk i's compute (GEMM+RS); true: the reverse
+  // (AG+GEMM: chunk i's GEMM waits for chunk i's gather).
+  virtual bool comm_feeds_compute() const { return false; }
   virtual void compute_chunk(Stream& s, int i) = 0;
   virtual void comm_chunk(Stream& s, int i) = 0;
   // The unchunked GEMM and collective alone: the baseline of the pipeline metrics.
@@ -65,6 +69,9 @@ struct OverlapScenario {
   // Dependent scenarios: why the point cannot run over `ranks` ranks ("" when it can), checked
   // before anything runs, so that bad input is one error (e.g. --chunks not dividing M).
   std::string (*problem)(const OverlapPoint&, int ranks) = nullptr;
+  // Dependent scenarios: the collective's S in bytes, which follows from the GEMM (--sizes does
+  // not apply).
+  std::size_t (*bytes)(const OverlapPoint&) = nullptr;
 };
 
 // The registered scenarios, sorted by name.
@@ -82,6 +89,6 @@ struct ScenarioRegistration {
 
 #define OVB_OVERLAP_SCENARIO(id, about, make) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id({#id, about, make})
-#define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem) \
-  static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(     \
-      {#id, about, make, true, problem})
+#define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
+  static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
+      {#id, about, make, true, problem, bytes})

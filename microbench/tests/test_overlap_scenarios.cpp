@@ -60,7 +60,7 @@ TEST(OverlapScenarios, DecompositionIsDependentAndNamesItsChunks) {
   p.chunks = 3;
   EXPECT_EQ(found->problem(p, 8),
             "--scenarios decomposition: --chunks 3 does not divide N = 4096 of GEMM "
-            "4096x4096x4096");
+            "4096x4096x4096:nn");
   p.chunks = 2;
   p.gcase.shape.ta = Trans::t;
   EXPECT_NE(found->problem(p, 8).find("nn layout"), std::string::npos);
