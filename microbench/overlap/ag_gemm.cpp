@@ -56,14 +56,16 @@ class AgGemm : public PipelineOps {
     chunk_.m /= chunks_;
     const Storage in = input_storage(type_), out = output_storage(type_);
     // A's shard, the gathered A, B, C and the whole GEMM's C.
-    const std::size_t need = (m / ranks * k + m * k + k * n) * size_of(in) + 2 * m * n * size_of(out);
+    const std::size_t need =
+        (m / ranks * k + m * k + k * n) * size_of(in) + 2 * m * n * size_of(out);
     if (need > env.memory_budget())
       throw UsageError("decomposition of " + shape_text(whole_) + " needs " + human_bytes(need) +
                        ", more than this rank's share of memory (" +
                        human_bytes(env.memory_budget()) + ")");
     chunk_plan_ = env.gemm().plan(chunk_, type_, 1);
     whole_plan_ = env.gemm().plan(whole_, type_, 1);
-    const std::size_t shard_rows = m / ranks, first = static_cast<std::size_t>(comm.rank()) * shard_rows;
+    const std::size_t shard_rows = m / ranks,
+                      first = static_cast<std::size_t>(comm.rank()) * shard_rows;
     shard_ = backend_.allocate(shard_rows * k * size_of(in));
     gathered_ = backend_.allocate(m * k * size_of(in));
     b_ = backend_.allocate(k * n * size_of(in));
@@ -80,8 +82,9 @@ class AgGemm : public PipelineOps {
   int chunks() const override { return chunks_; }
   void compute_chunk(Stream& s, int i) override {
     const auto q = static_cast<std::size_t>(i) * static_cast<std::size_t>(chunk_.m);
-    chunk_plan_->run(s, gathered_.as<const char>() + q * static_cast<std::size_t>(whole_.k) * in_size(),
-                     b_.data(), c_.as<char>() + q * static_cast<std::size_t>(whole_.n) * out_size());
+    chunk_plan_->run(
+        s, gathered_.as<const char>() + q * static_cast<std::size_t>(whole_.k) * in_size(),
+        b_.data(), c_.as<char>() + q * static_cast<std::size_t>(whole_.n) * out_size());
   }
   // Every launch inside a "collective" range, as gemm_coll's.
   void comm_chunk(Stream& s, int i) override {

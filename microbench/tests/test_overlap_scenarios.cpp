@@ -62,6 +62,14 @@ TEST(OverlapScenarios, DecompositionIsDependentAndNamesItsChunks) {
             "--scenarios decomposition: --chunks 3 does not divide N = 4096 of GEMM "
             "4096x4096x4096:nn");
   p.chunks = 2;
+  EXPECT_EQ(found->bytes(p), 4096u * 4096u * 2u);  // C in bf16
+  p.kind = CollKind::all_gather;  // AG+GEMM: each rank's M/8 rows in 2 chunks
+  p.gcase.shape.k = 1024;
+  EXPECT_EQ(found->bytes(p), 4096u * 1024u * 2u);  // A in bf16
+  p.split = SplitAxis::m;
+  EXPECT_EQ(found->problem(p, 8), "");
+  EXPECT_NE(found->problem(p, 3).find("ranks x --chunks = 3 x 2 does not divide M = 4096"),
+            std::string::npos);
   p.gcase.shape.ta = Trans::t;
   EXPECT_NE(found->problem(p, 8).find("nn layout"), std::string::npos);
 }
