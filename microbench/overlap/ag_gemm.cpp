@@ -12,7 +12,6 @@
 
 #include "harness/gemm_workload.hpp"
 #include "harness/pattern.hpp"
-#include "harness/sizes.hpp"
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
 #include "overlap/decomposition.hpp"
@@ -44,10 +43,6 @@ class AgGemm : public PipelineOps {
     // A sweep over --split m,n meets this point: skipped, with the reason, not an error.
     if (p.split != SplitAxis::m)
       throw UsageError("all_gather (AG+GEMM) splits along m only: its GEMM needs all of A");
-    if (const std::string why = env.gemm().unsupported(type_); !why.empty()) throw UsageError(why);
-    if (!backend_.supports(dtype_))
-      throw UsageError("the " + std::string(backend_.name()) + " backend has no " +
-                       std::string(name_of(dtype_)) + " collectives");
     const auto m = static_cast<std::size_t>(whole_.m), n = static_cast<std::size_t>(whole_.n),
                k = static_cast<std::size_t>(whole_.k);
     const auto ranks = static_cast<std::size_t>(comm.size());
@@ -58,10 +53,7 @@ class AgGemm : public PipelineOps {
     // A's shard, the gathered A, B, C and the whole GEMM's C.
     const std::size_t need =
         (m / ranks * k + m * k + k * n) * size_of(in) + 2 * m * n * size_of(out);
-    if (need > env.memory_budget())
-      throw UsageError("decomposition of " + shape_text(whole_) + " needs " + human_bytes(need) +
-                       ", more than this rank's share of memory (" +
-                       human_bytes(env.memory_budget()) + ")");
+    check_pipeline_fits(env, type_, dtype_, whole_, need);
     chunk_plan_ = env.gemm().plan(chunk_, type_, 1);
     whole_plan_ = env.gemm().plan(whole_, type_, 1);
     const std::size_t shard_rows = m / ranks,

@@ -68,10 +68,6 @@ class Decomposition : public PipelineOps {
                p.group.name(), static_cast<std::int64_t>(p.bytes)} {
     const std::string problem = decomposition_problem(p, comm.size());  // checked at start too
     if (!problem.empty()) throw UsageError(problem);
-    if (const std::string why = env.gemm().unsupported(type_); !why.empty()) throw UsageError(why);
-    if (!backend_.supports(dtype_))
-      throw UsageError("the " + std::string(backend_.name()) + " backend has no " +
-                       std::string(name_of(dtype_)) + " collectives");
     const auto m = static_cast<std::size_t>(whole_.m), n = static_cast<std::size_t>(whole_.n),
                k = static_cast<std::size_t>(whole_.k);
     chunk_ = whole_;
@@ -81,11 +77,7 @@ class Decomposition : public PipelineOps {
     // A, B, B packed by chunk (split along N only), C, the whole GEMM's C, the collective's result.
     const std::size_t packed = split_ == SplitAxis::n ? k * n : 0;
     const std::size_t need = (m * k + k * n + packed) * size_of(in) + 3 * m * n * size_of(out);
-    if (need > env.memory_budget())
-      throw UsageError("decomposition of " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-                       std::to_string(k) + " needs " + human_bytes(need) +
-                       ", more than this rank's share of memory (" +
-                       human_bytes(env.memory_budget()) + ")");
+    check_pipeline_fits(env, type_, dtype_, whole_, need);
     chunk_plan_ = env.gemm().plan(chunk_, type_, 1);
     whole_plan_ = env.gemm().plan(whole_, type_, 1);
     a_ = backend_.allocate(m * k * size_of(in));
@@ -212,6 +204,22 @@ class Decomposition : public PipelineOps {
   Buffer a_, b_, b_packed_, c_, c_whole_, result_;
   RangeInfo range_;
 };
+
+}  // namespace
+
+void check_pipeline_fits(BenchEnv& env, GemmType t, DType coll, const GemmShape& s,
+                         std::size_t need) {
+  if (const std::string why = env.gemm().unsupported(t); !why.empty()) throw UsageError(why);
+  if (!env.backend().supports(coll))
+    throw UsageError("the " + std::string(env.backend().name()) + " backend has no " +
+                     std::string(name_of(coll)) + " collectives");
+  if (need > env.memory_budget())
+    throw UsageError("decomposition of " + shape_text(s) + " needs " + human_bytes(need) +
+                     ", more than this rank's share of memory (" +
+                     human_bytes(env.memory_budget()) + ")");
+}
+
+namespace {
 
 std::unique_ptr<OverlapOps> make_decomposition(BenchEnv& env, Communicator& comm,
                                                const OverlapPoint& p) {
