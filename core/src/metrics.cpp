@@ -84,12 +84,26 @@ OverlapMetrics overlap_metrics(const OverlapTimes& t) {
   m.serial = t.t_compute + t.t_comm;
   m.speedup_vs_serial = m.serial / t.t_overlap;
   m.overlap_efficiency = (m.serial - t.t_overlap) / std::min(t.t_compute, t.t_comm);
-  const double ideal_gain = m.serial / m.ideal - 1.0;
-  m.fraction_of_ideal = ideal_gain > 0 ? (m.speedup_vs_serial - 1.0) / ideal_gain
-                                       : std::numeric_limits<double>::quiet_NaN();
+  m.fraction_of_ideal = fraction_of_ideal(m.serial, m.ideal, t.t_overlap);
   m.compute_slowdown = t.t_compute_under / t.t_compute - 1.0;
   m.comm_slowdown = t.t_comm_under / t.t_comm - 1.0;
+  m.exposed_comm = t.t_overlap - t.t_compute_under;
   return m;
+}
+
+double fraction_of_ideal(double serial, double ideal, double t_overlap) {
+  const double ideal_gain = serial / ideal - 1.0;
+  return ideal_gain > 0 ? (serial / t_overlap - 1.0) / ideal_gain
+                        : std::numeric_limits<double>::quiet_NaN();
+}
+
+double decomposition_loss(double t_compute_chunks, double t_compute_whole) {
+  return t_compute_chunks - t_compute_whole;
+}
+
+double pipeline_fraction_of_ideal(double t_compute_whole, double t_comm_whole, double t_overlap) {
+  return fraction_of_ideal(t_compute_whole + t_comm_whole, std::max(t_compute_whole, t_comm_whole),
+                           t_overlap);
 }
 
 double gpt_model_flop(double batch, double seq, double layers, double hidden, double vocab) {

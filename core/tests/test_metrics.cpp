@@ -57,6 +57,19 @@ TEST(Metrics, OverlapMetricsHandComputed) {
   EXPECT_DOUBLE_EQ(r.fraction_of_ideal, (14.0 / 11.0 - 1) / 0.4);     // (1.2727-1)/(1.4-1)
   EXPECT_NEAR(r.compute_slowdown, 0.05, 1e-15);
   EXPECT_NEAR(r.comm_slowdown, 0.25, 1e-15);
+  EXPECT_DOUBLE_EQ(r.exposed_comm, 0.5);  // 11 - 10.5
+}
+
+TEST(Metrics, PipelineMetricsHandComputed) {
+  // Four chunk GEMMs of 2.6 alone against the whole GEMM's 10: 0.4 lost to cutting it.
+  EXPECT_NEAR(m::decomposition_loss(10.4, 10), 0.4, 1e-15);
+  EXPECT_DOUBLE_EQ(m::decomposition_loss(10, 10), 0.0);
+  // Unchunked GEMM 10 then all-reduce 4: serial 14, ideal 10. A pipeline of 12 gains 14/12 - 1
+  // of the possible 14/10 - 1; one of 10 all of it; one of 14 nothing.
+  EXPECT_DOUBLE_EQ(m::pipeline_fraction_of_ideal(10, 4, 12), (14.0 / 12.0 - 1) / 0.4);
+  EXPECT_DOUBLE_EQ(m::pipeline_fraction_of_ideal(10, 4, 10), 1.0);
+  EXPECT_DOUBLE_EQ(m::pipeline_fraction_of_ideal(10, 4, 14), 0.0);
+  EXPECT_TRUE(std::isnan(m::pipeline_fraction_of_ideal(10, 0, 10)));
 }
 
 TEST(Metrics, OverlapExtremes) {

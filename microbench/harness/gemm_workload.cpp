@@ -10,13 +10,22 @@
 
 namespace ovb::mb {
 
-namespace {
-float a_value(std::uint64_t idx) {
+float gemm_a_value(std::uint64_t idx) {
   return static_cast<float>(small_int(idx, 11, 3) - 1);
 }
-float b_value(std::uint64_t idx) {
+float gemm_b_value(std::uint64_t idx) {
   return static_cast<float>(small_int(idx, 23, 3) - 1);
 }
+
+double gemm_output_tolerance(Storage out) {
+  switch (out) {
+    case Storage::f16: return std::ldexp(1.0, -9);
+    case Storage::bf16: return std::ldexp(1.0, -6);
+    default: return 0;
+  }
+}
+
+namespace {
 
 // Storage index of logical A(i, kk) and B(kk, j) (row-major, transposes as in GemmShape).
 std::uint64_t a_index(const GemmShape& s, std::int64_t i, std::int64_t kk) {
@@ -26,22 +35,13 @@ std::uint64_t b_index(const GemmShape& s, std::int64_t kk, std::int64_t j) {
   return static_cast<std::uint64_t>(s.tb == Trans::n ? kk * s.n + j : j * s.k + kk);
 }
 
-// Relative tolerance: 0 for fp32 outputs (integer sums are exact), two units in the last place
-// of 16-bit outputs (rounding of the result and of split-K partial sums).
-double tolerance(Storage out) {
-  switch (out) {
-    case Storage::f16: return std::ldexp(1.0, -9);
-    case Storage::bf16: return std::ldexp(1.0, -6);
-    default: return 0;
-  }
-}
 }  // namespace
 
 std::int64_t GemmWorkload::reference(const GemmShape& s, std::int64_t i, std::int64_t j) {
   std::int64_t sum = 0;
   for (std::int64_t kk = 0; kk < s.k; ++kk)
-    sum += static_cast<std::int64_t>(a_value(a_index(s, i, kk))) *
-           static_cast<std::int64_t>(b_value(b_index(s, kk, j)));
+    sum += static_cast<std::int64_t>(gemm_a_value(a_index(s, i, kk))) *
+           static_cast<std::int64_t>(gemm_b_value(b_index(s, kk, j)));
   return sum;
 }
 
@@ -65,8 +65,8 @@ GemmWorkload::GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape,
   a_ = backend.allocate(m * k * size_of(in));
   b_ = backend.allocate(k * n * size_of(in));
   c_ = backend.allocate(m * n * size_of(out));
-  fill(backend, a_, in, 0, m * k, a_value);
-  fill(backend, b_, in, 0, k * n, b_value);
+  fill(backend, a_, in, 0, m * k, gemm_a_value);
+  fill(backend, b_, in, 0, k * n, gemm_b_value);
   backend.memset_zero(c_);
 }
 
@@ -87,7 +87,7 @@ std::int64_t GemmWorkload::check(bool inject) {
     const double ref = static_cast<double>(reference(shape_, 0, 0));
     poke(backend_, c_, out, 0, static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
   }
-  const double tol = tolerance(out);
+  const double tol = gemm_output_tolerance(out);
   std::int64_t wrong = 0;
   for (const auto& [i, j] : at) {
     const double ref = static_cast<double>(reference(shape_, i, j));

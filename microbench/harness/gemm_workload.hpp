@@ -12,6 +12,15 @@
 
 namespace ovb::mb {
 
+// The exact inputs: element idx of A and of B in storage order, -1, 0 or 1.
+float gemm_a_value(std::uint64_t idx);
+float gemm_b_value(std::uint64_t idx);
+
+// Relative tolerance of C against the exact integer sums: 0 for fp32 outputs (integer sums are
+// exact), two units in the last place of 16-bit outputs (rounding of the result and of split-K
+// partial sums).
+double gemm_output_tolerance(Storage out);
+
 class GemmWorkload {
  public:
   // Throws UsageError when the type is unsupported here, the library has no algorithm for the

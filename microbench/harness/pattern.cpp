@@ -85,6 +85,19 @@ float decode(Storage s, const void* src, std::size_t i) {
   return 0;
 }
 
+std::vector<std::int64_t> check_points(std::int64_t count, std::int64_t all_up_to, int spread,
+                                       std::uint64_t seed) {
+  std::vector<std::int64_t> at;
+  if (count <= all_up_to) {
+    for (std::int64_t i = 0; i < count; ++i) at.push_back(i);
+    return at;
+  }
+  at = {0, count - 1};
+  for (std::uint64_t q = 0; q < static_cast<std::uint64_t>(spread); ++q)
+    at.push_back(small_int(q, seed, static_cast<int>(std::min<std::int64_t>(count, 1 << 30))));
+  return at;
+}
+
 std::vector<float> read(Backend& backend, const Buffer& b, Storage s, std::size_t first,
                         std::size_t count) {
   std::vector<unsigned char> host(count * size_of(s));

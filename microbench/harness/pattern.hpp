@@ -48,6 +48,11 @@ void fill(Backend& backend, Buffer& b, Storage s, std::size_t first, std::size_t
   }
 }
 
+// Indices a check reads among [0, count): all of them when count <= all_up_to, else the first,
+// the last and `spread` indices from small_int(., seed, .).
+std::vector<std::int64_t> check_points(std::int64_t count, std::int64_t all_up_to, int spread,
+                                       std::uint64_t seed);
+
 // Elements [first, first+count) of b as float.
 std::vector<float> read(Backend& backend, const Buffer& b, Storage s, std::size_t first,
                         std::size_t count);

@@ -109,14 +109,7 @@ double MemWorkload::bytes() const {
 
 std::int64_t MemWorkload::check(bool inject) {
   const std::int64_t rows = args_.n / args_.row;
-  std::vector<std::int64_t> at;
-  if (rows <= 256) {
-    for (std::int64_t r = 0; r < rows; ++r) at.push_back(r);
-  } else {
-    at = {0, rows - 1};
-    for (std::uint64_t k = 0; k < 254; ++k)
-      at.push_back(small_int(k, 41, static_cast<int>(std::min<std::int64_t>(rows, 1 << 30))));
-  }
+  const std::vector<std::int64_t> at = check_points(rows, 256, 254, 41);
   std::int64_t wrong = 0;
   bool injected = !inject;
   for (const std::int64_t r : at) {

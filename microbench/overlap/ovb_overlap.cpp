@@ -2,12 +2,16 @@
 // alone, swept over the scenario (overlap/scenario.hpp), GEMM shape, collective kind and size,
 // stream priorities, launch order, NCCL CTA settings and (one value per process)
 // CUDA_DEVICE_MAX_CONNECTIONS; the sweep's options are typed axes (harness/axes.hpp), parsed once.
+// Dependent scenarios (decomposition) cut the GEMM and its collective into --chunks pieces along
+// --split and pipeline them instead; --sizes and --orders do not apply to them.
 // On the host backend the "overlap" is MPI progress against OpenBLAS: the code path and metrics,
 // not meaningful numbers.
 // Examples:
 //   mpirun -np 8 ovb-overlap --shapes 8192x8192x8192 --sizes 64M --priorities equal,comm_high
 //   microbench/overlap-cdmc-sweep.sh out/overlap mpirun -np 8 ovb-overlap --sweep full
 //   mpirun -np 4 ovb-overlap --sweep quick --backend host
+//   mpirun -np 4 ovb-overlap --backend host --scenarios decomposition --shapes 64x64x32
+//          --colls all_reduce,reduce_scatter --chunks 1,2,4 --split m,n
 // Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
 #include <algorithm>
 #include <cstdlib>
@@ -70,6 +74,15 @@ struct OverlapOptions {
       "environment has it, the default); one value per process - sweep with "
       "microbench/overlap-cdmc-sweep.sh",
       {"env"}, cdmc_problem);
+  // Dependent scenarios only (the others ignore them).
+  Axis<std::int64_t> chunks = ovb::mb::int64_axis(
+      "--chunks",
+      "Dependent scenarios: pieces the GEMM and its collective are cut into (1: unchunked); each "
+      "must divide the split dimension",
+      {"1", "2", "4"}, 1, 4096);
+  Axis<ovb::mb::SplitAxis> split = ovb::mb::enum_axis<ovb::mb::SplitAxis>(
+      "--split", "Dependent scenarios: the dimension of C cut into chunks: m (rows), n (columns)",
+      {"m"}, {{"m", ovb::mb::SplitAxis::m}, {"n", ovb::mb::SplitAxis::n}});
   std::string cdmc_run;
   bool print_cdmc = false;
   std::string cdmc_label;
@@ -117,6 +130,8 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     ovb::mb::add_comm_options(app, o.comm);
     o.priorities.add_to(app);
     o.comm_first.add_to(app);
+    o.chunks.add_to(app);
+    o.split.add_to(app);
     o.cdmc.add_to(app);
     app.add_option("--cdmc-run", o.cdmc_run,
                    "Run only this one of the --cdmc values (set by overlap-cdmc-sweep.sh)");
@@ -139,7 +154,8 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     const ovb::mb::CommOptions& c = o.comm;
     std::set<std::string> names;
     ovb::mb::for_each_point({&o.scenarios, &types, &cases, &o.colls, &c.groups, &o.sizes,
-                             &c.min_ctas, &c.max_ctas, &c.cta_policy, &o.priorities, &o.comm_first},
+                             &c.min_ctas, &c.max_ctas, &c.cta_policy, &o.priorities, &o.comm_first,
+                             &o.chunks, &o.split},
                             [&](const ovb::mb::Point& at) {
                               ovb::mb::OverlapPoint pt;
                               pt.scenario = o.scenarios.at(at);
@@ -154,6 +170,16 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               pt.comm_first = o.comm_first.at(at);
                               pt.cdmc = o.cdmc_label;
                               pt.label = pt.gcase.tag.empty() ? "" : gpt_label;
+                              pt.chunks = static_cast<int>(o.chunks.at(at));
+                              pt.split = o.split.at(at);
+                              if (pt.scenario->dependent) {
+                                pt.bytes = pt.scenario->bytes(pt);  // --sizes does not apply
+                                if (env.group_problem(pt.group).empty())
+                                  if (const std::string why =
+                                          pt.scenario->problem(pt, env.group_size(pt.group));
+                                      !why.empty())
+                                    throw ovb::UsageError(why);
+                              }
                               const std::string name = ovb::mb::overlap_benchmark_name(pt);
                               if (!names.insert(name).second) return;  // a value listed twice
                               ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {

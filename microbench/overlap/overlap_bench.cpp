@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 #include "harness/comm_options.hpp"
 #include "harness/ranks.hpp"
@@ -25,6 +26,10 @@ std::string_view name_of(PrioMode p) {
   return "?";
 }
 
+std::string_view name_of(SplitAxis a) {
+  return a == SplitAxis::m ? "m" : "n";
+}
+
 namespace {
 struct OverlapState {
   OverlapState(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
@@ -34,10 +39,18 @@ struct OverlapState {
         c0(env.backend().create_event()),
         c1(env.backend().create_event()),
         m0(env.backend().create_event()),
-        m1(env.backend().create_event()) {}
+        m1(env.backend().create_event()) {
+    pipeline = dynamic_cast<PipelineOps*>(ops.get());
+    if (p.scenario->dependent && !pipeline)
+      throw Error("scenario " + p.scenario->name + " is dependent but made no PipelineOps");
+    for (int i = 0; pipeline && i < pipeline->chunks(); ++i)
+      chunk_done.push_back(env.backend().create_event());
+  }
   std::unique_ptr<OverlapOps> ops;
+  PipelineOps* pipeline = nullptr;  // the dependent form, else nullptr
   StreamTimer timer;
   std::unique_ptr<Event> base, c0, c1, m0, m1;
+  std::vector<std::unique_ptr<Event>> chunk_done;  // per chunk: its producer has completed
   bool ready = false;
   std::int64_t wrong = 0;
 };
@@ -46,6 +59,30 @@ struct OverlapState {
 struct UnderOverlap {
   double t_o, t_c, t_m;
 };
+
+// The dependent form: chunk i's consumer (the collective, or for AG+GEMM the GEMM) waits for
+// chunk i's producer; the consumer's span starts when its first chunk may start.
+void run_pipeline(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm) {
+  PipelineOps& p = *st.pipeline;
+  const bool gather_first = p.comm_feeds_compute();
+  Stream& up = gather_first ? sm : sc;
+  Stream& down = gather_first ? sc : sm;
+  Event& up0 = gather_first ? *st.m0 : *st.c0;
+  Event& up1 = gather_first ? *st.m1 : *st.c1;
+  Event& down0 = gather_first ? *st.c0 : *st.m0;
+  Event& down1 = gather_first ? *st.c1 : *st.m1;
+  up0.record(up);
+  for (int i = 0; i < p.chunks(); ++i) {
+    Event& done = *st.chunk_done[static_cast<std::size_t>(i)];
+    gather_first ? p.comm_chunk(up, i) : p.compute_chunk(up, i);
+    done.record(up);
+    env.backend().wait_event(down, done);
+    if (i == 0) down0.record(down);
+    gather_first ? p.compute_chunk(down, i) : p.comm_chunk(down, i);
+  }
+  up1.record(up);
+  down1.record(down);
+}
 
 UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, bool comm_first) {
   // Both streams start after `base`, so each op's span is measured from a common origin.
@@ -61,7 +98,9 @@ UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, b
     st.ops->comm(sm);
     st.m1->record(sm);
   };
-  if (comm_first) {
+  if (st.pipeline) {
+    run_pipeline(env, st, sc, sm);
+  } else if (comm_first) {
     comm();
     compute();
   } else {
@@ -71,6 +110,11 @@ UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, b
   const double c0 = st.c0->elapsed_ms(*st.base), c1 = st.c1->elapsed_ms(*st.base);
   const double m0 = st.m0->elapsed_ms(*st.base), m1 = st.m1->elapsed_ms(*st.base);
   return {(std::max(c1, m1) - std::min(c0, m0)) / 1e3, (c1 - c0) / 1e3, (m1 - m0) / 1e3};
+}
+
+std::string order_text(const OverlapPoint& p) {
+  if (p.scenario->dependent) return "pipeline";
+  return p.comm_first ? "comm_first" : "gemm_first";
 }
 }  // namespace
 
@@ -83,8 +127,11 @@ std::string overlap_benchmark_name(const OverlapPoint& p) {
       (p.gcase.tag.empty() ? "" : p.gcase.tag + "/") + std::to_string(s.m) + "x" +
       std::to_string(s.n) + "x" + std::to_string(s.k) + "/" + (s.ta == Trans::n ? "n" : "t") +
       (s.tb == Trans::n ? "n" : "t") + "/" + std::string(name_of(p.prio)) + "/" +
-      (p.comm_first ? "comm_first" : "gemm_first");
-  return n + cta_suffix(p.cfg);
+      order_text(p);
+  return n + cta_suffix(p.cfg) +
+         (p.scenario->dependent ? "/chunks=" + std::to_string(p.chunks) + "/split=" +
+                                      std::string(name_of(p.split))
+                                : "");
 }
 
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
@@ -115,7 +162,7 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   }
 
   const std::string range = name;
-  Mean tc, tm, to, tcu, tmu;
+  Mean tc, tm, to, tcu, tmu, tcw, tmw;
   const Samples samples = timed_loop(state, env, [&](bool in_loop) {
     ScopedRange r(range, "measure");
     barrier();
@@ -123,6 +170,14 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
     barrier();
     const double m = max_over_ranks(st->timer.seconds(sm, 1, [&] { st->ops->comm(sm); }));
     barrier();
+    double whole[2] = {0, 0};  // the dependent form's unchunked GEMM and collective alone
+    if (st->pipeline) {
+      whole[0] = st->timer.seconds(sc, 1, [&] { st->pipeline->compute_whole(sc); });
+      barrier();
+      whole[1] = st->timer.seconds(sm, 1, [&] { st->pipeline->comm_whole(sm); });
+      max_over_ranks(whole, 2);
+      barrier();
+    }
     UnderOverlap u = run_both(env, *st, sc, sm, p.comm_first);
     double under[3] = {u.t_o, u.t_c, u.t_m};
     max_over_ranks(under, 3);
@@ -132,6 +187,8 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
       to.add(under[0]);
       tcu.add(under[1]);
       tmu.add(under[2]);
+      tcw.add(whole[0]);
+      tmw.add(whole[1]);
     }
     return under[0];  // the sample is the overlapped time t_o
   });
@@ -153,19 +210,31 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   if (!std::isnan(om.fraction_of_ideal)) k["fraction_of_ideal"] = om.fraction_of_ideal;
   k["compute_slowdown"] = om.compute_slowdown;
   k["comm_slowdown"] = om.comm_slowdown;
+  k["exposed_comm_us"] = om.exposed_comm * 1e6;
+  if (st->pipeline) {
+    k["chunks"] = p.chunks;
+    k["t_compute_whole_us"] = tcw.value() * 1e6;
+    k["t_comm_whole_us"] = tmw.value() * 1e6;
+    k["decomposition_loss_us"] = metrics::decomposition_loss(tc.value(), tcw.value()) * 1e6;
+    const double f = metrics::pipeline_fraction_of_ideal(tcw.value(), tmw.value(), to.value());
+    if (!std::isnan(f)) k["pipeline_fraction_of_ideal"] = f;
+  }
   k["bytes"] = static_cast<double>(p.bytes);
   k["ranks"] = st->ops->ranks();
   k["m"] = static_cast<double>(sh.m);
   k["n"] = static_cast<double>(sh.n);
   k["k"] = static_cast<double>(sh.k);
   k["wrong"] = static_cast<double>(st->wrong);
-  state.SetLabel("coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
-                 " order=" + (p.comm_first ? "comm_first" : "gemm_first") +
-                 " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc +
-                 " group=" + p.group.name() + " dtype=" + std::string(name_of(p.gemm_type)) +
-                 " min_ctas=" + knob_text(p.cfg.min_ctas) +
-                 " cta_policy=" + knob_text(p.cfg.cta_policy) + " scenario=" + p.scenario->name +
-                 (p.label.empty() ? "" : " " + p.label));
+  state.SetLabel(
+      "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
+      " order=" + order_text(p) +
+      " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc + " group=" + p.group.name() +
+      " dtype=" + std::string(name_of(p.gemm_type)) + " min_ctas=" + knob_text(p.cfg.min_ctas) +
+      " cta_policy=" + knob_text(p.cfg.cta_policy) + " scenario=" + p.scenario->name +
+      (p.scenario->dependent ? " chunks=" + std::to_string(p.chunks) +
+                                   " split=" + std::string(name_of(p.split))
+                             : "") +
+      (p.label.empty() ? "" : " " + p.label));
 }
 
 }  // namespace ovb::mb

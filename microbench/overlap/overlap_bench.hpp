@@ -20,6 +20,10 @@ namespace ovb::mb {
 enum class PrioMode { equal, comm_high, compute_high };
 std::string_view name_of(PrioMode p);
 
+// The dimension of C a dependent scenario cuts into chunks.
+enum class SplitAxis { m, n };
+std::string_view name_of(SplitAxis a);
+
 struct OverlapPoint {
   const OverlapScenario* scenario = nullptr;
   GemmCase gcase;
@@ -33,17 +37,23 @@ struct OverlapPoint {
   bool comm_first = true;  // launch order on the host
   std::string cdmc;        // CUDA_DEVICE_MAX_CONNECTIONS of this process: "default" or N
   std::string label;       // extra label text (GPT configuration)
+  int chunks = 1;          // dependent scenarios: pieces of the GEMM and of its collective
+  SplitAxis split = SplitAxis::m;
 };
 
 // "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]"; other
-// scenarios than kDefaultScenario insert theirs after "overlap/".
+// scenarios than kDefaultScenario insert theirs after "overlap/"; dependent ones end in
+// ".../equal/pipeline/chunks=4/split=m" (no launch order: the pipeline fixes it).
 std::string overlap_benchmark_name(const OverlapPoint& p);
 
 // Label: "coll=all_reduce prio=equal order=comm_first max_ctas=default cdmc=default group=world
 // dtype=bf16 min_ctas=default cta_policy=default scenario=gemm_coll" (then the GPT label, if any).
 // Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,
 // ideal_us, serial_us, overlap_efficiency, speedup_vs_serial, fraction_of_ideal (absent when
-// serial == ideal), compute_slowdown, comm_slowdown, bytes, ranks, m, n, k, wrong.
+// serial == ideal), compute_slowdown, comm_slowdown, exposed_comm_us, bytes, ranks, m, n, k,
+// wrong; dependent scenarios add chunks, t_compute_whole_us, t_comm_whole_us,
+// decomposition_loss_us and pipeline_fraction_of_ideal (absent when undefined). Times of the
+// dependent form: t_c and t_m are all chunks' GEMMs (collectives) back to back, alone.
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p);
 
 }  // namespace ovb::mb

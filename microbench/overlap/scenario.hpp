@@ -7,8 +7,14 @@
 // (plus its file in microbench/CMakeLists.txt). The harness (overlap_bench.hpp) times each stream's
 // work alone and both together, and derives the overlap metrics; the sweep's axes select the
 // scenarios (--scenarios) and their parameters.
+//
+// Two forms: independent (OverlapOps: the two streams' work does not depend on each other) and
+// dependent (PipelineOps: the work is cut into chunks, and chunk i's communication waits, through
+// an event, for chunk i's compute), registered with OVB_OVERLAP_PIPELINE_SCENARIO; a dependent
+// scenario is swept over --chunks and --split as well.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -33,11 +39,40 @@ class OverlapOps {
   virtual int ranks() const = 0;
 };
 
+// The dependent form: compute() and comm() run every chunk's work back to back (each stream's work
+// alone); the harness runs the pipeline itself, chunk by chunk, with an event between the streams.
+class PipelineOps : public OverlapOps {
+ public:
+  virtual int chunks() const = 0;
+  // false: chunk i's communication waits for chunk i's compute (GEMM+RS); true: the reverse
+  // (AG+GEMM: chunk i's GEMM waits for chunk i's gather).
+  virtual bool comm_feeds_compute() const { return false; }
+  virtual void compute_chunk(Stream& s, int i) = 0;
+  virtual void comm_chunk(Stream& s, int i) = 0;
+  // The unchunked GEMM and collective alone: the baseline of the pipeline metrics.
+  virtual void compute_whole(Stream& s) = 0;
+  virtual void comm_whole(Stream& s) = 0;
+  void compute(Stream& s) override {
+    for (int i = 0; i < chunks(); ++i) compute_chunk(s, i);
+  }
+  void comm(Stream& s) override {
+    for (int i = 0; i < chunks(); ++i) comm_chunk(s, i);
+  }
+};
+
 struct OverlapScenario {
   std::string name;  // the --scenarios word
   std::string about;
-  // May throw UsageError (the benchmark is then skipped with the reason, on every rank).
+  // May throw UsageError (the benchmark is then skipped with the reason, on every rank). A
+  // dependent scenario's make returns a PipelineOps.
   std::unique_ptr<OverlapOps> (*make)(BenchEnv&, Communicator&, const OverlapPoint&);
+  bool dependent = false;
+  // Dependent scenarios: why the point cannot run over `ranks` ranks ("" when it can), checked
+  // before anything runs, so that bad input is one error (e.g. --chunks not dividing M).
+  std::string (*problem)(const OverlapPoint&, int ranks) = nullptr;
+  // Dependent scenarios: the collective's S in bytes, which follows from the GEMM (--sizes does
+  // not apply).
+  std::size_t (*bytes)(const OverlapPoint&) = nullptr;
 };
 
 // The registered scenarios, sorted by name.
@@ -55,3 +90,6 @@ struct ScenarioRegistration {
 
 #define OVB_OVERLAP_SCENARIO(id, about, make) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id({#id, about, make})
+#define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
+  static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
+      {#id, about, make, true, problem, bytes})

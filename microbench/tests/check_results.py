@@ -26,7 +26,7 @@ LABEL = {
     "collective": r"^dtype=(bf16|fp16|fp32) group=(world|x|y|z|data) inplace=(0|1)"
                   r" min_ctas=\S+ max_ctas=\S+ cta_policy=\S+$",
     "overlap": r"^coll=(all_reduce|reduce_scatter|all_gather) prio=(equal|comm_high|compute_high)"
-               r" order=(comm_first|gemm_first) max_ctas=(default|\d+) cdmc=(default|\d+)"
+               r" order=(comm_first|gemm_first|pipeline) max_ctas=(default|\d+) cdmc=(default|\d+)"
                r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+ scenario=[a-z0-9_]+( |$)",
     "gemm": r"plan=\S",
     "membw": r"^class=[a-z_]+ dtype=(fp32|bf16) row=\d+$",
@@ -40,9 +40,10 @@ class Checker:
     def fail(self, where, msg):
         self.problems.append(f"{where}: {msg}")
 
-    def close(self, where, what, got, want, rel=1e-9):
+    def close(self, where, what, got, want, rel=1e-9, scale=0.0):
+        # scale: the size of the terms of a difference (its rounding is relative to them)
         if not (math.isfinite(got) and math.isfinite(want)) or \
-                abs(got - want) > rel * max(abs(want), 1e-30):
+                abs(got - want) > rel * max(abs(want), abs(scale), 1e-30):
             self.fail(where, f"{what} = {got!r}, expected {want!r}")
 
 
@@ -151,6 +152,15 @@ def check_overlap(c, b, ctx):
         c.fail(w, "fraction_of_ideal present although serial == ideal")
     c.close(w, "compute_slowdown", b["compute_slowdown"], tcu / tc - 1)
     c.close(w, "comm_slowdown", b["comm_slowdown"], tmu / tm - 1)
+    c.close(w, "exposed_comm_us", b["exposed_comm_us"], to - tcu, scale=to)
+    if "chunks" in b:  # a dependent pipeline (docs/metrics.md)
+        tcw, tmw = b["t_compute_whole_us"], b["t_comm_whole_us"]
+        c.close(w, "decomposition_loss_us", b["decomposition_loss_us"], tc - tcw,
+                scale=max(tc, tcw))
+        if tmw > 0:
+            sw, iw = tcw + tmw, max(tcw, tmw)
+            c.close(w, "pipeline_fraction_of_ideal", b["pipeline_fraction_of_ideal"],
+                    (sw / to - 1) / (sw / iw - 1), rel=1e-6)
     if to + 1e-9 < max(tcu, tmu):
         c.fail(w, "t_overlap_us is shorter than one op's own span under overlap")
 
@@ -161,7 +171,8 @@ REQUIRED = {
     "membw": ["n", "row", "size", "bytes", "time_us", "gbps", "wrong"],
     "overlap": ["t_compute_us", "t_comm_us", "t_overlap_us", "t_compute_under_us",
                 "t_comm_under_us", "overlap_efficiency", "speedup_vs_serial", "compute_slowdown",
-                "comm_slowdown", "bytes", "m", "n", "k", "wrong", "ideal_us", "serial_us"],
+                "comm_slowdown", "bytes", "m", "n", "k", "wrong", "ideal_us", "serial_us",
+                "exposed_comm_us"],
 }
 CHECK = {"gemm": check_gemm, "collective": check_collective, "overlap": check_overlap,
          "membw": check_membw}

@@ -1,6 +1,7 @@
 // Unit tests: the overlap scenario registry (overlap/scenario.hpp) and the benchmark names it
 // leads to: the GEMM + collective scenario is registered and keeps the names result files use;
-// any other scenario's names carry it after "overlap/".
+// any other scenario's names carry it after "overlap/"; the dependent decomposition scenario
+// names its chunks and split and refuses chunks that do not divide the split dimension.
 // Run: ctest -R mb.unit (or ovb-microbench-tests --gtest_filter='OverlapScenarios*').
 #include <gtest/gtest.h>
 
@@ -39,6 +40,38 @@ TEST(OverlapScenarios, OtherScenariosAreNamedInTheBenchmarkName) {
   EXPECT_EQ(overlap_benchmark_name(p),
             "overlap/coll_chain/all_reduce/world/16777216/bf16/4096x4096x4096/nn/comm_high/"
             "gemm_first/cta=default,8,default");
+}
+
+// A dependent scenario: no launch order (the pipeline fixes it), its chunks and split at the end.
+TEST(OverlapScenarios, DecompositionIsDependentAndNamesItsChunks) {
+  const OverlapScenario* found = nullptr;
+  for (const OverlapScenario& s : overlap_scenarios())
+    if (s.name == "decomposition") found = &s;
+  ASSERT_NE(found, nullptr);
+  EXPECT_TRUE(found->dependent);
+  ASSERT_NE(found->problem, nullptr);
+  OverlapPoint p = point(*found);
+  p.chunks = 4;
+  p.split = SplitAxis::n;
+  EXPECT_EQ(overlap_benchmark_name(p),
+            "overlap/decomposition/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/"
+            "pipeline/chunks=4/split=n");
+  EXPECT_EQ(found->problem(p, 8), "");
+  p.chunks = 3;
+  EXPECT_EQ(found->problem(p, 8),
+            "--scenarios decomposition: --chunks 3 does not divide N = 4096 of GEMM "
+            "4096x4096x4096:nn");
+  p.chunks = 2;
+  EXPECT_EQ(found->bytes(p), 4096u * 4096u * 2u);  // C in bf16
+  p.kind = CollKind::all_gather;  // AG+GEMM: each rank's M/8 rows in 2 chunks
+  p.gcase.shape.k = 1024;
+  EXPECT_EQ(found->bytes(p), 4096u * 1024u * 2u);  // A in bf16
+  p.split = SplitAxis::m;
+  EXPECT_EQ(found->problem(p, 8), "");
+  EXPECT_NE(found->problem(p, 3).find("ranks x --chunks = 3 x 2 does not divide M = 4096"),
+            std::string::npos);
+  p.gcase.shape.ta = Trans::t;
+  EXPECT_NE(found->problem(p, 8).find("nn layout"), std::string::npos);
 }
 
 TEST(OverlapScenarios, TheRegistryIsSortedByName) {

@@ -68,6 +68,7 @@ struct OverlapMetrics {
   double fraction_of_ideal;   // (serial/t_o - 1) / (serial/ideal - 1); NaN when serial == ideal
   double compute_slowdown;    // t_c'/t_c - 1
   double comm_slowdown;       // t_m'/t_m - 1
+  double exposed_comm;        // t_o - t_c': the span not covered by the compute
 };
 
 OverlapMetrics overlap_metrics(const OverlapTimes& t);
@@ -77,6 +78,21 @@ OverlapMetrics overlap_metrics(const OverlapTimes& t);
 // factors are calibrated from, and the scenario of a result row whose label names none (files
 // written before the label carried "scenario=").
 inline constexpr const char* kDefaultOverlapScenario = "gemm_coll";
+
+// Share of the possible speedup achieved: (serial/t_o - 1) / (serial/ideal - 1); NaN when
+// serial == ideal.
+double fraction_of_ideal(double serial, double ideal, double t_overlap);
+
+// ---- A dependent pipeline: a GEMM and its collective cut into chunks (microbench) ----
+
+// Decomposition loss: t_c,chunks - t_c,whole, the sum of the chunk GEMMs run alone (back to back)
+// minus the unchunked GEMM alone; what cutting the GEMM costs before any overlap.
+double decomposition_loss(double t_compute_chunks, double t_compute_whole);
+
+// Fraction of the ideal of a pipeline, against its unchunked baseline (GEMM, then collective):
+// fraction_of_ideal(t_cw + t_mw, max(t_cw, t_mw), t_o) with t_cw, t_mw the unchunked GEMM and
+// collective alone; decomposition loss and interference both count against it.
+double pipeline_fraction_of_ideal(double t_compute_whole, double t_comm_whole, double t_overlap);
 
 // ---- Training throughput ----
 
