@@ -48,7 +48,7 @@ PARAMS = {
 # tree.gpu_check_dry_run checks this against the build's label list) and of the steps below.
 TARGETS = ("ovb-gpu-probe", "gpt4d", "ovb-gpt4d-cuda-kernel-tests", "ovb-gpt4d-parallel-tests",
            "ovb-core-collective-tests", "ovb-core-watchdog-hang", "ovb-gemm", "ovb-collective",
-           "ovb-overlap", "ovb-microbench-cuda-tests", "ovb-trace", "ovb-trace-check",
+           "ovb-overlap", "ovb-membw", "ovb-microbench-cuda-tests", "ovb-trace", "ovb-trace-check",
            "ovb-trace-demo", "ovb-inject", "ovb-inject-sample")
 
 # Seconds each ctest may take (its watchdog); the rest get CTEST_DEFAULT_S.
