@@ -62,7 +62,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-[[ $pairs =~ ^[0-9]+$ ]] && [ "$pairs" -ge 5 ] || die "--pairs $pairs: expected a number >= 5"
+if ! [[ $pairs =~ ^[0-9]+$ ]] || [ "$pairs" -lt 5 ]; then die "--pairs $pairs: expected a number >= 5"; fi
 variants=("${variant_names[@]}")
 if [ -n "$chosen" ]; then
   IFS=, read -r -a variants <<< "$chosen"
@@ -71,7 +71,7 @@ if [ -n "$chosen" ]; then
       die "--variants: unknown variant '$v' (known: ${variant_names[*]})"
   done
 fi
-# shellcheck source=lib/gpu-call-env.sh
+# shellcheck source=slurm/lib/gpu-call-env.sh
 source "$root/slurm/lib/gpu-call-env.sh"
 gpu_call_env gpu-ab
 gpt4d=${OVB_GPT4D:-$build/endtoend/gpt4d}

@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 done
 [ -z "$resume" ] || [ -f "$resume/.suite/suite.json" ] ||
   die "--resume $resume: not a results folder of ovb-suite (no .suite/suite.json)"
-# shellcheck source=lib/gpu-call-env.sh
+# shellcheck source=slurm/lib/gpu-call-env.sh
 source "$root/slurm/lib/gpu-call-env.sh"
 gpu_call_env gpu-overlap
 export OVB_PYTHON=$py
