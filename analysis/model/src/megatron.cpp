@@ -69,8 +69,10 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.interleave_pp2 = false;
     return f;
   }
-  throw UsageError("unknown Megatron-LM era '" + std::string(era) + "' (expected " +
-                   kMegatronEras + ")");
+  std::string names;
+  for (const std::string& e : kMegatronEras) names += (names.empty() ? "" : ", ") + e;
+  throw UsageError("unknown Megatron-LM era '" + std::string(era) + "' (expected one of " + names +
+                   ")");
 }
 
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc) {
@@ -151,6 +153,11 @@ StageLayers stages_of(const GptShape& m, const MegatronConfig& c) {
 
 }  // namespace
 
+double megatron_block_params(const GptShape& m) {
+  return static_cast<double>(m.block_linear_params()) +
+         (m.llama() ? 2 : 13) * static_cast<double>(m.hidden);
+}
+
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool flash_attention) {
   MegatronMemory mem;
   const double h = static_cast<double>(m.hidden), s = static_cast<double>(m.seq);
@@ -158,7 +165,7 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   const double t = c.tp;
   // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated
   // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
-  const double block = static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * h;
+  const double block = megatron_block_params(m);
   const StageLayers st = stages_of(m, c);
   mem.params_local =
       static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
@@ -254,8 +261,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   // DDP: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per parameter. Torch DDP:
   // autograd adds into the 16-bit param.grad from the second micro-batch on: read 2 + 2, write 2.
   const MegatronFeatures& f = c.features;
-  const double layer_params =
-      (static_cast<double>(m.block_linear_params()) + (m.llama() ? 2 : 13) * m.hidden) / c.tp;
+  const double layer_params = megatron_block_params(m) / c.tp;
   if (!f.grad_accumulation_fusion) {
     const double mb_count = static_cast<double>(c.microbatches());
     const double bytes = f.ddp(c.pp) == DdpImpl::torch ? 6 * (mb_count - 1) / mb_count : 10;

@@ -55,7 +55,7 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
          "accumulation, data-parallel reduction after the pipeline flush), 2022 (to Aug "
          "2023: fused accumulation, reduction after the flush) or core (today's "
          "Megatron-Core: overlapped reduction and parameter gather); docs/model-megatron.md")
-      ->check(CLI::IsMember({"sc21", "2022", "core"}))
+      ->check(CLI::IsMember(kMegatronEras))
       ->capture_default_str();
   app.add_option("--megatron-tp", a->tp, "Pin Megatron's tensor-parallel size (0 = search)")
       ->check(ovb::non_negative());

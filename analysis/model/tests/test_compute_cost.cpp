@@ -3,6 +3,8 @@
 // bytes, optimizer traffic, ranks sharing a device.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "helpers.hpp"
 #include "ovb/model/compute_cost.hpp"
 
@@ -96,8 +98,12 @@ TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {
   EXPECT_DOUBLE_EQ(ct.total_us(m.layers, false), 4 * (ct.block.fwd_us + ct.block.bwd_us) +
                                                      ct.head.fwd_us + ct.head.bwd_us +
                                                      ct.optimizer.time_us);
+  // Each total is a sum of fewer than 64 positive doubles, so it rounds to within gamma_64 of its
+  // value (Higham, 2nd ed., (3.4); u = 2^-53): the difference of the two is exact to 2 gamma_64
+  // of the larger.
+  const double gamma64 = 64 * std::ldexp(1.0, -53) / (1 - 64 * std::ldexp(1.0, -53));
   EXPECT_NEAR(ct.total_us(m.layers, true) - ct.total_us(m.layers, false), 4 * ct.block.fwd_us,
-              1e-12 * ct.total_us(m.layers, true));  // a difference of sums: rounding of the sums
+              2 * gamma64 * ct.total_us(m.layers, true));
 }
 
 TEST(ComputeCost, RanksSharingADeviceShareItsThroughput) {

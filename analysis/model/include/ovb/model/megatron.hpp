@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ovb/gpt_plan.hpp"
 #include "ovb/model/compute_cost.hpp"
@@ -55,7 +56,8 @@ struct MegatronFeatures {
 // Megatron-Core's overlapped DDP of September 2023; the AxoNN paper's baseline) or "core"
 // (today's Megatron-Core); throws UsageError naming the eras otherwise.
 MegatronFeatures megatron_era(std::string_view era);
-inline constexpr const char* kMegatronEras = "sc21, 2022 or core";
+// The era names megatron_era accepts, in order of release (the CLI's choices and its messages).
+inline const std::vector<std::string> kMegatronEras = {"sc21", "2022", "core"};
 
 struct MegatronConfig {
   int tp = 1, pp = 1, dp = 1;
@@ -143,6 +145,10 @@ struct MegatronPrediction {
 // with both ends set), the other stages split the remaining layers evenly (at least one each),
 // v divides that split.
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
+
+// Parameter elements of one transformer block before the tensor-parallel split: the linear
+// weights plus GPT's biases and LayerNorms (13 h) or Llama's two RMSNorm gains (2 h).
+double megatron_block_params(const GptShape& m);
 
 // flash_attention: the attention keeps no s x s tensors (megatron_activations.hpp).
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c,
