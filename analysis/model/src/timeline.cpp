@@ -372,7 +372,8 @@ double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o) {
 }
 
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
-                  const Machine& mc, double give_up_at_us) {
+                  const Machine& mc, double give_up_at_us, std::vector<Span>* spans) {
+  (void)spans;  // recorded by the replay (explain --timeline)
   Timeline out;
   Sim sim(ct, o, mc, out);
   sim.iteration(pc, give_up_at_us);

@@ -24,8 +24,11 @@
 
 #include <array>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "ovb/gpt_plan.hpp"
+#include "ovb/gpt_schedule.hpp"
 #include "ovb/model/compute_cost.hpp"
 #include "ovb/model/plan_comm.hpp"
 
@@ -46,13 +49,31 @@ struct Timeline {
   double exposed_group_us(Group g) const;
 };
 
+// One interval of the predicted iteration on one stream (what `ovb-model explain --timeline`
+// writes as a trace). Compute spans are on StreamId::compute (interference included in the op that
+// ran stretched); a collective's span is its time on its communication stream; the compute
+// stream's wait for it, where it was exposed, is a span named "wait <op>" on the compute stream.
+struct Span {
+  StreamId stream = StreamId::compute;
+  std::string name;  // the step's op: "qkv.fwd", "attention", ...; a collective's CollOp::op
+  double start_us = 0, end_us = 0;
+  bool comm = false;  // a collective (group and kind below) or the compute stream's wait for one
+  Group group = Group::world;
+  CollKind kind = CollKind::all_reduce;
+  Phase phase = Phase::forward;
+  int micro_step = 0;
+  int layer = -1;  // block index; -1 outside the blocks
+};
+
 // give_up_at_us: the search's shortcut for a variant that cannot beat one already found. The
 // compute stream's clock only moves forward, so once it reaches this time (checked after every
 // block) the iteration cannot end earlier: the replay stops and returns iteration_us =
-// infinity (the other terms partial).
+// infinity (the other terms partial). spans: when given, every interval of the replay is
+// appended (no cost when null, as in the search).
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
                   const Machine& mc,
-                  double give_up_at_us = std::numeric_limits<double>::infinity());
+                  double give_up_at_us = std::numeric_limits<double>::infinity(),
+                  std::vector<Span>* spans = nullptr);
 
 // The communication the compute stream waits for in full under o's overlap flags: the blocking
 // calls of simulate() (every collective without flags; with OAG the Z all-gathers, with OAR the
