@@ -78,11 +78,12 @@ ChakraTraceWriter::ChakraTraceWriter(const ExecGraph& g, const GptSchedule& sche
       n.set_type(pb::COMP_NODE);
       if (e.gemm.m > 0) {
         const GemmShape& s = e.gemm;
-        attr(n, "num_ops")->set_int64_val(whole(metrics::gemm_flop(
-            static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k))));
+        attr(n, "num_ops")
+            ->set_int64_val(whole(metrics::gemm_flop(
+                static_cast<double>(s.m), static_cast<double>(s.n), static_cast<double>(s.k))));
         attr(n, "tensor_size")
-            ->set_uint64_val(static_cast<std::uint64_t>((s.m * s.k + s.k * s.n + s.m * s.n) *
-                                                        elem_bytes));
+            ->set_uint64_val(
+                static_cast<std::uint64_t>((s.m * s.k + s.k * s.n + s.m * s.n) * elem_bytes));
       }
     } else {
       const CollOp& op = sched.collectives[static_cast<std::size_t>(e.coll)];

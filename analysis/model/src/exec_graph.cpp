@@ -89,9 +89,9 @@ CommGroups::CommGroups(const Grid& grid) {
 
 int CommGroups::id(Group g, int rank) const {
   const int id = g == Group::world ? world_
-                                   : ids_[static_cast<std::size_t>(g)].empty()
-                                         ? 0
-                                         : ids_[static_cast<std::size_t>(g)][static_cast<std::size_t>(rank)];
+                 : ids_[static_cast<std::size_t>(g)].empty()
+                     ? 0
+                     : ids_[static_cast<std::size_t>(g)][static_cast<std::size_t>(rank)];
   if (id == 0) throw Error("communicator group of size 1 asked for (no collective uses one)");
   return id;
 }

@@ -10,9 +10,9 @@ namespace ovb::model {
 
 StepCoster::StepCoster(const GptShape& m, const GptPlanOptions& o, const Machine& mc)
     : m_(m), o_(o), mc_(mc), ct_(compute_terms(m, o, mc)) {
-  bucket_elements_ =
-      static_cast<double>(m.layers) * static_cast<double>(data_chunk(block_bucket_count(m, o.grid), o)) +
-      static_cast<double>(data_chunk(head_bucket_count(m, o.grid), o));
+  bucket_elements_ = static_cast<double>(m.layers) *
+                         static_cast<double>(data_chunk(block_bucket_count(m, o.grid), o)) +
+                     static_cast<double>(data_chunk(head_bucket_count(m, o.grid), o));
 }
 
 const LinearCompute& StepCoster::linear(const Step& s) const {

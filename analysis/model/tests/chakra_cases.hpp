@@ -28,7 +28,8 @@ inline std::vector<ExportCase> export_cases() {
     o.oar = o.ors = true;
     o.cache_weights = true;
   });
-  add("all 2x2x2x1", "2x2x2x1", 4, [](GptShape&, GptPlanOptions& o) { o.oar = o.ors = o.oag = true; });
+  add("all 2x2x2x1", "2x2x2x1", 4,
+      [](GptShape&, GptPlanOptions& o) { o.oar = o.ors = o.oag = true; });
   add("all 2x2x2x2 recompute micro-steps", "2x2x2x2", 8, [](GptShape&, GptPlanOptions& o) {
     o.oar = o.ors = o.oag = true;
     o.recompute = true;

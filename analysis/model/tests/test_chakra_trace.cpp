@@ -73,9 +73,10 @@ void check_rank(const std::string& bytes, const ExecGraph& g, const GptSchedule&
       if (e.gemm.m > 0) {
         ASSERT_NE(find(n, "num_ops"), nullptr);
         EXPECT_EQ(find(n, "num_ops")->int64_val(), 2 * e.gemm.m * e.gemm.n * e.gemm.k);
-        EXPECT_EQ(find(n, "tensor_size")->uint64_val(),
-                  static_cast<std::uint64_t>((e.gemm.m * e.gemm.k + e.gemm.k * e.gemm.n +
-                                              e.gemm.m * e.gemm.n) * elem_bytes));
+        EXPECT_EQ(
+            find(n, "tensor_size")->uint64_val(),
+            static_cast<std::uint64_t>(
+                (e.gemm.m * e.gemm.k + e.gemm.k * e.gemm.n + e.gemm.m * e.gemm.n) * elem_bytes));
       }
       continue;
     }
@@ -92,7 +93,9 @@ void check_rank(const std::string& bytes, const ExecGraph& g, const GptSchedule&
     ASSERT_NE(it, groups.all().end());
     EXPECT_EQ(it->group, op.group);
     EXPECT_EQ(static_cast<int>(it->ranks.size()), op.group_size);
-    if (op.group != Group::world) EXPECT_EQ(it->ranks, grid.group(static_cast<Dim>(op.group), rank));
+    if (op.group != Group::world) {
+      EXPECT_EQ(it->ranks, grid.group(static_cast<Dim>(op.group), rank));
+    }
   }
 }
 
@@ -136,8 +139,8 @@ TEST(ChakraTrace, Exports1024Gpus4D) {
     check_rank(data, g, sched, grid, groups, r, 2);
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << g.nodes.size() << " nodes per rank, " << bytes / 2 << " bytes per rank file, "
-            << s << " s for two ranks (encoded and decoded)\n";
+  std::cout << g.nodes.size() << " nodes per rank, " << bytes / 2 << " bytes per rank file, " << s
+            << " s for two ranks (encoded and decoded)\n";
   EXPECT_GT(g.collective_nodes, 42 * 4);
 }
 

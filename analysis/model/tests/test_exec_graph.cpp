@@ -60,7 +60,8 @@ TEST(ExecGraph, EdgesAreTheSchedules) {
     const Grid grid(c.o.grid, c.o.grid.world());
     const ExecGraph g = exec_graph(sched, StepCoster(c.m, c.o, mc), mc, grid);
     // Nodes: the compute and issue steps, in order.
-    std::vector<std::uint64_t> node_of(sched.steps.size(), 0), issue_node(sched.collectives.size(), 0);
+    std::vector<std::uint64_t> node_of(sched.steps.size(), 0),
+        issue_node(sched.collectives.size(), 0);
     std::size_t k = 0;
     int computes = 0, issues = 0;
     for (std::size_t i = 0; i < sched.steps.size(); ++i) {
@@ -113,10 +114,12 @@ TEST(ExecGraph, EdgesAreTheSchedules) {
     for (std::size_t i = 0; i < sched.steps.size(); ++i) {
       const Step& s = sched.steps[i];
       if (s.kind != StepKind::wait) continue;
-      auto next = std::find_if(sched.steps.begin() + static_cast<std::ptrdiff_t>(i), sched.steps.end(),
-                               [](const Step& t) { return t.kind == StepKind::compute; });
+      auto next =
+          std::find_if(sched.steps.begin() + static_cast<std::ptrdiff_t>(i), sched.steps.end(),
+                       [](const Step& t) { return t.kind == StepKind::compute; });
       if (next == sched.steps.end()) continue;  // the end of the step: no edge needed
-      const ExecNode& n = g.nodes[node_of[static_cast<std::size_t>(next - sched.steps.begin())] - 1];
+      const ExecNode& n =
+          g.nodes[node_of[static_cast<std::size_t>(next - sched.steps.begin())] - 1];
       EXPECT_TRUE(std::binary_search(n.data_deps.begin(), n.data_deps.end(),
                                      issue_node[static_cast<std::size_t>(s.coll)]))
           << describe(s, sched);
@@ -135,7 +138,9 @@ TEST(CommGroups, AreTheGridsGroups) {
       EXPECT_TRUE(ids.insert(c.id).second);
       EXPECT_GT(c.ranks.size(), 1u);
     }
-    if (!ids.empty()) EXPECT_EQ(*ids.begin(), 1);
+    if (!ids.empty()) {
+      EXPECT_EQ(*ids.begin(), 1);
+    }
     for (int r = 0; r < gs.world(); ++r)
       for (Group g : {Group::x, Group::y, Group::z, Group::data, Group::world}) {
         const int size = g == Group::world ? gs.world() : gs.size(static_cast<Dim>(g));
@@ -154,7 +159,8 @@ TEST(CommGroups, AreTheGridsGroups) {
         for (int q = 0; q < gs.world(); ++q) {
           bool same = true;
           for (Dim d : kAllDims)
-            if (g != Group::world && d != static_cast<Dim>(g) && grid.coords(q)[d] != grid.coords(r)[d])
+            if (g != Group::world && d != static_cast<Dim>(g) &&
+                grid.coords(q)[d] != grid.coords(r)[d])
               same = false;
           if (same) want.push_back(q);
         }

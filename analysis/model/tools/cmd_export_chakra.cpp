@@ -48,7 +48,8 @@ std::vector<int> parse_ranks(const std::string& text, int world) {
         if (used != tail.size()) throw std::invalid_argument(item);
       }
     } catch (const std::exception&) {
-      throw UsageError("--ranks: '" + item + "' is not a rank or a range A-B (e.g. 0,5,8-11 or all)");
+      throw UsageError("--ranks: '" + item +
+                       "' is not a rank or a range A-B (e.g. 0,5,8-11 or all)");
     }
     for (int r : {lo, hi})
       if (r < 0 || r >= world)
@@ -119,7 +120,8 @@ class ExportChakra : public Command {
     // microseconds.
     const double streams_us = replay_us(g, {});
     const double queue_us = replay_us(g, {.one_comm_queue = true});
-    const double queue_whole_us = replay_us(g, {.one_comm_queue = true, .whole_microseconds = true});
+    const double queue_whole_us =
+        replay_us(g, {.one_comm_queue = true, .whole_microseconds = true});
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     nlohmann::json j;
@@ -128,7 +130,8 @@ class ExportChakra : public Command {
     j["inputs"]["grid"] = p.options.grid.str();
     j["chakra_version"] = kChakraVersion;
     j["ranks"] = ranks;
-    j["files"] = {{"trace", prefix_ + ".<rank>.et"}, {"comm_groups", prefix_ + ".comm_groups.json"}};
+    j["files"] = {{"trace", prefix_ + ".<rank>.et"},
+                  {"comm_groups", prefix_ + ".comm_groups.json"}};
     j["nodes"] = {{"compute", g.compute_nodes}, {"collective", g.collective_nodes}};
     j["bytes_written"] = bytes;
     j["compute_us"] = {{"model", exact_us}, {"whole_microseconds", rounded_us}};
@@ -138,8 +141,8 @@ class ExportChakra : public Command {
                       {"one_comm_queue_whole_microseconds", queue_whole_us}};
     j["seconds"] = secs;
     write_json(base + ".json", j);
-    std::cout << "wrote " << ranks.size() << " trace file" << (ranks.size() == 1 ? "" : "s")
-              << " (" << g.compute_nodes << " compute and " << g.collective_nodes
+    std::cout << "wrote " << ranks.size() << " trace file" << (ranks.size() == 1 ? "" : "s") << " ("
+              << g.compute_nodes << " compute and " << g.collective_nodes
               << " collective nodes each, " << bytes / ranks.size() << " bytes each) to " << base
               << ".<rank>.et, " << groups.all().size() << " communicator groups to " << base
               << ".comm_groups.json in " << secs << " s\n"

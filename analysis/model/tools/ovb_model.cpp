@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
         ovb::model::cli::make_calibrate());
     add("compare", "Predicted vs measured gpt4d configurations", ovb::model::cli::make_compare());
     add("export-chakra",
-        "The schedule of one iteration as Chakra execution traces (one file per rank, for ASTRA-sim)",
+        "The schedule as Chakra execution traces, one file per rank (for ASTRA-sim)",
         ovb::model::cli::make_export_chakra());
     ovb::parse_cli(app, argc, argv, ctx);
     for (auto& [sub, cmd] : cmds)

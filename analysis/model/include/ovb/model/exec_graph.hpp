@@ -35,8 +35,8 @@ namespace ovb::model {
 struct ExecNode {
   std::uint64_t id = 0;  // 1, 2, ... in schedule order
   bool collective = false;
-  int step = -1;     // index in GptSchedule::steps
-  std::string name;  // ovb::describe() of the step
+  int step = -1;           // index in GptSchedule::steps
+  std::string name;        // ovb::describe() of the step
   double duration_us = 0;  // compute: StepCoster; collective: its cost alone (cost_collective)
   GemmShape gemm;          // compute GEMMs
   int coll = -1;           // collective: id in GptSchedule::collectives
@@ -54,8 +54,8 @@ ExecGraph exec_graph(const GptSchedule& sched, const StepCoster& coster, const M
                      const Grid& grid);
 
 // The communicator groups of a grid: every X, Y, Z and data group of more than one rank and the
-// world, numbered from 1 (X groups first, in the order of their lowest rank, then Y, Z, data, world),
-// members in the order of their coordinate along the group's dimension (the ring order).
+// world, numbered from 1 (X groups first, in the order of their lowest rank, then Y, Z, data,
+// world), members in the order of their coordinate along the group's dimension (the ring order).
 struct CommGroup {
   int id = 0;
   Group group = Group::world;

@@ -14,7 +14,7 @@
 namespace ovb::model {
 
 struct ReplayOptions {
-  bool one_comm_queue = false;    // else one collective in flight per stream
+  bool one_comm_queue = false;  // else one collective in flight per stream
   bool whole_microseconds = false;
 };
 
