@@ -129,7 +129,8 @@ class ExportChakra : public Command {
     j["inputs"] = args_.inputs_json(m, p.options, mc);
     j["inputs"]["grid"] = p.options.grid.str();
     j["chakra_version"] = kChakraVersion;
-    j["ranks"] = ranks;
+    j["ranks"] = ranks_;  // as given: "all" or the list
+    j["rank_count"] = ranks.size();
     j["files"] = {{"trace", prefix_ + ".<rank>.et"},
                   {"comm_groups", prefix_ + ".comm_groups.json"}};
     j["nodes"] = {{"compute", g.compute_nodes}, {"collective", g.collective_nodes}};
