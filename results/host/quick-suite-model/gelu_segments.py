@@ -49,7 +49,10 @@ def main(dirs):
         if not files:
             sys.exit(f"gelu_segments.py: no traced 2x2x1x1 run in {d}")
         for f in files:
-            a, b = segments(f)
+            try:
+                a, b = segments(f)
+            except (OSError, ValueError, KeyError, IndexError) as e:
+                sys.exit(f"gelu_segments.py: {f}: not a readable gpt4d trace ({e})")
             fwd += a
             bwd += b
     for name, v in (("forward (bias + GELU)", fwd), ("backward (GELU grad + bias grad)", bwd)):
