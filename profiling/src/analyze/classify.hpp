@@ -23,15 +23,16 @@ EventClass classify_event(std::string_view ph, std::string_view cat, std::string
 //   - it is peer-to-peer: CUPTI's copy kind PTOP (the name says "PtoP") or its source and
 //     destination devices differ (Kineto's and this suite's args "fromDevice" / "toDevice");
 //   - it was launched inside a collective: a "collective" argument (the suite's collective range,
-//     joined by the CUDA tracer) or a "range" argument naming an NCCL range (its NVTX ranges,
-//     "ncclAllReduce", "ncclGroupEnd", ...);
+//     joined by the CUDA tracer), a "range" argument naming an NCCL range (its NVTX ranges,
+//     "ncclAllReduce", "ncclGroupEnd", ...) or a "range_domain" "NCCL" (the CUDA tracer: a range
+//     in NCCL's NVTX domain encloses the launch);
 //   - or it runs on a communication stream: one whose track the trace names as communication
 //     (is_comm_track_name) or on which a communication kernel runs (resolved after the whole
 //     trace is read, rank_trace.cpp).
 // Otherwise memory.
 struct CopyFacts {
   bool peer = false;              // PtoP, or fromDevice != toDevice
-  bool in_collective = false;     // "collective" arg, or "range" starting with "nccl"
+  bool in_collective = false;     // "collective" arg, "range" / "range_domain" "nccl..."
   bool on_comm_stream = false;    // decided once the trace is read
 };
 bool copy_is_communication(const CopyFacts& f);

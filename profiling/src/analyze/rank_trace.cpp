@@ -112,7 +112,9 @@ class Loader {
       const std::int64_t from = int_field(*args, "fromDevice", -1), to = int_field(*args, "toDevice", -1);
       f.peer = f.peer || (from >= 0 && to >= 0 && from != to);
       const std::string* range = string_field(*args, "range");
-      f.in_collective = args->contains("collective") || (range && is_nccl_range_name(*range));
+      const std::string* domain = string_field(*args, "range_domain");
+      f.in_collective = args->contains("collective") || (range && is_nccl_range_name(*range)) ||
+                        (domain && is_nccl_range_name(*domain));
     }
     return f;
   }
