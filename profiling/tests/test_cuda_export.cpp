@@ -142,7 +142,8 @@ TEST(CudaExport, CopiesCarryWhatTheCommunicationRuleNeeds) {
   std::map<int, nlohmann::json> by_corr;
   const auto trace = nlohmann::json::parse(ovb::trace::testing::read_file(path));
   for (const auto& e : trace["traceEvents"])
-    if (e["ph"] == "X" && e["cat"] == "gpu_memcpy") by_corr[e["args"]["correlation"].get<int>()] = e;
+    if (e["ph"] == "X" && e["cat"] == "gpu_memcpy")
+      by_corr[e["args"]["correlation"].get<int>()] = e;
   EXPECT_EQ(by_corr[21]["name"], "Memcpy PtoP");
   EXPECT_EQ(by_corr[21]["args"]["fromDevice"], 0);
   EXPECT_EQ(by_corr[21]["args"]["toDevice"], 1);

@@ -7,12 +7,21 @@
 // (ignored: metadata, flows, CPU ops, runtime calls, ...) or an unknown kind (counted).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
 namespace ovb::trace {
 
-enum class EventClass { compute, comm, memory, cpu_range, gpu_range, ignored, unknown };
+enum class EventClass : std::uint8_t {
+  compute,
+  comm,
+  memory,
+  cpu_range,
+  gpu_range,
+  ignored,
+  unknown
+};
 
 // ph and cat as written in the event (cat compared case-insensitively: older PyTorch wrote
 // "Kernel", "Memcpy"); has_collective_arg: args has a "collective" key.
@@ -31,14 +40,14 @@ EventClass classify_event(std::string_view ph, std::string_view cat, std::string
 //     trace is read, rank_trace.cpp).
 // Otherwise memory.
 struct CopyFacts {
-  bool peer = false;              // PtoP, or fromDevice != toDevice
-  bool in_collective = false;     // "collective" arg, "range" / "range_domain" "nccl..."
-  bool on_comm_stream = false;    // decided once the trace is read
+  bool peer = false;            // PtoP, or fromDevice != toDevice
+  bool in_collective = false;   // "collective" arg, "range" / "range_domain" "nccl..."
+  bool on_comm_stream = false;  // decided once the trace is read
 };
 bool copy_is_communication(const CopyFacts& f);
-bool is_memcpy_cat(std::string_view cat);                 // gpu_memcpy / memcpy (any case)
-bool is_peer_copy_name(std::string_view name);            // "Memcpy PtoP ..."
-bool is_nccl_range_name(std::string_view range_name);     // "nccl..." (any case)
+bool is_memcpy_cat(std::string_view cat);              // gpu_memcpy / memcpy (any case)
+bool is_peer_copy_name(std::string_view name);         // "Memcpy PtoP ..."
+bool is_nccl_range_name(std::string_view range_name);  // "nccl..." (any case)
 // A stream track named as communication: "comm..." (this suite's host tracks, "comm x / stream
 // 1"), or containing "communication" or "nccl" (any case).
 bool is_comm_track_name(std::string_view track_name);
@@ -52,7 +61,14 @@ bool is_comm_track_name(std::string_view track_name);
 //   memory:        memcpy / memset activity
 //   elementwise:   every other kernel (layer norm, GELU, cross-entropy, embedding, ...)
 // Names are compared case-insensitively. Only for compute, comm and memory classes.
-enum class KernelCategory { gemm, attention, communication, optimizer, elementwise, memory };
+enum class KernelCategory : std::uint8_t {
+  gemm,
+  attention,
+  communication,
+  optimizer,
+  elementwise,
+  memory
+};
 inline constexpr int kKernelCategories = 6;
 std::string_view name_of(KernelCategory c);  // "gemm", "attention", ...
 KernelCategory kernel_category(EventClass cls, std::string_view name);

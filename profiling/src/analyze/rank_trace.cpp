@@ -1,6 +1,8 @@
 // Loading one rank's trace into compact intervals (see rank_trace.hpp).
 #include "rank_trace.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -99,9 +101,14 @@ class Loader {
       a.category = KernelCategory::communication;
       a.coll = collective_id("", nullptr, true);
     }
-    for (const auto& [i, c] : launched_)
-      if (const auto it = launch_end_.find(c); it != launch_end_.end())
-        t_.activity[i].launch_ns = it->second;
+    std::sort(launch_end_.begin(), launch_end_.end());
+    for (const auto& [i, c] : launched_) {
+      const auto it = std::lower_bound(launch_end_.begin(), launch_end_.end(), c,
+                                       [](const auto& p, std::int64_t v) { return p.first < v; });
+      if (it != launch_end_.end() && it->first == c) t_.activity[i].launch_ns = it->second;
+    }
+    launched_ = {};
+    launch_end_ = {};
   }
 
  private:
@@ -109,7 +116,8 @@ class Loader {
     CopyFacts f;
     f.peer = is_peer_copy_name(name);
     if (args) {
-      const std::int64_t from = int_field(*args, "fromDevice", -1), to = int_field(*args, "toDevice", -1);
+      const std::int64_t from = int_field(*args, "fromDevice", -1),
+                         to = int_field(*args, "toDevice", -1);
       f.peer = f.peer || (from >= 0 && to >= 0 && from != to);
       const std::string* range = string_field(*args, "range");
       const std::string* domain = string_field(*args, "range_domain");
@@ -132,11 +140,12 @@ class Loader {
     if (*cat != "cuda_runtime" && *cat != "cuda_driver" && *cat != "runtime" && *cat != "driver")
       return;
     if (const std::int64_t c = int_field(*args, "correlation", -1); c >= 0)
-      launch_end_[c] = *e.ts_ns + *e.dur_ns;
+      launch_end_.emplace_back(c, *e.ts_ns + *e.dur_ns);
   }
 
   std::uint32_t track_id(const Track& k) {
-    const auto [it, added] = track_ids_.try_emplace(k, static_cast<std::uint32_t>(t_.tracks.size()));
+    const auto [it, added] =
+        track_ids_.try_emplace(k, static_cast<std::uint32_t>(t_.tracks.size()));
     if (added) t_.tracks.push_back(k);
     return it->second;
   }
@@ -177,9 +186,10 @@ class Loader {
   std::map<std::pair<std::string, std::string>, std::int32_t> coll_ids_;
   std::map<Track, std::uint32_t> track_ids_;
   std::set<std::uint32_t> comm_kernel_tracks_, comm_named_tracks_;
-  std::vector<std::size_t> pending_copies_;                      // memcpys classed memory so far
-  std::vector<std::pair<std::size_t, std::int64_t>> launched_;   // kernel index, correlation
-  std::unordered_map<std::int64_t, std::int64_t> launch_end_;    // correlation -> API call end
+  std::vector<std::size_t> pending_copies_;                     // memcpys classed memory so far
+  std::vector<std::pair<std::size_t, std::int64_t>> launched_;  // kernel index, correlation
+  // (correlation, API call end): a sorted vector, not a map - a long trace has millions.
+  std::vector<std::pair<std::int64_t, std::int64_t>> launch_end_;
 };
 
 }  // namespace

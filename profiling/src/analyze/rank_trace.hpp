@@ -21,9 +21,9 @@ struct ActivityEvent {
   std::int32_t coll = -1;   // comm: index into RankTrace::collectives
   std::int64_t bytes = -1;  // comm: S of docs/metrics.md when the trace says it
   KernelCategory category = KernelCategory::elementwise;  // from the name (classify.hpp)
-  bool copy = false;                 // a memcpy or memset (else a kernel)
-  std::uint32_t track = kNoTrack;    // index into RankTrace::tracks (its device and stream)
-  std::int64_t launch_ns = -1;       // end of the API call that launched it (correlation), or -1
+  bool copy = false;                                      // a memcpy or memset (else a kernel)
+  std::uint32_t track = kNoTrack;  // index into RankTrace::tracks (its device and stream)
+  std::int64_t launch_ns = -1;     // end of the API call that launched it (correlation), or -1
 };
 
 // A track of activity: the event's pid and tid - on a GPU the device and the stream (this suite's

@@ -21,8 +21,9 @@ class DeviceCompute {
   void add(const ActivityEvent& a) { kernels_.push_back(&a); }
 
   void build() {
-    std::sort(kernels_.begin(), kernels_.end(),
-              [](const ActivityEvent* x, const ActivityEvent* y) { return x->begin_ns < y->begin_ns; });
+    std::sort(kernels_.begin(), kernels_.end(), [](const ActivityEvent* x, const ActivityEvent* y) {
+      return x->begin_ns < y->begin_ns;
+    });
     best_.assign(kernels_.size() + 1, {});
     for (std::size_t i = kernels_.size(); i-- > 0;) {
       Best b = best_[i + 1];
@@ -34,9 +35,9 @@ class DeviceCompute {
 
   // The earliest launch among kernels that start after `after` on a track other than `track`.
   std::int64_t earliest_launch_starting_after(std::int64_t after, std::uint32_t track) const {
-    const auto it = std::upper_bound(
-        kernels_.begin(), kernels_.end(), after,
-        [](std::int64_t v, const ActivityEvent* g) { return v < g->begin_ns; });
+    const auto it =
+        std::upper_bound(kernels_.begin(), kernels_.end(), after,
+                         [](std::int64_t v, const ActivityEvent* g) { return v < g->begin_ns; });
     const Best& b = best_[static_cast<std::size_t>(it - kernels_.begin())];
     return b.track1 != track ? b.launch1 : b.launch2;
   }

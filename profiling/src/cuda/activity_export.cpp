@@ -80,7 +80,7 @@ class Exporter {
   }
   // Whether a range or one enclosing it is NCCL's (its NVTX domain), whatever its name.
   bool nccl_domain(const RangeRec* r) const {
-    for (; r; ) {
+    for (; r;) {
       if (r->domain == "NCCL") return true;
       const auto p = s_.ranges.find(r->parent);
       r = p == s_.ranges.end() ? nullptr : &p->second;
