@@ -153,6 +153,15 @@ TEST(CudaExport, CopiesCarryWhatTheCommunicationRuleNeeds) {
   EXPECT_EQ(by_corr[23]["args"]["range_domain"], "NCCL");
   EXPECT_EQ(by_corr[24]["args"].count("range"), 0u);
   EXPECT_EQ(by_corr[24]["args"].count("fromDevice"), 0u);
+  // Stream 31 ran a copy launched in a collective range: a communication stream. Stream 32 (NCCL's
+  // range is not one of the suite's collectives) and stream 7 keep their plain names.
+  std::map<std::int64_t, std::string> track_names;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0)
+      track_names[e["tid"].get<std::int64_t>()] = e["args"]["name"];
+  EXPECT_EQ(track_names[31], "stream 31 (communication)");
+  EXPECT_EQ(track_names[32], "stream 32");
+  EXPECT_EQ(track_names[7], "stream 7");
 
   // Read back: the first three are communication (100 + 50 + 50 ns), the last memory (20 ns).
   const auto r = analyze_traces({path});

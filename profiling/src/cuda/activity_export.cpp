@@ -140,7 +140,17 @@ class Exporter {
     for (const CopyRec& c : s_.copies) streams.insert({c.device, c.stream});
     for (const auto& [d, st] : streams) devices.insert(d);
     for (std::uint32_t d : devices) w.process_name(d, "GPU " + std::to_string(d), d);
-    for (const auto& [d, st] : streams) w.thread_name(d, st, "stream " + std::to_string(st), st);
+    // A stream that ran work launched in a collective range is named a communication stream
+    // (Perfetto shows it; the analyzer then counts the other copies on it as communication).
+    std::set<std::pair<std::uint32_t, std::uint32_t>> comm;
+    for (const KernelRec& k : s_.kernels)
+      if (collective_of(range_of(k.correlation))) comm.insert({k.device, k.stream});
+    for (const CopyRec& c : s_.copies)
+      if (!c.memset && collective_of(range_of(c.correlation))) comm.insert({c.device, c.stream});
+    for (const auto& [d, st] : streams)
+      w.thread_name(
+          d, st, "stream " + std::to_string(st) + (comm.count({d, st}) ? " (communication)" : ""),
+          st);
   }
 
   void write_kernels(TraceWriter& w) {
