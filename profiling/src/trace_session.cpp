@@ -17,7 +17,7 @@
 #include "ovb/launch.hpp"
 #include "rank_env.hpp"
 #include "signal_flush.hpp"
-#include "trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 
 #ifdef OVB_TRACE_HAVE_CUPTI
 #include "cuda/cupti_tracer.hpp"

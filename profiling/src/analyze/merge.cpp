@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <map>
 
-#include "../trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 #include "ovb/error.hpp"
 #include "trace_reader.hpp"
 

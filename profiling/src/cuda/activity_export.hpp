@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "../trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 #include "activity_store.hpp"
 
 namespace ovb::trace::cuda {

@@ -19,7 +19,7 @@
 #include <string>
 
 #include "../capture_window.hpp"
-#include "../trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 #include "activity_store.hpp"
 
 namespace ovb::trace::cuda {
