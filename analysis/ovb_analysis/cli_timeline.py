@@ -18,4 +18,5 @@ def add_parsers(sub):
 
 def cmd_timeline(args):
     paths, pred_ms, meas_ms = timeline.make(args.predicted, args.traces, args.out)
-    print(f"predicted {pred_ms:.3f} ms, measured {meas_ms:.3f} ms; wrote " + ", ".join(paths))
+    print(f"predicted {pred_ms:.3f} ms, measured {meas_ms:.3f} ms; wrote "
+          + ", ".join(str(p) for p in paths))

@@ -35,7 +35,8 @@ def measured(rank, durations):
     for d in durations:
         ev += [x("iteration", "user_annotation", 7, t, d, pid=99, category="iteration"),
                x("layer0", "kernel", 0, t, d / 2, stream=1000),
-               x("MPI all_reduce x", "kernel", 100, t + d / 2, d / 2, collective="all_reduce")]
+               x("MPI all_reduce x", "kernel", 100, t + d / 2, d / 2, collective="all_reduce"),
+               x("MPI_Wait", "cuda_runtime", 7, t + d / 2, d / 2, pid=99)]
         t += d
     return {"distributedInfo": {"backend": "mpi", "rank": rank, "world_size": 2},
             "traceEvents": ev}
@@ -54,18 +55,25 @@ def inputs(tmp_path):
     return tmp_path
 
 
-def test_median_steady_iteration_beside_the_prediction(inputs):
+def test_median_steady_iteration_beside_the_prediction(inputs, capsys):
     paths, pred_ms, meas_ms = timeline.make(inputs / "pred.trace.json", inputs / "traces",
                                             inputs / "out" / "t.png")
     assert pred_ms == pytest.approx(1.0, abs=1e-12)
     assert meas_ms == pytest.approx(1.7, abs=1e-12)
     assert sorted(str(p).rsplit(".", 1)[1] for p in paths) == ["pdf", "png"]
     assert (inputs / "out" / "t.png").read_bytes()[:4] == b"\x89PNG"
+    # The subcommand: the same numbers in its line.
+    assert cli.main(["timeline", str(inputs / "pred.trace.json"), str(inputs / "traces"), "-o",
+                     str(inputs / "cli.png")]) == 0
+    assert "predicted 1.000 ms, measured 1.700 ms; wrote" in capsys.readouterr().out
 
 
 def test_rows_are_the_tracks_with_events_in_the_window():
     rows = timeline._rows(predicted(), 0, 1000, "predicted:")
     assert [label for label, _ in rows] == ["predicted: compute stream", "predicted: thread 1"]
+    measured_rows = timeline._rows(measured(0, [1000]), 5000, 6000, "rank 0:")
+    assert [label for label, _ in measured_rows] == ["rank 0: thread 0", "rank 0: thread 100",
+                                                     "rank 0: thread 7 waits"]
     assert rows[0][1] == [(0.0, 0.6, timeline.COMPUTE), (0.6, 0.4, timeline.WAIT)]
     assert rows[1][1] == [(0.6, 0.4, timeline.COMM)]
     # Clipped to the window and moved to its start.

@@ -63,7 +63,9 @@ def _rows(doc, t0, t1, label):
         rows.setdefault(key, []).append(((a - t0) / 1e3, (b - a) / 1e3, colour))
     out = []
     for key in sorted(rows, key=lambda k: (str(k[0]), str(k[1]))):
-        track = names.get(key) or f"thread {key[1]}"
+        # A track of waits alone: the host backend's CPU thread blocked in MPI_Wait.
+        waits = all(c == WAIT for _, _, c in rows[key])
+        track = (names.get(key) or f"thread {key[1]}") + (" waits" if waits else "")
         out.append((f"{label} {track}", rows[key]))
     return out
 
@@ -118,7 +120,7 @@ def make(predicted_path, trace_dir, out_png):
                      f"{max(durations) / 1e3:.2f} ms)", fontsize=7)
         handles = [Patch(color=c, label=n) for c, n in
                    ((COMPUTE, "compute"), (COMM, "communication"), (WAIT, "exposed wait"))]
-        ax.legend(handles=handles, fontsize=6, loc="upper right", ncols=3)
+        fig.legend(handles=handles, fontsize=6, loc="outside lower center", ncols=3)
         out = Path(out_png)
         paths = save_figure(fig, str(out.parent), out.name[:-4] if out.suffix == ".png"
                             else out.name)
