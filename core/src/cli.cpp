@@ -33,7 +33,8 @@ bool result_to_stdout(const CLI::App& app) {
   for (const CLI::Option* o : app.get_options()) {
     if (o->count() == 0) continue;
     bool named = false;
-    for (const std::string& n : o->get_lnames()) named = named || n == "json" || n == "out" || n == "timeline";
+    for (const std::string& n : o->get_lnames())
+      named = named || n == "json" || n == "out" || n == "timeline";
     if (!named) continue;
     for (const std::string& v : o->results())
       if (is_stdout_name(v)) return true;

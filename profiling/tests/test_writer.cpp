@@ -7,8 +7,8 @@
 #include <regex>
 
 #include "ovb/error.hpp"
-#include "test_util.hpp"
 #include "ovb/trace_writer.hpp"
+#include "test_util.hpp"
 
 using namespace ovb::trace;
 using ovb::trace::testing::read_file;

@@ -32,11 +32,14 @@ struct Pending {
   double start, end;
   Group group;
   CollKind kind;
-  bool waited = false;  // by the compute stream before the end of backward (the ORS window)
+  bool waited = false;         // by the compute stream before the end of backward (the ORS window)
   const CollOp* op = nullptr;  // for the spans of its waits
   int layer = -1;              // the block that issued it (a block's ops are alike when aggregated)
 };
 
+// kSpans: the replay records its spans (explain --timeline); without, the code the search runs
+// millions of times is the replay alone, not one test more.
+template <bool kSpans>
 class Sim {
  public:
   Sim(const ComputeTerms& ct, const GptPlanOptions& o, const Machine& mc, Timeline& out,
@@ -109,12 +112,11 @@ class Sim {
  private:
   void give_up() { out_.iteration_us = std::numeric_limits<double>::infinity(); }
 
-  // The spans (explain --timeline): nothing but this test when they are not asked for.
-  // Named a + b (an op and its pass, or "wait " and the collective's op); `layer`: the block the
-  // op belongs to.
+  // The spans (explain --timeline), recorded only in Sim<true>. Named a + b (an op and its pass, or
+  // "wait " and the collective's op); `layer`: the block the op belongs to.
   void record(StreamId stream, double start, double end, const CollOp* op, int layer,
               std::string_view a, std::string_view b = {}) {
-    if (!spans_ || end <= start) return;
+    if (end <= start) return;
     Span s;
     s.stream = stream;
     s.name.reserve(a.size() + b.size());
@@ -135,7 +137,7 @@ class Sim {
 
   // Interference: the compute stream's last op ran stretched (a new span when there is none).
   void stretch(double from, double to) {
-    if (!spans_ || to <= from) return;
+    if (to <= from) return;
     if (last_compute_ < spans_->size() && !(*spans_)[last_compute_].comm &&
         (*spans_)[last_compute_].end_us == from)
       (*spans_)[last_compute_].end_us = to;
@@ -143,8 +145,15 @@ class Sim {
       record(StreamId::compute, from, to, nullptr, layer_, "interference");
   }
 
-  void run(double us, std::string_view name, std::string_view suffix = {}) {
-    if (spans_) record(StreamId::compute, t_, t_ + us, nullptr, layer_, name, suffix);
+  void run(double us, std::string_view name) {
+    if constexpr (kSpans) record(StreamId::compute, t_, t_ + us, nullptr, layer_, name);
+    t_ += us;
+    out_.compute_us += us;
+  }
+  // A linear layer's pass (".fwd", ".dx", ...).
+  void run(double us, LinearId id, std::string_view pass) {
+    if constexpr (kSpans)
+      record(StreamId::compute, t_, t_ + us, nullptr, layer_, name_of(id), pass);
     t_ += us;
     out_.compute_us += us;
   }
@@ -187,7 +196,7 @@ class Sim {
   void blocking(const CommSlot& s) {
     if (!s.present) return;
     account(s);
-    if (spans_) {
+    if constexpr (kSpans) {
       record(stream_of(s.op), t_, t_ + s.cost.time_us, &s.op, layer_, s.op.op);
       record(StreamId::compute, t_, t_ + s.cost.time_us, &s.op, layer_, "wait ", s.op.op);
     }
@@ -199,7 +208,7 @@ class Sim {
     const double start = std::max(at, stream_free);
     const double end = start + s.cost.time_us * (1 + std::max(0.0, mc_.comm_slowdown));
     stream_free = end;
-    record(stream_of(s.op), start, end, &s.op, layer_, s.op.op);
+    if constexpr (kSpans) record(stream_of(s.op), start, end, &s.op, layer_, s.op.op);
     return {start, end, s.cost.group, s.cost.kind, false, &s.op, layer_};
   }
 
@@ -211,9 +220,9 @@ class Sim {
     const double before = t_;
     t_ += extra;
     out_.interference_us += extra;
-    stretch(before, t_);
+    if constexpr (kSpans) stretch(before, t_);
     if (p.end > t_) {
-      record(StreamId::compute, t_, p.end, p.op, p.layer, "wait ", p.op->op);
+      if constexpr (kSpans) record(StreamId::compute, t_, p.end, p.op, p.layer, "wait ", p.op->op);
       expose(p.group, p.kind, p.end - t_);
     }
   }
@@ -253,13 +262,14 @@ class Sim {
     const double before = t_;
     t_ += extra;
     out_.interference_us += extra;
-    stretch(before, t_);
+    if constexpr (kSpans) stretch(before, t_);
     // Queued in order on one stream: each op's part after the compute stream arrived is exposed.
     for (const Pending& p : pending_)
       if (!p.waited && p.end > t_) {
         const double from = std::max(p.start, t_);
         out_.exposed_us[static_cast<int>(p.group)][static_cast<int>(p.kind)] += p.end - from;
-        record(StreamId::compute, from, p.end, p.op, p.layer, "wait ", p.op->op);
+        if constexpr (kSpans)
+          record(StreamId::compute, from, p.end, p.op, p.layer, "wait ", p.op->op);
       }
     t_ = std::max(t_, grad_free_);
     pending_.clear();
@@ -268,23 +278,23 @@ class Sim {
 
   void linear_forward(const LinearComm& c, const LinearCompute& k, bool rc, LinearId id) {
     gather(rc ? c.gather_rc : c.gather);
-    run(k.fwd.time_us, name_of(id), ".fwd");
+    run(k.fwd.time_us, id, ".fwd");
     blocking(rc ? c.out_reduce_rc : c.out_reduce);
-    run(k.epilogue.time_us, name_of(id), ".epilogue");
+    run(k.epilogue.time_us, id, ".epilogue");
   }
 
   // The dW GEMM; in a micro-step after the first, the accumulation after it, which first waits
   // for the layer's reduce-scatter of the micro-step before (it wrote the accumulated shard).
   void weight_grad(const LinearComm& c, const LinearCompute& k, std::size_t linear, LinearId id) {
     take_dw_slot(c.wgrad);
-    run(k.dw.time_us, name_of(id), ".dw");
+    run(k.dw.time_us, id, ".dw");
     if (!accumulate_) return;
     std::size_t& prev = previous_scatter_[linear];
     if (prev != kNone && !pending_[prev].waited) {
       wait(pending_[prev]);
       pending_[prev].waited = true;
     }
-    run(k.accumulate.time_us, name_of(id), ".accumulate");
+    run(k.accumulate.time_us, id, ".accumulate");
   }
 
   void dw_reduce_scatter(const CommSlot& wgrad, std::size_t linear) {
@@ -297,17 +307,17 @@ class Sim {
   void linear_backward(const LinearComm& c, const LinearCompute& k, std::size_t linear,
                        LinearId id) {
     gather(c.gather_bwd);
-    run(k.epilogue.bwd_us, name_of(id), ".epilogue.bwd");
+    run(k.epilogue.bwd_us, id, ".epilogue.bwd");
     // No dX all-reduce to hide (its group has size 1): with ORS, dW first so that its
     // reduce-scatter overlaps the dX GEMM (as gpt4d does).
     if (o_.ors && !c.in_grad.present) {
       weight_grad(c, k, linear, id);
       dw_reduce_scatter(c.wgrad, linear);
-      run(k.dx.time_us, name_of(id), ".dx");
+      run(k.dx.time_us, id, ".dx");
       blocking(c.in_grad);
       return;
     }
-    run(k.dx.time_us, name_of(id), ".dx");
+    run(k.dx.time_us, id, ".dx");
     if (o_.oar && c.in_grad.present) {
       const Pending p = issue(c.in_grad, t_, tp_free_);
       weight_grad(c, k, linear, id);
@@ -387,13 +397,14 @@ class Sim {
   const GptPlanOptions& o_;
   const Machine& mc_;
   Timeline& out_;
-  std::vector<Span>* spans_;                    // null: none recorded (the search)
-  std::size_t last_compute_ = kNone;            // the compute stream's last span in *spans_
-  Phase phase_ = Phase::forward;                // where the compute stream is, for the spans
+  std::vector<Span>* spans_;          // where Sim<true> records (null in Sim<false>)
+  std::size_t last_compute_ = kNone;  // the compute stream's last span in *spans_
+  Phase phase_ = Phase::forward;      // where the compute stream is, for the spans
   int micro_ = 0, layer_ = -1;
   double t_ = 0, chain_ = -1, ag_free_ = 0, tp_free_ = 0, grad_free_ = 0;
   std::vector<Pending> pending_;
-  std::vector<std::size_t> in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
+  std::vector<std::size_t>
+      in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
   std::size_t dw_slots_ = 1;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   bool accumulate_ = false;  // a micro-step after the first, accumulating full gradients
@@ -440,8 +451,13 @@ double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o) {
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
                   const Machine& mc, double give_up_at_us, std::vector<Span>* spans) {
   Timeline out;
-  Sim sim(ct, o, mc, out, spans);
-  sim.iteration(pc, give_up_at_us);
+  if (spans) {
+    Sim<true> sim(ct, o, mc, out, spans);
+    sim.iteration(pc, give_up_at_us);
+  } else {
+    Sim<false> sim(ct, o, mc, out, nullptr);
+    sim.iteration(pc, give_up_at_us);
+  }
   return out;
 }
 

@@ -15,11 +15,17 @@ namespace ovb::model {
 namespace {
 
 constexpr std::int64_t kPid = 0;
-constexpr std::int64_t kRangeTid = 1000000;  // + depth: iteration, phase, layer (as the CUDA tracer)
+// Ranges: tid kRangeTid + depth (iteration, phase, layer), as the CUDA tracer lays out GPU spans.
+constexpr std::int64_t kRangeTid = 1000000;
+constexpr const char* kRangeNames[] = {"iteration", "phases", "layers"};
 
-std::int64_t ns(double us) { return std::llround(us * 1e3); }
+std::int64_t ns(double us) {
+  return std::llround(us * 1e3);
+}
 
-std::int64_t tid_of(StreamId s) { return static_cast<std::int64_t>(s); }
+std::int64_t tid_of(StreamId s) {
+  return static_cast<std::int64_t>(s);
+}
 
 // A linear layer's GEMM (the forward, dX and dW passes): named "gemm <op>", so that ovb-trace's
 // kernel breakdown counts it under gemm as it counts cuBLAS or host GEMMs.
@@ -77,9 +83,9 @@ std::vector<Range> ranges_of(const std::vector<Span>& spans, double iteration_us
       double start = s.start_us;
       for (std::size_t j = i; j > waits_from && cs[j - 1]->comm && cs[j - 1]->layer == s.layer; --j)
         start = cs[j - 1]->start_us;
-      out.push_back({"layer" + std::to_string(s.layer) +
-                         (s.phase == Phase::backward ? " backward" : ""),
-                     "layer", start, s.end_us, 2});
+      out.push_back(
+          {"layer" + std::to_string(s.layer) + (s.phase == Phase::backward ? " backward" : ""),
+           "layer", start, s.end_us, 2});
       open = out.size() - 1;
       block_key = k;
     } else {
@@ -101,8 +107,8 @@ std::vector<Span> predicted_spans(const Prediction& p, const Machine& mc) {
 void write_timeline_trace(const std::string& path, const Prediction& p,
                           const std::vector<Span>& spans, nlohmann::json context) {
   const int world = p.options.grid.world();
-  context["ranks"] = "one rank stands for all " + std::to_string(world) +
-                     ": every rank of grid " + p.options.grid.str() + " runs this schedule";
+  context["ranks"] = "one rank stands for all " + std::to_string(world) + ": every rank of grid " +
+                     p.options.grid.str() + " runs this schedule";
   context["prediction"] = summary_json(p);
   trace::TraceHeader h;
   h.rank = 0;
@@ -116,9 +122,7 @@ void write_timeline_trace(const std::string& path, const Prediction& p,
   w.process_name(kPid, "predicted rank (" + p.machine + ", grid " + p.options.grid.str() + ")", 0);
   for (StreamId s : {StreamId::compute, StreamId::tp, StreamId::gather, StreamId::grad})
     w.thread_name(kPid, tid_of(s), std::string(name_of(s)) + " stream", tid_of(s));
-  for (int d = 0; d < 3; ++d)
-    w.thread_name(kPid, kRangeTid + d, d == 0 ? "iteration" : d == 1 ? "phases" : "layers",
-                  kRangeTid + d);
+  for (int d = 0; d < 3; ++d) w.thread_name(kPid, kRangeTid + d, kRangeNames[d], kRangeTid + d);
 
   const auto slots = slots_by_op(p.comm);
   for (const Span& s : spans) {

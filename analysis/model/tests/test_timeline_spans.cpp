@@ -28,8 +28,8 @@ struct Case {
 
 void check_spans(const Prediction& p, const Machine& mc, const std::string& what) {
   std::vector<Span> spans;
-  const Timeline t = simulate(p.compute, p.comm, p.options, mc,
-                              std::numeric_limits<double>::infinity(), &spans);
+  const Timeline t =
+      simulate(p.compute, p.comm, p.options, mc, std::numeric_limits<double>::infinity(), &spans);
   const Timeline& ref = p.timeline;  // the same replay without spans
   ASSERT_EQ(t.iteration_us, ref.iteration_us) << what;
   ASSERT_EQ(t.exposed_total_us(), ref.exposed_total_us()) << what;
@@ -103,11 +103,11 @@ TEST(TimelineSpans, TileTheComputeStreamAndNeverOverlapOnAStream) {
   const Machine slowed = machine_from_json(j, "slowed");
   const GptShape m = test::small_gpt(4);
   const Case cases[] = {
-      {"2x2x2x1", "none", 0, false, false, false},   {"2x2x2x1", "all", 0, false, false, false},
-      {"2x2x2x1", "oar", 0, true, false, false},     {"1x2x2x2", "ors", 0, false, false, false},
-      {"2x1x2x2", "oag", 0, false, false, false},    {"2x1x2x2", "all", 1, false, false, false},
-      {"1x1x2x2", "all", 1, false, true, false},     {"1x1x2x2", "all", 1, false, true, true},
-      {"1x1x2x2", "none", 1, false, true, true},     {"2x2x1x2:y,x,z", "all", 0, true, true, false},
+      {"2x2x2x1", "none", 0, false, false, false}, {"2x2x2x1", "all", 0, false, false, false},
+      {"2x2x2x1", "oar", 0, true, false, false},   {"1x2x2x2", "ors", 0, false, false, false},
+      {"2x1x2x2", "oag", 0, false, false, false},  {"2x1x2x2", "all", 1, false, false, false},
+      {"1x1x2x2", "all", 1, false, true, false},   {"1x1x2x2", "all", 1, false, true, true},
+      {"1x1x2x2", "none", 1, false, true, true},   {"2x2x1x2:y,x,z", "all", 0, true, true, false},
   };
   for (const Machine* mc : {&a100, &slowed})
     for (const Case& c : cases) {

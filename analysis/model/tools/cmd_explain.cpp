@@ -1,5 +1,5 @@
-// ovb-model explain CONFIG: one configuration term by term; --timeline FILE: its predicted iteration
-// as a trace (timeline_trace.hpp) for ovb-trace analyze and Perfetto.
+// ovb-model explain CONFIG: one configuration term by term; --timeline FILE: its predicted
+// iteration as a trace (timeline_trace.hpp) for ovb-trace analyze and Perfetto.
 #include <iostream>
 
 #include "commands.hpp"
