@@ -14,6 +14,7 @@
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
 #include "ovb/metrics.hpp"
+#include "overlap/transport.hpp"
 
 namespace ovb::mb {
 
@@ -28,6 +29,10 @@ std::string_view name_of(PrioMode p) {
 
 std::string_view name_of(SplitAxis a) {
   return a == SplitAxis::m ? "m" : "n";
+}
+
+std::string_view name_of(Exchange e) {
+  return e == Exchange::send_recv ? "send_recv" : "copy_engine";
 }
 
 namespace {
@@ -53,6 +58,7 @@ struct OverlapState {
   std::vector<std::unique_ptr<Event>> chunk_done;  // per chunk: its producer has completed
   bool ready = false;
   std::int64_t wrong = 0;
+  std::string transport;  // observed (transport.hpp)
 };
 
 // Per-rank times of one concurrent run, in seconds: {t_o, t_c', t_m'}.
@@ -131,7 +137,11 @@ std::string overlap_benchmark_name(const OverlapPoint& p) {
   return n + cta_suffix(p.cfg) +
          (p.scenario->dependent ? "/chunks=" + std::to_string(p.chunks) + "/split=" +
                                       std::string(name_of(p.split))
-                                : "");
+                                : "") +
+         (p.gemm_sms > 0 ? "/gemm_sms=" + std::to_string(p.gemm_sms) : "") +
+         (p.scenario->chunk_per_rank && p.exchange != Exchange::send_recv
+              ? "/exchange=" + std::string(name_of(p.exchange))
+              : "");
 }
 
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
@@ -147,7 +157,10 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   if (!st) return;
   Stream& sc = env.stream(0, p.prio == PrioMode::compute_high ? Priority::high : Priority::normal);
   Stream& sm = env.stream(1, p.prio == PrioMode::comm_high ? Priority::high : Priority::normal);
+  const std::string requested = requested_transport(env.backend(), p);
   if (!st->ready) {
+    st->transport = observe_transport(env, *st->ops, sm);
+    settle_transport(name, p, requested, st->transport);
     // The check runs on results computed concurrently: overlap must not corrupt either op.
     run_both(env, *st, sc, sm, p.comm_first);
     env.backend().synchronize();
@@ -234,6 +247,9 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
       (p.scenario->dependent ? " chunks=" + std::to_string(p.chunks) +
                                    " split=" + std::string(name_of(p.split))
                              : "") +
+      " gemm_sms=" + knob_text(p.gemm_sms) + " transport=" + st->transport +
+      " transport_requested=" + requested +
+      (p.scenario->chunk_per_rank ? " exchange=" + std::string(name_of(p.exchange)) : "") +
       (p.label.empty() ? "" : " " + p.label));
 }
 
