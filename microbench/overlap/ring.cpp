@@ -76,11 +76,12 @@ class Ring : public PipelineOps {
     const auto m = static_cast<std::size_t>(whole_.m), n = static_cast<std::size_t>(whole_.n),
                k = static_cast<std::size_t>(whole_.k), nr = static_cast<std::size_t>(n_);
     const Storage in = input_storage(type_), out = output_storage(type_);
-    // AG: gathered A, B, C, the whole GEMM's C. RS: A, B, the whole C and its reduce-scatter, the
-    // partial slots and sums (2n blocks) and the received ones (n - 1 blocks).
+    // AG: gathered A, B, C, the whole GEMM's C. RS: A, B, the whole GEMM's C and its
+    // reduce-scatter (M/n rows), the partials and sums (2n blocks of M/n rows) and the received
+    // sums (n - 1 blocks).
     const std::size_t need =
         gather_ ? (m * k + k * n) * size_of(in) + 2 * m * n * size_of(out)
-                : (m * k + k * n) * size_of(in) + (m + m / nr + 3 * m) * n * size_of(out);
+                : (m * k + k * n) * size_of(in) + (m + m / nr + 2 * m + m) * n * size_of(out);
     check_pipeline_fits(env, type_, dtype_, whole_, need);
     chunk_plan_ = env.gemm().plan(block_, type_, 1, sm_target(p));
     whole_plan_ = env.gemm().plan(whole_, type_, 1, sm_target(p));
@@ -88,7 +89,7 @@ class Ring : public PipelineOps {
     fill(backend_, b_, in, 0, k * n, gemm_b_value);
     if (gather_) {
       const std::size_t rows = m / nr, first = static_cast<std::size_t>(r_) * rows;
-      a_ = allocate_collective_buffer(backend_, comm_, m * k * size_of(in));
+      a_ = mapped_or_collective(m * k * size_of(in));
       backend_.memset_zero(a_);
       fill(backend_, a_, in, first * k, rows * k, gemm_a_value);  // this rank's shard only
       c_ = backend_.allocate(m * n * size_of(out));
@@ -97,9 +98,8 @@ class Ring : public PipelineOps {
     } else {
       a_ = backend_.allocate(m * k * size_of(in));
       fill(backend_, a_, in, 0, m * k, gemm_a_value);
-      c_ = allocate_collective_buffer(backend_, comm_, m * n * size_of(out));
       whole_result_ = allocate_collective_buffer(backend_, comm_, m / nr * n * size_of(out));
-      slots_ = allocate_collective_buffer(backend_, comm_, 2 * m * n * size_of(out));
+      slots_ = mapped_or_collective(2 * m * n * size_of(out));
       received_ = allocate_collective_buffer(backend_, comm_, (nr - 1) * m / nr * n * size_of(out));
       backend_.memset_zero(slots_);
       backend_.memset_zero(received_);
@@ -147,14 +147,14 @@ class Ring : public PipelineOps {
   // (reduced_tolerance).
   std::int64_t check(bool inject) override {
     const Storage out = output_storage(type_);
-    const Buffer& result = gather_ ? c_ : slots_;
+    Buffer& result = gather_ ? c_ : slots_;
     const std::size_t first = gather_ ? 0 : slot_offset(2 * n_ - 1) / out_size();  // the last sum
     const std::int64_t count = gather_ ? whole_.m * whole_.n : block_.m * block_.n;
     const double copies = gather_ ? 1 : n_;
     const double tol = gather_ ? gemm_output_tolerance(out) : reduced_tolerance(out, dtype_, n_);
     if (inject) {
       const double ref = copies * static_cast<double>(exact(0));
-      poke(backend_, const_cast<Buffer&>(result), out, first,
+      poke(backend_, result, out, first,
            static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
     }
     std::int64_t wrong = 0;
@@ -167,6 +167,11 @@ class Ring : public PipelineOps {
   }
 
  private:
+  // The buffer the ring exchanges from: the backend's for the copy engine (CUDA IPC maps
+  // cudaMalloc memory, not NCCL's symmetric windows), else the communicator's.
+  Buffer mapped_or_collective(std::size_t bytes) {
+    return ce_ ? backend_.allocate(bytes) : allocate_collective_buffer(backend_, comm_, bytes);
+  }
   std::size_t in_size() const { return size_of(input_storage(type_)); }
   std::size_t out_size() const { return size_of(output_storage(type_)); }
   std::size_t k() const { return static_cast<std::size_t>(whole_.k); }
