@@ -30,7 +30,6 @@
 #include "ovb/error.hpp"
 #include "ovb/run_main.hpp"
 #include "overlap/overlap_bench.hpp"
-#include "overlap/transport.hpp"
 
 namespace {
 
@@ -198,7 +197,9 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               pt.exchange = o.exchange.at(at);
                               pt.gemm_sms = static_cast<int>(o.gemm_sms.at(at));
                               pt.require_transport = o.require_transport;
-                              if (const std::string why = ovb::mb::backend_problem(env, pt);
+                              if (const std::string why = ovb::mb::backend_problem(
+                                      env.backend(), pt.gemm_sms, pt.scenario->chunk_per_rank,
+                                      pt.exchange);
                                   !why.empty())
                                 throw ovb::UsageError(why);
                               if (pt.scenario->chunk_per_rank) {  // --chunks, --split: n/a

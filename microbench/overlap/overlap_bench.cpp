@@ -14,7 +14,6 @@
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
 #include "ovb/metrics.hpp"
-#include "overlap/transport.hpp"
 
 namespace ovb::mb {
 
@@ -29,10 +28,6 @@ std::string_view name_of(PrioMode p) {
 
 std::string_view name_of(SplitAxis a) {
   return a == SplitAxis::m ? "m" : "n";
-}
-
-std::string_view name_of(Exchange e) {
-  return e == Exchange::send_recv ? "send_recv" : "copy_engine";
 }
 
 namespace {
@@ -157,10 +152,11 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   if (!st) return;
   Stream& sc = env.stream(0, p.prio == PrioMode::compute_high ? Priority::high : Priority::normal);
   Stream& sm = env.stream(1, p.prio == PrioMode::comm_high ? Priority::high : Priority::normal);
-  const std::string requested = requested_transport(env.backend(), p);
+  const std::string requested = requested_transport(env.backend(), p.scenario->chunk_per_rank,
+                                                    p.exchange, p.cfg.cta_policy);
   if (!st->ready) {
     st->transport = observe_transport(env, *st->ops, sm);
-    settle_transport(name, p, requested, st->transport);
+    settle_transport(name, p.require_transport, requested, st->transport);
     // The check runs on results computed concurrently: overlap must not corrupt either op.
     run_both(env, *st, sc, sm, p.comm_first);
     env.backend().synchronize();

@@ -14,6 +14,7 @@
 #include "harness/env.hpp"
 #include "harness/gemm_cases.hpp"
 #include "overlap/scenario.hpp"
+#include "overlap/transport.hpp"  // Exchange
 
 namespace ovb::mb {
 
@@ -23,11 +24,6 @@ std::string_view name_of(PrioMode p);
 // The dimension of C a dependent scenario cuts into chunks.
 enum class SplitAxis { m, n };
 std::string_view name_of(SplitAxis a);
-
-// How a ring step moves its shard to the neighbour: send_recv (Communicator::send_recv: MPI on
-// host, ncclSend/ncclRecv kernels on CUDA), copy_engine (CUDA IPC and cudaMemcpyAsync, no SM).
-enum class Exchange { send_recv, copy_engine };
-std::string_view name_of(Exchange e);
 
 struct OverlapPoint {
   const OverlapScenario* scenario = nullptr;

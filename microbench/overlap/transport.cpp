@@ -26,22 +26,25 @@ std::string word_of(Backend::Engines e) {
 }
 }  // namespace
 
-std::string backend_problem(BenchEnv& env, const OverlapPoint& p) {
-  if (env.backend().name() != "host") return "";
-  if (p.gemm_sms > 0)
-    return "--gemm-sms " + std::to_string(p.gemm_sms) +
+std::string_view name_of(Exchange e) {
+  return e == Exchange::send_recv ? "send_recv" : "copy_engine";
+}
+
+std::string backend_problem(const Backend& b, int gemm_sms, bool ring, Exchange e) {
+  if (b.name() != "host") return "";
+  if (gemm_sms > 0)
+    return "--gemm-sms " + std::to_string(gemm_sms) +
            ": the host backend's GEMM (OpenBLAS) has no SMs to budget; use --gemm-sms default";
-  if (p.scenario->chunk_per_rank && p.exchange == Exchange::copy_engine)
+  if (ring && e == Exchange::copy_engine)
     return "--exchange copy_engine: the host backend has no copy engine (CUDA only); use "
            "--exchange send_recv";
   return "";
 }
 
-std::string requested_transport(const Backend& b, const OverlapPoint& p) {
+std::string requested_transport(const Backend& b, bool ring, Exchange e, int cta_policy) {
   if (b.name() == "host") return "mpi";
-  if (p.scenario->chunk_per_rank)
-    return p.exchange == Exchange::copy_engine ? "ce-ipc" : "nccl-sm";
-  return p.cfg.cta_policy == kCtaPolicyZero ? "nccl-ce" : "nccl-sm";
+  if (ring) return e == Exchange::copy_engine ? "ce-ipc" : "nccl-sm";
+  return cta_policy == kCtaPolicyZero ? "nccl-ce" : "nccl-sm";
 }
 
 std::string observe_transport(BenchEnv& env, OverlapOps& ops, Stream& s) {
@@ -56,13 +59,13 @@ std::string observe_transport(BenchEnv& env, OverlapOps& ops, Stream& s) {
   return range[0] == -range[1] ? seen : "unknown";
 }
 
-void settle_transport(const std::string& benchmark, const OverlapPoint& p,
-                      const std::string& requested, const std::string& observed) {
+void settle_transport(const std::string& benchmark, bool require, const std::string& requested,
+                      const std::string& observed) {
   if (observed == requested) return;
   const std::string what = benchmark + ": transport " + requested + " requested, " + observed +
                            (observed == "unknown" ? " (it could not be observed)"
                                                   : " observed (the library fell back)");
-  if (p.require_transport) throw Error(what + " (--require-transport)");
+  if (require) throw Error(what + " (--require-transport)");
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0) std::cerr << "warning: " << what << std::endl;

@@ -12,27 +12,34 @@
 
 #include <string>
 
+#include <string_view>
+
 #include "harness/env.hpp"
-#include "overlap/overlap_bench.hpp"
+#include "overlap/scenario.hpp"
 
 namespace ovb::mb {
+
+// How a ring step moves its shard to the neighbour: send_recv (Communicator::send_recv: MPI on
+// host, ncclSend/ncclRecv kernels on CUDA), copy_engine (CUDA IPC and cudaMemcpyAsync, no SM).
+enum class Exchange { send_recv, copy_engine };
+std::string_view name_of(Exchange e);
 
 // Why the point's axes have no meaning on this backend ("" when they do): on host a GEMM SM
 // budget (--gemm-sms) and a copy-engine ring (--exchange copy_engine) are rejected with one line
 // naming the option (the older NCCL CTA knobs stay accepted and ignored there).
-std::string backend_problem(BenchEnv& env, const OverlapPoint& p);
+std::string backend_problem(const Backend& b, int gemm_sms, bool ring, Exchange e);
 
-// What the point asks for: mpi on host; ce-ipc for a copy-engine ring; nccl-ce with CTA policy
-// zero; else nccl-sm.
-std::string requested_transport(const Backend& b, const OverlapPoint& p);
+// What a point asks for: mpi on host; ce-ipc for a copy-engine ring; nccl-ce with CTA policy
+// zero (kCtaPolicyZero); else nccl-sm.
+std::string requested_transport(const Backend& b, bool ring, Exchange e, int cta_policy);
 
 // Runs `ops`' communication once on `s` (alone, untimed) and says which transport it used, agreed
 // over the ranks of the world. A collective call.
 std::string observe_transport(BenchEnv& env, OverlapOps& ops, Stream& s);
 
-// observed != requested: with p.require_transport an Error naming both, else (rank 0) a one-line
-// warning; the result file records both either way.
-void settle_transport(const std::string& benchmark, const OverlapPoint& p,
-                      const std::string& requested, const std::string& observed);
+// observed != requested: with `require` an Error naming both, else (rank 0) a one-line warning;
+// the result file records both either way.
+void settle_transport(const std::string& benchmark, bool require, const std::string& requested,
+                      const std::string& observed);
 
 }  // namespace ovb::mb
