@@ -155,8 +155,9 @@ void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kin
     op->sink = sink;
     op->token = sink->issued(c);
   }
-  track(s, std::move(op), std::string(name_of(kind)) + " of " + std::to_string(count) + " " +
-                             std::string(name_of(t)) + " elements");
+  track(s, std::move(op),
+        std::string(name_of(kind)) + " of " + std::to_string(count) + " " +
+            std::string(name_of(t)) + " elements");
 }
 
 void HostCommunicator::track(Stream& s, std::shared_ptr<HostOp> op, std::string what) {
@@ -217,8 +218,8 @@ void HostCommunicator::all_gather(const void* send, void* recv, std::size_t send
 }
 
 // Not reported to the host-timeline sink, whose records are collectives.
-void HostCommunicator::send_recv(const void* send, int to, void* recv, int from,
-                                 std::size_t count, DType t, Stream& s) {
+void HostCommunicator::send_recv(const void* send, int to, void* recv, int from, std::size_t count,
+                                 DType t, Stream& s) {
   check(t, count);
   if (to < 0 || to >= size_ || from < 0 || from >= size_)
     throw Error("send_recv: peer " + std::to_string(to < 0 || to >= size_ ? to : from) +
@@ -300,8 +301,9 @@ void HostBackend::synchronize() {
 }
 
 std::unique_ptr<PeerBuffers> HostBackend::map_peers(MPI_Comm, Buffer&, int) {
-  throw UsageError("the host backend has no copy engine: copy-engine transports need the CUDA "
-                   "backend");
+  throw UsageError(
+      "the host backend has no copy engine: copy-engine transports need the CUDA "
+      "backend");
 }
 
 std::unique_ptr<Communicator> HostBackend::create_communicator(MPI_Comm group,

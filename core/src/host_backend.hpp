@@ -1,10 +1,11 @@
 // The host backend: host memory, MPI non-blocking collectives (MPI_Iallreduce,
-// MPI_Ireduce_scatter_block, MPI_Iallgather) and point-to-point (MPI_Isend, MPI_Irecv), fp32 only. CPU compute runs synchronously on the
-// calling thread, so a "stream" only holds the collectives still in flight on it; recording an
-// event captures them, and waiting on the event completes them (MPI_Wait). With a host-timeline
-// sink installed (ovb/host_timeline_sink.hpp) every collective and every blocking wait is reported.
-// With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll MPI_Test instead, and a collective
-// that does not complete in time prints one line and MPI_Aborts the job.
+// MPI_Ireduce_scatter_block, MPI_Iallgather) and point-to-point (MPI_Isend, MPI_Irecv), fp32 only.
+// CPU compute runs synchronously on the calling thread, so a "stream" only holds the collectives
+// still in flight on it; recording an event captures them, and waiting on the event completes them
+// (MPI_Wait). With a host-timeline sink installed (ovb/host_timeline_sink.hpp) every collective and
+// every blocking wait is reported. With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll
+// MPI_Test instead, and a collective that does not complete in time prints one line and MPI_Aborts
+// the job.
 #pragma once
 
 #include <memory>

@@ -40,13 +40,15 @@ struct OverlapPoint {
   std::string label;       // extra label text (GPT configuration)
   int chunks = 1;          // dependent scenarios: pieces of the GEMM and of its collective
   SplitAxis split = SplitAxis::m;
-  int gemm_sms = -1;       // the GEMM's SM budget (cuBLASLt SM count target); -1: the device's
+  int gemm_sms = -1;  // the GEMM's SM budget (cuBLASLt SM count target); -1: the device's
   Exchange exchange = Exchange::send_recv;  // ring scenarios only
   bool require_transport = false;  // a requested transport not observed is an error, not a warning
 };
 
 // The GEMM SM budget as Gemm::plan takes it (0: the device's count).
-inline int sm_target(const OverlapPoint& p) { return p.gemm_sms > 0 ? p.gemm_sms : 0; }
+inline int sm_target(const OverlapPoint& p) {
+  return p.gemm_sms > 0 ? p.gemm_sms : 0;
+}
 
 // "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]"; other
 // scenarios than kDefaultScenario insert theirs after "overlap/"; dependent ones end in

@@ -35,8 +35,9 @@ std::string ring_problem(const OverlapPoint& p, int ranks) {
   const GemmShape& s = p.gcase.shape;
   const std::string scenario = "--scenarios ring: ";
   if (p.kind == CollKind::all_reduce)
-    return scenario + "all_reduce has no ring form here; use --colls all_gather (AG+GEMM) or "
-                      "reduce_scatter (GEMM+RS)";
+    return scenario +
+           "all_reduce has no ring form here; use --colls all_gather (AG+GEMM) or "
+           "reduce_scatter (GEMM+RS)";
   if (ranks < 2)
     return scenario + "a ring needs at least 2 ranks in group " + p.group.name() + ", it has " +
            std::to_string(ranks);
@@ -69,8 +70,10 @@ class Ring : public PipelineOps {
                p.group.name(), static_cast<std::int64_t>(p.bytes)} {
     if (const std::string why = ring_problem(p, n_); !why.empty()) throw UsageError(why);
     if (!gather_ && dtype_ != DType::f32 && dtype_ != DType::bf16)
-      throw UsageError("--scenarios ring: reduce_scatter adds partial sums with fp32 or bf16 "
-                       "kernels only, not " + std::string(name_of(dtype_)));
+      throw UsageError(
+          "--scenarios ring: reduce_scatter adds partial sums with fp32 or bf16 "
+          "kernels only, not " +
+          std::string(name_of(dtype_)));
     block_ = whole_;
     block_.m /= n_;
     const auto m = static_cast<std::size_t>(whole_.m), n = static_cast<std::size_t>(whole_.n),
@@ -134,8 +137,8 @@ class Ring : public PipelineOps {
     ScopedRange r(range_);
     const std::size_t rows = static_cast<std::size_t>(block_.m);
     if (gather_)  // in place: this rank's shard is its slot of A
-      comm_.all_gather(a_.as<char>() + rows_at(r_) * k() * in_size(), a_.data(), rows * k(),
-                       dtype_, s);
+      comm_.all_gather(a_.as<char>() + rows_at(r_) * k() * in_size(), a_.data(), rows * k(), dtype_,
+                       s);
     else
       comm_.reduce_scatter(c_whole_.data(), whole_result_.data(), rows * cols(), dtype_, s);
   }
@@ -154,8 +157,7 @@ class Ring : public PipelineOps {
     const double tol = gather_ ? gemm_output_tolerance(out) : reduced_tolerance(out, dtype_, n_);
     if (inject) {
       const double ref = copies * static_cast<double>(exact(0));
-      poke(backend_, result, out, first,
-           static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
+      poke(backend_, result, out, first, static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
     }
     std::int64_t wrong = 0;
     for (const std::int64_t e : check_points(count, 4096, 1024, 113)) {
@@ -199,8 +201,9 @@ class Ring : public PipelineOps {
     const std::size_t bytes = shard_elems() * in_size();
     char* a = a_.as<char>();
     if (ce_) {
-      if (i > 0) peers_->pull(s, prev(), i - 1, rows_at(shard(i)) * k() * in_size(),
-                              a + rows_at(shard(i)) * k() * in_size(), bytes);
+      if (i > 0)
+        peers_->pull(s, prev(), i - 1, rows_at(shard(i)) * k() * in_size(),
+                     a + rows_at(shard(i)) * k() * in_size(), bytes);
       if (i < n_ - 1) peers_->publish(s, i, next());
       return;
     }

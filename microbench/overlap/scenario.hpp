@@ -99,6 +99,6 @@ struct ScenarioRegistration {
 #define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
       {#id, about, make, true, problem, bytes})
-#define OVB_OVERLAP_RING_SCENARIO(id, about, make, problem, bytes)     \
+#define OVB_OVERLAP_RING_SCENARIO(id, about, make, problem, bytes)        \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id( \
       {#id, about, make, true, problem, bytes, true})

@@ -62,9 +62,9 @@ std::string observe_transport(BenchEnv& env, OverlapOps& ops, Stream& s) {
 void settle_transport(const std::string& benchmark, bool require, const std::string& requested,
                       const std::string& observed) {
   if (observed == requested) return;
-  const std::string what = benchmark + ": transport " + requested + " requested, " + observed +
-                           (observed == "unknown" ? " (it could not be observed)"
-                                                  : " observed (the library fell back)");
+  const std::string what =
+      benchmark + ": transport " + requested + " requested, " + observed +
+      (observed == "unknown" ? " (it could not be observed)" : " observed (the library fell back)");
   if (require) throw Error(what + " (--require-transport)");
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

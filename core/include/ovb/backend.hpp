@@ -113,8 +113,8 @@ class Communicator {
   // `count` elements from rank `from` into `recv` (not overlapping `send`), as one operation on
   // `s` (NCCL: ncclSend and ncclRecv in one group, kernels on SMs; host: MPI_Isend and MPI_Irecv).
   // Every rank of the group calls it with matching partners and counts.
-  virtual void send_recv(const void* send, int to, void* recv, int from, std::size_t count,
-                         DType t, Stream& s) = 0;
+  virtual void send_recv(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                         Stream& s) = 0;
   // Memory for this communicator's collectives, registered as a symmetric window when its
   // configuration asks for copy-engine collectives (CTA policy zero, NCCL >= 2.28: ncclMemAlloc
   // and ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC; without a window NCCL falls back to
@@ -194,8 +194,7 @@ class Backend {
   // Copy-engine access to `buf` on every rank of `group` (CUDA IPC: cudaIpcGetMemHandle, handles
   // exchanged over MPI, cudaIpcOpenMemHandle), for ring exchanges that use no SM. The host backend
   // has none: UsageError. A collective call over `group`; `buf` the same size on every rank.
-  virtual std::unique_ptr<PeerBuffers> map_peers(MPI_Comm group, Buffer& buf,
-                                                       int steps) = 0;
+  virtual std::unique_ptr<PeerBuffers> map_peers(MPI_Comm group, Buffer& buf, int steps) = 0;
 };
 
 // Creates the backend named in opts ("auto", "cuda", "host"). "cuda" in a build without CUDA, or

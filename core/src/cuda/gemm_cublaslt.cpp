@@ -69,7 +69,10 @@ class LtPlan final : public GemmPlan {
  public:
   LtPlan(cublasLtHandle_t handle, void* workspace, std::size_t workspace_bytes, const GemmShape& sh,
          GemmType t, int max_algos, int sm_target)
-      : handle_(handle), workspace_(workspace), workspace_bytes_(workspace_bytes), type_(t),
+      : handle_(handle),
+        workspace_(workspace),
+        workspace_bytes_(workspace_bytes),
+        type_(t),
         sm_target_(sm_target) {
     const LtTypes ty = lt_types(t);
     cublasLtMatmulDesc_t op = nullptr;

@@ -56,8 +56,8 @@ void NcclCommunicator::all_gather(const void* send, void* recv, std::size_t send
   OVB_CHECK_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, native(s)), comm_);
 }
 
-void NcclCommunicator::send_recv(const void* send, int to, void* recv, int from,
-                                 std::size_t count, DType t, Stream& s) {
+void NcclCommunicator::send_recv(const void* send, int to, void* recv, int from, std::size_t count,
+                                 DType t, Stream& s) {
   // One group, so that the send and the receive progress together (a ring would deadlock if
   // every rank's send waited for its neighbour's receive).
   OVB_CHECK_NCCL(ncclGroupStart(), comm_);

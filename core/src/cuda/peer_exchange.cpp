@@ -1,6 +1,7 @@
 // Copy-engine peer access and engine observation on the CUDA backend (see ovb/backend.hpp):
 // PeerBuffers over CUDA IPC (memory and event handles exchanged with MPI_Allgather, each step's
-// record announced to the reader by an MPI message), and observe_engines from a captured CUDA graph.
+// record announced to the reader by an MPI message), and observe_engines from a captured CUDA
+// graph.
 #include <mpi.h>
 
 #include <vector>
@@ -21,29 +22,28 @@ class IpcPeerBuffers final : public PeerBuffers {
     cudaIpcMemHandle_t mine{};
     OVB_CHECK_CUDA(cudaIpcGetMemHandle(&mine, buf.data()));
     std::vector<cudaIpcMemHandle_t> mems(static_cast<std::size_t>(size_));
-    OVB_CHECK_MPI(MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, mems.data(), sizeof(mine), MPI_BYTE,
-                                comm_));
+    OVB_CHECK_MPI(
+        MPI_Allgather(&mine, sizeof(mine), MPI_BYTE, mems.data(), sizeof(mine), MPI_BYTE, comm_));
     // One interprocess event per step: a step's record is never overwritten while a peer may
     // still have to wait for it in the same round.
     std::vector<cudaIpcEventHandle_t> mine_ev(static_cast<std::size_t>(steps));
     for (int i = 0; i < steps; ++i) {
       cudaEvent_t e = nullptr;
-      OVB_CHECK_CUDA(
-          cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventInterprocess));
+      OVB_CHECK_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming | cudaEventInterprocess));
       own_.push_back(e);
       OVB_CHECK_CUDA(cudaIpcGetEventHandle(&mine_ev[static_cast<std::size_t>(i)], e));
     }
     std::vector<cudaIpcEventHandle_t> evs(static_cast<std::size_t>(size_ * steps));
     const int ev_bytes = static_cast<int>(sizeof(cudaIpcEventHandle_t)) * steps;
-    OVB_CHECK_MPI(MPI_Allgather(mine_ev.data(), ev_bytes, MPI_BYTE, evs.data(), ev_bytes,
-                                MPI_BYTE, comm_));
+    OVB_CHECK_MPI(
+        MPI_Allgather(mine_ev.data(), ev_bytes, MPI_BYTE, evs.data(), ev_bytes, MPI_BYTE, comm_));
     base_.assign(static_cast<std::size_t>(size_), nullptr);
     peer_ev_.assign(static_cast<std::size_t>(size_ * steps), nullptr);
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       void* p = nullptr;
       OVB_CHECK_CUDA(cudaIpcOpenMemHandle(&p, mems[static_cast<std::size_t>(r)],
-                                         cudaIpcMemLazyEnablePeerAccess));
+                                          cudaIpcMemLazyEnablePeerAccess));
       base_[static_cast<std::size_t>(r)] = static_cast<char*>(p);
       for (int i = 0; i < steps; ++i) {
         const std::size_t at = static_cast<std::size_t>(r * steps + i);
@@ -92,9 +92,9 @@ class IpcPeerBuffers final : public PeerBuffers {
 
   MPI_Comm comm_ = MPI_COMM_NULL;  // a duplicate: its messages never meet the caller's
   int rank_ = 0, size_ = 1, steps_ = 1;
-  std::vector<char*> base_;            // each peer's buffer, mapped here (nullptr: this rank)
-  std::vector<cudaEvent_t> own_;       // this rank's event per step
-  std::vector<cudaEvent_t> peer_ev_;   // [rank * steps + step], opened from the peers' handles
+  std::vector<char*> base_;           // each peer's buffer, mapped here (nullptr: this rank)
+  std::vector<cudaEvent_t> own_;      // this rank's event per step
+  std::vector<cudaEvent_t> peer_ev_;  // [rank * steps + step], opened from the peers' handles
 };
 
 // Kernel and copy nodes of a graph, child graphs included (other nodes - event waits, host
