@@ -12,13 +12,20 @@ Buffer allocate_symmetric_window(ncclComm_t comm, std::size_t bytes) {
   // Every rank registers the same size, rounded up to the window alignment NCCL requires.
   const std::size_t align = NCCL_WIN_REQUIRED_ALIGNMENT;
   const std::size_t size = std::max<std::size_t>(align, (bytes + align - 1) / align * align);
+  // A failure (e.g. a platform without the memory mapping symmetric windows need) is a fallback,
+  // not an error: without a window NCCL uses SM kernels, which the observed transport then shows.
   void* p = nullptr;
-  OVB_CHECK_NCCL(ncclMemAlloc(&p, size), comm);
-  ncclWindow_t win = nullptr;
-  const ncclResult_t rc = ncclCommWindowRegister(comm, p, size, &win, NCCL_WIN_COLL_SYMMETRIC);
+  ncclResult_t rc = ncclMemAlloc(&p, size);
   if (rc != ncclSuccess) {
+    warn_call_failed("NCCL", "ncclMemAlloc", nccl_message(rc, comm), __FILE__, __LINE__);
+    return {};
+  }
+  ncclWindow_t win = nullptr;
+  rc = ncclCommWindowRegister(comm, p, size, &win, NCCL_WIN_COLL_SYMMETRIC);
+  if (rc != ncclSuccess) {
+    warn_call_failed("NCCL", "ncclCommWindowRegister", nccl_message(rc, comm), __FILE__, __LINE__);
     OVB_WARN_NCCL(ncclMemFree(p), comm);
-    OVB_CHECK_NCCL(rc, comm);
+    return {};
   }
   return Buffer(p, bytes, [comm, win](void* q) {
     OVB_WARN_NCCL(ncclCommWindowDeregister(comm, win), comm);
