@@ -2,12 +2,15 @@
 // leads to: the GEMM + collective scenario is registered and keeps the names result files use;
 // any other scenario's names carry it after "overlap/"; the dependent decomposition scenario
 // names its chunks and split and refuses chunks that do not divide the split dimension; the ring
-// scenario has one chunk per rank and refuses a ring of one rank or of all_reduce.
+// scenario has one chunk per rank and refuses a ring of one rank or of all_reduce; a transport
+// mismatch warns, or fails under --require-transport.
 // Run: ctest -R mb.unit (or ovb-microbench-tests --gtest_filter='OverlapScenarios*').
 #include <gtest/gtest.h>
 
 #include "overlap/overlap_bench.hpp"
 #include "overlap/scenario.hpp"
+#include "overlap/transport.hpp"
+#include "ovb/error.hpp"
 
 namespace ovb::mb {
 namespace {
@@ -104,6 +107,21 @@ TEST(OverlapScenarios, RingIsOneChunkPerRankAndRefusesWhatHasNoRing) {
   EXPECT_EQ(overlap_benchmark_name(p),
             "overlap/ring/all_gather/world/16777216/bf16/4096x4096x4096/nn/equal/"
             "pipeline/chunks=8/split=m");
+}
+
+// A requested transport not observed: a warning, or with --require-transport an error naming both.
+TEST(OverlapScenarios, TransportMismatchIsAWarningOrARequiredError) {
+  EXPECT_NO_THROW(settle_transport("b", true, "mpi", "mpi"));
+  EXPECT_NO_THROW(settle_transport("b", false, "nccl-ce", "nccl-sm"));
+  try {
+    settle_transport("b", true, "nccl-ce", "nccl-sm");
+    FAIL() << "a required transport that was not observed did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "b: transport nccl-ce requested, nccl-sm observed (the library fell back) "
+              "(--require-transport)");
+  }
+  EXPECT_THROW(settle_transport("b", true, "nccl-ce", "unknown"), Error);
 }
 
 TEST(OverlapScenarios, TheRegistryIsSortedByName) {
