@@ -51,8 +51,11 @@ class HostGemm final : public Gemm {
     if (t == GemmType::fp32) return "";
     return "the host backend's GEMM supports fp32 only, not " + std::string(name_of(t));
   }
-  std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int) override {
+  std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int, int sm_target) override {
     if (const std::string why = unsupported(t); !why.empty()) throw UsageError(why);
+    if (sm_target > 0)
+      throw UsageError("an SM budget for the GEMM (" + std::to_string(sm_target) +
+                       " SMs) has no meaning on the host backend");
     return std::make_unique<HostGemmPlan>(shape);
   }
   void run(Stream&, const GemmShape& s, DType t, const void* a, const void* b, void* c, float alpha,

@@ -155,11 +155,16 @@ void HostCommunicator::issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kin
     op->sink = sink;
     op->token = sink->issued(c);
   }
+  track(s, std::move(op),
+        std::string(name_of(kind)) + " of " + std::to_string(count) + " " +
+            std::string(name_of(t)) + " elements");
+}
+
+void HostCommunicator::track(Stream& s, std::shared_ptr<HostOp> op, std::string what) {
   if (timeout_s_ > 0) {
     op->timeout_s = timeout_s_;
-    op->what = std::string(name_of(kind)) + " of " + std::to_string(count) + " " +
-               std::string(name_of(t)) + " elements on communicator '" + cfg_.name + "' (rank " +
-               std::to_string(rank_) + " of " + std::to_string(size_) + ")";
+    op->what = what + " on communicator '" + cfg_.name + "' (rank " + std::to_string(rank_) +
+               " of " + std::to_string(size_) + ")";
     op->comms = comms_;
   }
   std::erase_if(*log_, [](const std::weak_ptr<HostOp>& w) { return w.expired(); });
@@ -210,6 +215,22 @@ void HostCommunicator::all_gather(const void* send, void* recv, std::size_t send
   OVB_CHECK_MPI(MPI_Iallgather(src, static_cast<int>(send_count), MPI_FLOAT, recv,
                                static_cast<int>(send_count), MPI_FLOAT, comm_, &op->request));
   issue(s, std::move(op), CollKind::all_gather, send_count, t, t0);
+}
+
+// Not reported to the host-timeline sink, whose records are collectives.
+void HostCommunicator::send_recv(const void* send, int to, void* recv, int from, std::size_t count,
+                                 DType t, Stream& s) {
+  check(t, count);
+  if (to < 0 || to >= size_ || from < 0 || from >= size_)
+    throw Error("send_recv: peer " + std::to_string(to < 0 || to >= size_ ? to : from) +
+                " is not a rank of a group of " + std::to_string(size_));
+  auto in = std::make_shared<HostOp>(), out = std::make_shared<HostOp>();
+  const int n = static_cast<int>(count);
+  OVB_CHECK_MPI(MPI_Irecv(recv, n, MPI_FLOAT, from, 0, comm_, &in->request));
+  OVB_CHECK_MPI(MPI_Isend(send, n, MPI_FLOAT, to, 0, comm_, &out->request));
+  const std::string elems = std::to_string(count) + " " + std::string(name_of(t)) + " elements";
+  track(s, std::move(in), "receive of " + elems + " from rank " + std::to_string(from));
+  track(s, std::move(out), "send of " + elems + " to rank " + std::to_string(to));
 }
 
 void HostCommunicator::abort() { MPI_Abort(comm_, 1); }
@@ -277,6 +298,12 @@ void HostBackend::synchronize() {
   for (auto& w : *log_)
     if (auto op = w.lock()) op->wait();
   log_->clear();
+}
+
+std::unique_ptr<PeerBuffers> HostBackend::map_peers(MPI_Comm, Buffer&, int) {
+  throw UsageError(
+      "the host backend has no copy engine: copy-engine transports need the CUDA "
+      "backend");
 }
 
 std::unique_ptr<Communicator> HostBackend::create_communicator(MPI_Comm group,

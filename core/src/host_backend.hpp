@@ -1,10 +1,11 @@
 // The host backend: host memory, MPI non-blocking collectives (MPI_Iallreduce,
-// MPI_Ireduce_scatter_block, MPI_Iallgather), fp32 only. CPU compute runs synchronously on the
-// calling thread, so a "stream" only holds the collectives still in flight on it; recording an
-// event captures them, and waiting on the event completes them (MPI_Wait). With a host-timeline
-// sink installed (ovb/host_timeline_sink.hpp) every collective and every blocking wait is reported.
-// With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll MPI_Test instead, and a collective
-// that does not complete in time prints one line and MPI_Aborts the job.
+// MPI_Ireduce_scatter_block, MPI_Iallgather) and point-to-point (MPI_Isend, MPI_Irecv), fp32 only.
+// CPU compute runs synchronously on the calling thread, so a "stream" only holds the collectives
+// still in flight on it; recording an event captures them, and waiting on the event completes them
+// (MPI_Wait). With a host-timeline sink installed (ovb/host_timeline_sink.hpp) every collective and
+// every blocking wait is reported. With OVB_COMM_TIMEOUT_S set (ovb/watchdog.hpp) the waits poll
+// MPI_Test instead, and a collective that does not complete in time prints one line and MPI_Aborts
+// the job.
 #pragma once
 
 #include <memory>
@@ -84,10 +85,15 @@ class HostCommunicator final : public Communicator {
                       Stream& s) override;
   void all_gather(const void* send, void* recv, std::size_t send_count, DType t,
                   Stream& s) override;
+  void send_recv(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                 Stream& s) override;
+  Buffer allocate_window(std::size_t) override { return {}; }  // MPI has no windows to register
   void abort() override;
 
  private:
   void check(DType t, std::size_t count) const;
+  // Records the op on the stream and the backend's log, with the watchdog's description `what`.
+  void track(Stream& s, std::shared_ptr<HostOp> op, std::string what);
   // Records the op on the stream and the backend's log, and reports it to the timeline sink.
   void issue(Stream& s, std::shared_ptr<HostOp> op, CollKind kind, std::size_t count, DType t,
              std::int64_t issued_ns);
@@ -114,6 +120,11 @@ class HostBackend final : public Backend {
   void wait_event(Stream& s, Event& e) override;
   void synchronize() override;
   std::unique_ptr<Communicator> create_communicator(MPI_Comm group, const CommConfig& cfg) override;
+  Engines observe_engines(Stream&, const std::function<void()>& enqueue) override {
+    enqueue();
+    return Engines::cpu;
+  }
+  std::unique_ptr<PeerBuffers> map_peers(MPI_Comm, Buffer&, int) override;
 
  private:
   LaunchContext ctx_;

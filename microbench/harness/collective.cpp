@@ -37,6 +37,11 @@ const CollDef& coll_def(CollKind k) {
   throw Error("no collective definition for " + std::string(name_of(k)));
 }
 
+Buffer allocate_collective_buffer(Backend& backend, Communicator& comm, std::size_t bytes) {
+  Buffer window = comm.allocate_window(bytes);
+  return window.data() ? std::move(window) : backend.allocate(bytes);
+}
+
 CollWorkload::CollWorkload(Backend& backend, Communicator& comm, const CollDef& def, DType t,
                            std::size_t bytes, bool in_place, std::size_t max_bytes)
     : backend_(backend),
@@ -72,13 +77,13 @@ CollWorkload::CollWorkload(Backend& backend, Communicator& comm, const CollDef& 
   };
   if (in_place) {
     const std::size_t total = std::max(send_n, recv_n);
-    send_buf_ = backend.allocate(total * elem);
+    send_buf_ = allocate_collective_buffer(backend, comm, total * elem);
     fill(backend, send_buf_, storage_, 0, total, input);
     recv_owner_ = &send_buf_;
     recv_first_ = def.recv_offset(count_, rank_);
   } else {
-    send_buf_ = backend.allocate(send_n * elem);
-    recv_buf_ = backend.allocate(recv_n * elem);
+    send_buf_ = allocate_collective_buffer(backend, comm, send_n * elem);
+    recv_buf_ = allocate_collective_buffer(backend, comm, recv_n * elem);
     fill(backend, send_buf_, storage_, 0, send_n, input);
     fill(backend, recv_buf_, storage_, 0, recv_n, [](std::size_t) { return kSentinel; });
     recv_owner_ = &recv_buf_;

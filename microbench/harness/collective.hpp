@@ -49,6 +49,11 @@ const CollDef& all_gather_def();
 const std::vector<const CollDef*>& coll_defs();
 const CollDef& coll_def(CollKind k);
 
+// Memory for `comm`'s collectives: its symmetric window when its configuration asks for one
+// (Communicator::allocate_window: CTA policy zero on NCCL >= 2.28), else the backend's. A
+// collective call over `comm`.
+Buffer allocate_collective_buffer(Backend& backend, Communicator& comm, std::size_t bytes);
+
 class CollWorkload {
  public:
   // Throws UsageError when the backend lacks dtype t, S does not split into whole elements per

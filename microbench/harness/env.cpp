@@ -72,9 +72,14 @@ Communicator& BenchEnv::comm(const GroupSpec& g, const CommConfig& cfg) {
   if (!c) {
     CommConfig named = cfg;
     if (named.name.empty()) named.name = g.name();
-    c = backend_.create_communicator(g.world ? MPI_COMM_WORLD : process_grid_->comm(g.dim), named);
+    c = backend_.create_communicator(mpi_comm(g), named);
   }
   return *c;
+}
+
+MPI_Comm BenchEnv::mpi_comm(const GroupSpec& g) const {
+  if (const std::string why = group_problem(g); !why.empty()) throw UsageError(why);
+  return g.world ? MPI_COMM_WORLD : process_grid_->comm(g.dim);
 }
 
 void BenchEnv::add_wrong(const std::string& benchmark, std::int64_t wrong) {

@@ -95,6 +95,8 @@ class BenchEnv {
   int group_size(const GroupSpec& g) const;
   // Communicator over g with cfg, created on first use (collective over the group's ranks).
   Communicator& comm(const GroupSpec& g, const CommConfig& cfg);
+  // The MPI communicator of group g (which must exist here), e.g. for Backend::map_peers.
+  MPI_Comm mpi_comm(const GroupSpec& g) const;
 
   PreparedSlot& prepared() { return prepared_; }
   // Records the wrong-element count (already summed over ranks) of one benchmark.

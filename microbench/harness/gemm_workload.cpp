@@ -46,7 +46,7 @@ std::int64_t GemmWorkload::reference(const GemmShape& s, std::int64_t i, std::in
 }
 
 GemmWorkload::GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape, GemmType t,
-                           int max_algos, std::size_t max_bytes)
+                           int max_algos, std::size_t max_bytes, int sm_target)
     : backend_(backend), shape_(shape), type_(t) {
   if (shape.m < 1 || shape.n < 1 || shape.k < 1)
     throw UsageError("GEMM sizes must be positive, got " + std::to_string(shape.m) + "x" +
@@ -61,7 +61,7 @@ GemmWorkload::GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape,
                      std::to_string(k) + " " + std::string(name_of(t)) + " needs " +
                      human_bytes(need) + ", more than this rank's share of memory (" +
                      human_bytes(max_bytes) + ")");
-  plan_ = gemm.plan(shape, t, max_algos);
+  plan_ = gemm.plan(shape, t, max_algos, sm_target);
   a_ = backend.allocate(m * k * size_of(in));
   b_ = backend.allocate(k * n * size_of(in));
   c_ = backend.allocate(m * n * size_of(out));

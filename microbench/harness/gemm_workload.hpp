@@ -24,9 +24,9 @@ double gemm_output_tolerance(Storage out);
 class GemmWorkload {
  public:
   // Throws UsageError when the type is unsupported here, the library has no algorithm for the
-  // shape, or A+B+C would exceed max_bytes.
+  // shape, or A+B+C would exceed max_bytes. sm_target: the GEMM's SM budget (Gemm::plan).
   GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape, GemmType t, int max_algos,
-               std::size_t max_bytes);
+               std::size_t max_bytes, int sm_target = 0);
   void run(Stream& s) { plan_->run(s, a_.data(), b_.data(), c_.data()); }
   GemmPlan& plan() { return *plan_; }
   const GemmShape& shape() const { return shape_; }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "harness/collective.hpp"
 #include "harness/gemm_workload.hpp"
 #include "harness/pattern.hpp"
 #include "ovb/annotate.hpp"
@@ -19,23 +20,13 @@
 namespace ovb::mb {
 namespace {
 
-// The type A travels in: the GEMM's input type (fp8 e4m3 has no collective type).
-DType input_dtype(GemmType t) {
-  switch (t) {
-    case GemmType::fp16: return DType::f16;
-    case GemmType::bf16: return DType::bf16;
-    case GemmType::fp8: throw UsageError("--colls all_gather: fp8 inputs have no collective type");
-    default: return DType::f32;
-  }
-}
-
 class AgGemm : public PipelineOps {
  public:
   AgGemm(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
       : backend_(env.backend()),
         comm_(comm),
         type_(p.gemm_type),
-        dtype_(input_dtype(p.gemm_type)),
+        dtype_(gathered_dtype(p.gemm_type)),
         whole_(p.gcase.shape),
         chunks_(p.chunks),
         range_{overlap_benchmark_name(p), "collective", std::string(name_of(p.kind)),
@@ -54,12 +45,12 @@ class AgGemm : public PipelineOps {
     const std::size_t need =
         (m / ranks * k + m * k + k * n) * size_of(in) + 2 * m * n * size_of(out);
     check_pipeline_fits(env, type_, dtype_, whole_, need);
-    chunk_plan_ = env.gemm().plan(chunk_, type_, 1);
-    whole_plan_ = env.gemm().plan(whole_, type_, 1);
+    chunk_plan_ = env.gemm().plan(chunk_, type_, 1, sm_target(p));
+    whole_plan_ = env.gemm().plan(whole_, type_, 1, sm_target(p));
     const std::size_t shard_rows = m / ranks,
                       first = static_cast<std::size_t>(comm.rank()) * shard_rows;
-    shard_ = backend_.allocate(shard_rows * k * size_of(in));
-    gathered_ = backend_.allocate(m * k * size_of(in));
+    shard_ = allocate_collective_buffer(backend_, comm_, shard_rows * k * size_of(in));
+    gathered_ = allocate_collective_buffer(backend_, comm_, m * k * size_of(in));
     b_ = backend_.allocate(k * n * size_of(in));
     fill(backend_, shard_, in, 0, shard_rows * k,
          [&](std::size_t idx) { return gemm_a_value(first * k + idx); });
@@ -142,6 +133,15 @@ class AgGemm : public PipelineOps {
 };
 
 }  // namespace
+
+DType gathered_dtype(GemmType t) {
+  switch (t) {
+    case GemmType::fp16: return DType::f16;
+    case GemmType::bf16: return DType::bf16;
+    case GemmType::fp8: throw UsageError("--colls all_gather: fp8 inputs have no collective type");
+    default: return DType::f32;
+  }
+}
 
 std::unique_ptr<OverlapOps> make_ag_gemm(BenchEnv& env, Communicator& comm, const OverlapPoint& p) {
   return std::make_unique<AgGemm>(env, comm, p);

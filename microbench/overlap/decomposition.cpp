@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/collective.hpp"
 #include "harness/gemm_workload.hpp"
 #include "harness/pattern.hpp"
 #include "harness/sizes.hpp"
@@ -78,8 +79,8 @@ class Decomposition : public PipelineOps {
     const std::size_t packed = split_ == SplitAxis::n ? k * n : 0;
     const std::size_t need = (m * k + k * n + packed) * size_of(in) + 3 * m * n * size_of(out);
     check_pipeline_fits(env, type_, dtype_, whole_, need);
-    chunk_plan_ = env.gemm().plan(chunk_, type_, 1);
-    whole_plan_ = env.gemm().plan(whole_, type_, 1);
+    chunk_plan_ = env.gemm().plan(chunk_, type_, 1, sm_target(p));
+    whole_plan_ = env.gemm().plan(whole_, type_, 1, sm_target(p));
     a_ = backend_.allocate(m * k * size_of(in));
     b_ = backend_.allocate(k * n * size_of(in));
     fill(backend_, a_, in, 0, m * k, gemm_a_value);
@@ -92,9 +93,9 @@ class Decomposition : public PipelineOps {
         return gemm_b_value((r / nc) * n + q * nc + r % nc);
       });
     }
-    c_ = backend_.allocate(m * n * size_of(out));
+    c_ = allocate_collective_buffer(backend_, comm_, m * n * size_of(out));
     c_whole_ = backend_.allocate(m * n * size_of(out));
-    result_ = backend_.allocate(m * n * size_of(out));
+    result_ = allocate_collective_buffer(backend_, comm_, m * n * size_of(out));
     backend_.memset_zero(c_);
     backend_.memset_zero(result_);
   }
@@ -148,8 +149,7 @@ class Decomposition : public PipelineOps {
       const double ref = n * static_cast<double>(exact(0));
       poke(backend_, result_, out, 0, static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
     }
-    const double u = dtype_ == DType::f32 ? 0 : std::ldexp(1.0, dtype_ == DType::bf16 ? -8 : -11);
-    const double tol = gemm_output_tolerance(out) + (n - 1) * u;
+    const double tol = reduced_tolerance(out, dtype_, comm_.size());
     std::int64_t wrong = 0;
     for (const std::int64_t i : at) {
       const auto e = static_cast<std::size_t>(i);
@@ -219,6 +219,18 @@ void check_pipeline_fits(BenchEnv& env, GemmType t, DType coll, const GemmShape&
                      human_bytes(env.memory_budget()) + ")");
 }
 
+std::size_t pipeline_bytes(const OverlapPoint& p) {
+  const GemmShape& s = p.gcase.shape;
+  if (p.kind == CollKind::all_gather)
+    return static_cast<std::size_t>(s.m * s.k) * size_of(input_storage(p.gemm_type));
+  return static_cast<std::size_t>(s.m * s.n) * size_of(output_storage(p.gemm_type));
+}
+
+double reduced_tolerance(Storage out, DType t, int n) {
+  const double u = t == DType::f32 ? 0 : std::ldexp(1.0, t == DType::bf16 ? -8 : -11);
+  return gemm_output_tolerance(out) + (n - 1) * u;
+}
+
 namespace {
 
 std::unique_ptr<OverlapOps> make_decomposition(BenchEnv& env, Communicator& comm,
@@ -227,17 +239,9 @@ std::unique_ptr<OverlapOps> make_decomposition(BenchEnv& env, Communicator& comm
   return std::make_unique<Decomposition>(env, comm, p);
 }
 
-// The collective's S: the gathered A (AG+GEMM), else the GEMM's output.
-std::size_t decomposition_bytes(const OverlapPoint& p) {
-  const GemmShape& s = p.gcase.shape;
-  if (p.kind == CollKind::all_gather)
-    return static_cast<std::size_t>(s.m * s.k) * size_of(input_storage(p.gemm_type));
-  return static_cast<std::size_t>(s.m * s.n) * size_of(output_storage(p.gemm_type));
-}
-
 }  // namespace
 
 OVB_OVERLAP_PIPELINE_SCENARIO(decomposition, "a GEMM and its collective in dependent chunks",
-                              make_decomposition, decomposition_problem, decomposition_bytes);
+                              make_decomposition, decomposition_problem, pipeline_bytes);
 
 }  // namespace ovb::mb

@@ -14,7 +14,8 @@ namespace {
 class GemmColl : public OverlapOps {
  public:
   GemmColl(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
-      : gemm_(env.backend(), env.gemm(), p.gcase.shape, p.gemm_type, 1, env.memory_budget() / 2),
+      : gemm_(env.backend(), env.gemm(), p.gcase.shape, p.gemm_type, 1, env.memory_budget() / 2,
+              sm_target(p)),
         coll_(env.backend(), comm, coll_def(p.kind), p.coll_type, p.bytes, false,
               env.memory_budget() / 2),
         range_{overlap_benchmark_name(p), "collective", std::string(name_of(p.kind)),

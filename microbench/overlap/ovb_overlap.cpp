@@ -3,7 +3,9 @@
 // stream priorities, launch order, NCCL CTA settings and (one value per process)
 // CUDA_DEVICE_MAX_CONNECTIONS; the sweep's options are typed axes (harness/axes.hpp), parsed once.
 // Dependent scenarios (decomposition) cut the GEMM and its collective into --chunks pieces along
-// --split and pipeline them instead; --sizes and --orders do not apply to them.
+// --split and pipeline them instead; --sizes and --orders do not apply to them. The ring scenario
+// exchanges shards point to point, one step per rank (--exchange send_recv|copy_engine).
+// --gemm-sms gives the GEMM an SM budget; every result records its transport (transport.hpp).
 // On the host backend the "overlap" is MPI progress against OpenBLAS: the code path and metrics,
 // not meaningful numbers.
 // Examples:
@@ -12,6 +14,8 @@
 //   mpirun -np 4 ovb-overlap --sweep quick --backend host
 //   mpirun -np 4 ovb-overlap --backend host --scenarios decomposition --shapes 64x64x32
 //          --colls all_reduce,reduce_scatter --chunks 1,2,4 --split m,n
+//   mpirun -np 4 ovb-overlap --scenarios ring --colls all_gather,reduce_scatter
+//          --exchange send_recv,copy_engine --gemm-sms default,66 --shapes 8192x8192x8192
 // Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
 #include <algorithm>
 #include <cstdlib>
@@ -83,6 +87,19 @@ struct OverlapOptions {
   Axis<ovb::mb::SplitAxis> split = ovb::mb::enum_axis<ovb::mb::SplitAxis>(
       "--split", "Dependent scenarios: the dimension of C cut into chunks: m (rows), n (columns)",
       {"m"}, {{"m", ovb::mb::SplitAxis::m}, {"n", ovb::mb::SplitAxis::n}});
+  Axis<std::int64_t> gemm_sms = ovb::mb::int64_axis(
+      "--gemm-sms",
+      "SM budgets of the GEMM (cuBLASLt's SM count target), default (the device's) or N >= 1; "
+      "CUDA only",
+      {"default"}, 1, 1 << 20, {{"default", -1}});
+  Axis<ovb::mb::Exchange> exchange = ovb::mb::enum_axis<ovb::mb::Exchange>(
+      "--exchange",
+      "Ring scenarios: how a step moves its shard: send_recv (MPI on host, ncclSend/ncclRecv on "
+      "CUDA), copy_engine (CUDA IPC + cudaMemcpyAsync, no SM; CUDA only)",
+      {"send_recv"},
+      {{"send_recv", ovb::mb::Exchange::send_recv},
+       {"copy_engine", ovb::mb::Exchange::copy_engine}});
+  bool require_transport = false;
   std::string cdmc_run;
   bool print_cdmc = false;
   std::string cdmc_label;
@@ -133,6 +150,11 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     o.comm_first.add_to(app);
     o.chunks.add_to(app);
     o.split.add_to(app);
+    o.exchange.add_to(app);
+    o.gemm_sms.add_to(app);
+    app.add_flag("--require-transport", o.require_transport,
+                 "A requested transport (CTA policy 2: nccl-ce) that is not observed is an error, "
+                 "not a warning");
     o.cdmc.add_to(app);
     app.add_option("--cdmc-run", o.cdmc_run,
                    "Run only this one of the --cdmc values (set by overlap-cdmc-sweep.sh)");
@@ -156,7 +178,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     std::set<std::string> names;
     ovb::mb::for_each_point({&o.scenarios, &types, &cases, &o.colls, &c.groups, &o.sizes,
                              &c.min_ctas, &c.max_ctas, &c.cta_policy, &o.priorities, &o.comm_first,
-                             &o.chunks, &o.split},
+                             &o.chunks, &o.split, &o.exchange, &o.gemm_sms},
                             [&](const ovb::mb::Point& at) {
                               ovb::mb::OverlapPoint pt;
                               pt.scenario = o.scenarios.at(at);
@@ -173,6 +195,22 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               pt.label = pt.gcase.tag.empty() ? "" : gpt_label;
                               pt.chunks = static_cast<int>(o.chunks.at(at));
                               pt.split = o.split.at(at);
+                              pt.exchange = o.exchange.at(at);
+                              pt.gemm_sms = static_cast<int>(o.gemm_sms.at(at));
+                              pt.require_transport = o.require_transport;
+                              if (const std::string why = ovb::mb::backend_problem(
+                                      env.backend(), pt.gemm_sms, pt.scenario->chunk_per_rank,
+                                      pt.exchange);
+                                  !why.empty())
+                                throw ovb::UsageError(why);
+                              if (pt.scenario->chunk_per_rank) {  // --chunks, --split: n/a
+                                pt.chunks = env.group_problem(pt.group).empty()
+                                                ? env.group_size(pt.group)
+                                                : 1;
+                                pt.split = ovb::mb::SplitAxis::m;
+                              } else {
+                                pt.exchange = ovb::mb::Exchange::send_recv;  // n/a
+                              }
                               if (pt.scenario->dependent) {
                                 pt.bytes = pt.scenario->bytes(pt);  // --sizes does not apply
                                 if (env.group_problem(pt.group).empty())

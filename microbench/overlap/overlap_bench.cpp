@@ -53,6 +53,7 @@ struct OverlapState {
   std::vector<std::unique_ptr<Event>> chunk_done;  // per chunk: its producer has completed
   bool ready = false;
   std::int64_t wrong = 0;
+  std::string transport;  // observed (transport.hpp)
 };
 
 // Per-rank times of one concurrent run, in seconds: {t_o, t_c', t_m'}.
@@ -129,9 +130,13 @@ std::string overlap_benchmark_name(const OverlapPoint& p) {
       (s.tb == Trans::n ? "n" : "t") + "/" + std::string(name_of(p.prio)) + "/" +
       order_text(p);
   return n + cta_suffix(p.cfg) +
-         (p.scenario->dependent ? "/chunks=" + std::to_string(p.chunks) + "/split=" +
-                                      std::string(name_of(p.split))
-                                : "");
+         (p.scenario->dependent
+              ? "/chunks=" + std::to_string(p.chunks) + "/split=" + std::string(name_of(p.split))
+              : "") +
+         (p.gemm_sms > 0 ? "/gemm_sms=" + std::to_string(p.gemm_sms) : "") +
+         (p.scenario->chunk_per_rank && p.exchange != Exchange::send_recv
+              ? "/exchange=" + std::string(name_of(p.exchange))
+              : "");
 }
 
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
@@ -147,7 +152,11 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   if (!st) return;
   Stream& sc = env.stream(0, p.prio == PrioMode::compute_high ? Priority::high : Priority::normal);
   Stream& sm = env.stream(1, p.prio == PrioMode::comm_high ? Priority::high : Priority::normal);
+  const std::string requested =
+      requested_transport(env.backend(), p.scenario->chunk_per_rank, p.exchange, p.cfg.cta_policy);
   if (!st->ready) {
+    st->transport = observe_transport(env, *st->ops, sm);
+    settle_transport(name, p.require_transport, requested, st->transport);
     // The check runs on results computed concurrently: overlap must not corrupt either op.
     run_both(env, *st, sc, sm, p.comm_first);
     env.backend().synchronize();
@@ -227,13 +236,16 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   k["wrong"] = static_cast<double>(st->wrong);
   state.SetLabel(
       "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
-      " order=" + order_text(p) +
-      " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc + " group=" + p.group.name() +
-      " dtype=" + std::string(name_of(p.gemm_type)) + " min_ctas=" + knob_text(p.cfg.min_ctas) +
-      " cta_policy=" + knob_text(p.cfg.cta_policy) + " scenario=" + p.scenario->name +
-      (p.scenario->dependent ? " chunks=" + std::to_string(p.chunks) +
-                                   " split=" + std::string(name_of(p.split))
-                             : "") +
+      " order=" + order_text(p) + " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc +
+      " group=" + p.group.name() + " dtype=" + std::string(name_of(p.gemm_type)) +
+      " min_ctas=" + knob_text(p.cfg.min_ctas) + " cta_policy=" + knob_text(p.cfg.cta_policy) +
+      " scenario=" + p.scenario->name +
+      (p.scenario->dependent
+           ? " chunks=" + std::to_string(p.chunks) + " split=" + std::string(name_of(p.split))
+           : "") +
+      " gemm_sms=" + knob_text(p.gemm_sms) + " transport=" + st->transport +
+      " transport_requested=" + requested +
+      (p.scenario->chunk_per_rank ? " exchange=" + std::string(name_of(p.exchange)) : "") +
       (p.label.empty() ? "" : " " + p.label));
 }
 

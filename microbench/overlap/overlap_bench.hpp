@@ -14,6 +14,7 @@
 #include "harness/env.hpp"
 #include "harness/gemm_cases.hpp"
 #include "overlap/scenario.hpp"
+#include "overlap/transport.hpp"  // Exchange
 
 namespace ovb::mb {
 
@@ -39,15 +40,26 @@ struct OverlapPoint {
   std::string label;       // extra label text (GPT configuration)
   int chunks = 1;          // dependent scenarios: pieces of the GEMM and of its collective
   SplitAxis split = SplitAxis::m;
+  int gemm_sms = -1;  // the GEMM's SM budget (cuBLASLt SM count target); -1: the device's
+  Exchange exchange = Exchange::send_recv;  // ring scenarios only
+  bool require_transport = false;  // a requested transport not observed is an error, not a warning
 };
+
+// The GEMM SM budget as Gemm::plan takes it (0: the device's count).
+inline int sm_target(const OverlapPoint& p) {
+  return p.gemm_sms > 0 ? p.gemm_sms : 0;
+}
 
 // "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]"; other
 // scenarios than kDefaultScenario insert theirs after "overlap/"; dependent ones end in
-// ".../equal/pipeline/chunks=4/split=m" (no launch order: the pipeline fixes it).
+// ".../equal/pipeline/chunks=4/split=m" (no launch order: the pipeline fixes it); a GEMM SM
+// budget adds "/gemm_sms=N", a ring scenario's copy-engine exchange "/exchange=copy_engine".
 std::string overlap_benchmark_name(const OverlapPoint& p);
 
 // Label: "coll=all_reduce prio=equal order=comm_first max_ctas=default cdmc=default group=world
-// dtype=bf16 min_ctas=default cta_policy=default scenario=gemm_coll" (then the GPT label, if any).
+// dtype=bf16 min_ctas=default cta_policy=default scenario=gemm_coll gemm_sms=default
+// transport=mpi transport_requested=mpi" (ring scenarios add exchange=; then the GPT label, if
+// any); transport: transport.hpp.
 // Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,
 // ideal_us, serial_us, overlap_efficiency, speedup_vs_serial, fraction_of_ideal (absent when
 // serial == ideal), compute_slowdown, comm_slowdown, exposed_comm_us, bytes, ranks, m, n, k,

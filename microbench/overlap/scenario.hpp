@@ -37,6 +37,9 @@ class OverlapOps {
   virtual std::int64_t check(bool inject) = 0;
   // Ranks taking part in the communication (the "ranks" counter).
   virtual int ranks() const = 0;
+  // The transport, when the scenario's own code fixes it ("ce-ipc": only cudaMemcpyAsync between
+  // mapped peers); "" when it is observed (transport.hpp).
+  virtual std::string transport_by_construction() const { return ""; }
 };
 
 // The dependent form: compute() and comm() run every chunk's work back to back (each stream's work
@@ -73,6 +76,9 @@ struct OverlapScenario {
   // Dependent scenarios: the collective's S in bytes, which follows from the GEMM (--sizes does
   // not apply).
   std::size_t (*bytes)(const OverlapPoint&) = nullptr;
+  // Dependent scenarios: one chunk per rank of the group, split along M (a ring exchange); --chunks
+  // and --split do not apply.
+  bool chunk_per_rank = false;
 };
 
 // The registered scenarios, sorted by name.
@@ -93,3 +99,6 @@ struct ScenarioRegistration {
 #define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
       {#id, about, make, true, problem, bytes})
+#define OVB_OVERLAP_RING_SCENARIO(id, about, make, problem, bytes)        \
+  static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id( \
+      {#id, about, make, true, problem, bytes, true})

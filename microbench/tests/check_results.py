@@ -133,8 +133,18 @@ def check_membw(c, b, ctx):
         c.fail(w, "pct_peak_bw present although the device's bandwidth is unknown")
 
 
+# The transport words of microbench/overlap/transport.hpp.
+TRANSPORTS = {"mpi", "nccl-sm", "nccl-ce", "ce-ipc", "unknown"}
+
+
 def check_overlap(c, b, ctx):
     w = b["name"]
+    label = dict(kv.split("=", 1) for kv in b["label"].split() if "=" in kv)
+    for key in ("transport", "transport_requested"):
+        if label.get(key) not in TRANSPORTS:
+            c.fail(w, f"label's {key}={label.get(key)} is not one of {sorted(TRANSPORTS)}")
+    if ctx.get("backend") == "host" and label.get("transport") != "mpi":
+        c.fail(w, f"the host backend's transport is mpi, not {label.get('transport')}")
     tc, tm, to = b["t_compute_us"], b["t_comm_us"], b["t_overlap_us"]
     tcu, tmu = b["t_compute_under_us"], b["t_comm_under_us"]
     if min(tc, tm, to, tcu, tmu) <= 0:

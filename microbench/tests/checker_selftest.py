@@ -24,7 +24,8 @@ MUTATIONS = {
               ("n", lambda v: v * 2), ("label", lambda v: v.replace("class=", "cls="))],
     "overlap": [("overlap_efficiency", lambda v: v + 0.1), ("speedup_vs_serial", lambda v: v * 1.2),
                 ("comm_slowdown", lambda v: v + 0.5), ("serial_us", lambda v: v + 1),
-                ("label", lambda v: v.replace("prio=", "p="))],
+                ("label", lambda v: v.replace("prio=", "p=")),
+                ("label", lambda v: v.replace("transport=mpi", "transport=nccl-ce"))],
 }
 
 

@@ -78,11 +78,15 @@ class Event {
   virtual double elapsed_ms(Event& start) = 0;
 };
 
+// NCCL_CTA_POLICY_ZERO: collectives without SMs, on copy engines, where NCCL can (symmetric
+// windows: Communicator::allocate_window).
+inline constexpr int kCtaPolicyZero = 2;
+
 // NCCL communicator knobs (ncclConfig_t); -1 = library default. Ignored by the host backend.
 struct CommConfig {
   int min_ctas = -1;
   int max_ctas = -1;
-  int cta_policy = -1;  // NCCL_CTA_POLICY_*: 0 default, 1 efficiency, 2 zero
+  int cta_policy = -1;  // NCCL_CTA_POLICY_*: 0 default, 1 efficiency, 2 zero (kCtaPolicyZero)
   std::string name;     // for error messages and traces, e.g. "x", "z-allgather"
 };
 
@@ -105,6 +109,18 @@ class Communicator {
                           Stream& s) = 0;
   // Dispatch by kind; `count` is the per-call count argument of the kind above.
   void run(CollKind k, const void* send, void* recv, std::size_t count, DType t, Stream& s);
+  // Point to point, one step of a ring: sends `count` elements of `send` to rank `to` and receives
+  // `count` elements from rank `from` into `recv` (not overlapping `send`), as one operation on
+  // `s` (NCCL: ncclSend and ncclRecv in one group, kernels on SMs; host: MPI_Isend and MPI_Irecv).
+  // Every rank of the group calls it with matching partners and counts.
+  virtual void send_recv(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                         Stream& s) = 0;
+  // Memory for this communicator's collectives, registered as a symmetric window when its
+  // configuration asks for copy-engine collectives (CTA policy zero, NCCL >= 2.28: ncclMemAlloc
+  // and ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC; without a window NCCL falls back to
+  // SM kernels). An empty Buffer when no window applies (host; another policy): allocate from the
+  // backend then. A collective call: every rank of the group, the same bytes.
+  virtual Buffer allocate_window(std::size_t bytes) = 0;
   // Ends outstanding operations so that a hung collective cannot block the process forever
   // (ncclCommAbort; MPI_Abort on host, which ends the job). Called by the collective watchdog.
   virtual void abort() = 0;
@@ -123,6 +139,19 @@ struct DeviceInfo {
 struct BackendOptions {
   std::string name = "auto";  // "auto" (cuda when built with it and a GPU is visible), "cuda", "host"
   int ranks_per_gpu = 0;      // opt-in for several ranks per GPU (0: not given; see device_plan.hpp)
+};
+
+// A buffer mapped on every rank of a group (Backend::map_peers). publish: this rank's buffer is
+// ready for step `step` after the work enqueued on `s` so far, and rank `to` is told so. pull:
+// copies `bytes` at `offset` of rank `from`'s buffer to `dst` (this rank's device memory), on `s`,
+// after `from`'s publish of `step` (a CUDA IPC event, whose record an MPI message orders before
+// the wait). The copy is cudaMemcpyAsync between devices: a copy engine, no SM.
+class PeerBuffers {
+ public:
+  virtual ~PeerBuffers() = default;
+  virtual void publish(Stream& s, int step, int to) = 0;
+  virtual void pull(Stream& s, int from, int step, std::size_t offset, void* dst,
+                    std::size_t bytes) = 0;
 };
 
 class Backend {
@@ -153,6 +182,19 @@ class Backend {
   // Collective over the ranks of `group` (an MPI communicator; collective call over it).
   virtual std::unique_ptr<Communicator> create_communicator(MPI_Comm group,
                                                             const CommConfig& cfg) = 0;
+
+  // Which engines `enqueue` (work it issues on `s`) moves data with, observed, not assumed:
+  // Engines::cpu on host; on CUDA from the CUDA graph of one call captured from `s` (then
+  // launched, so the work runs once as usual): kernels (SMs) when the graph has a kernel node,
+  // copies (copy engines) when it has copy or memory nodes and no kernel, unknown when the work
+  // cannot be captured. Every rank of a collective inside `enqueue` must call it alike.
+  enum class Engines { cpu, kernels, copies, unknown };
+  virtual Engines observe_engines(Stream& s, const std::function<void()>& enqueue) = 0;
+
+  // Copy-engine access to `buf` on every rank of `group` (CUDA IPC: cudaIpcGetMemHandle, handles
+  // exchanged over MPI, cudaIpcOpenMemHandle), for ring exchanges that use no SM. The host backend
+  // has none: UsageError. A collective call over `group`; `buf` the same size on every rank.
+  virtual std::unique_ptr<PeerBuffers> map_peers(MPI_Comm group, Buffer& buf, int steps) = 0;
 };
 
 // Creates the backend named in opts ("auto", "cuda", "host"). "cuda" in a build without CUDA, or

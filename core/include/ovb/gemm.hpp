@@ -105,7 +105,11 @@ class Gemm {
   virtual std::string unsupported(GemmType t) const = 0;
   // Prepares a GEMM, keeping up to max_algos heuristic candidates. Throws UsageError when the type
   // is unsupported or the library has no algorithm for this shape (e.g. fp8 needs ta=n, tb=t).
-  virtual std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int max_algos = 1) = 0;
+  // sm_target > 0: the GEMM's SM budget (cuBLASLt's CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, which
+  // picks algorithms and grids for that many SMs, leaving the rest to a concurrent stream); 0: the
+  // device's count. The host GEMM has no SMs: UsageError for sm_target > 0.
+  virtual std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int max_algos = 1,
+                                         int sm_target = 0) = 0;
   // Enqueues the GEMM on s through a cached plan (fp32 dtype runs as tf32 on CUDA, fp32 on host).
   // Throws UsageError for an unsupported dtype.
   virtual void run(Stream& s, const GemmShape& shape, DType t, const void* a, const void* b,

@@ -83,6 +83,9 @@ class NcclCommunicator final : public Communicator {
                       Stream& s) override;
   void all_gather(const void* send, void* recv, std::size_t send_count, DType t,
                   Stream& s) override;
+  void send_recv(const void* send, int to, void* recv, int from, std::size_t count, DType t,
+                 Stream& s) override;
+  Buffer allocate_window(std::size_t bytes) override;
   void abort() override;
   // ncclCommGetAsyncError's error with NCCL's message; empty when none (or aborted).
   std::string async_error();
@@ -111,6 +114,8 @@ class CudaBackend final : public Backend {
   void wait_event(Stream& s, Event& e) override;
   void synchronize() override;
   std::unique_ptr<Communicator> create_communicator(MPI_Comm group, const CommConfig& cfg) override;
+  Engines observe_engines(Stream& s, const std::function<void()>& enqueue) override;
+  std::unique_ptr<PeerBuffers> map_peers(MPI_Comm group, Buffer& buf, int steps) override;
   // ovb/backend_measures.hpp.
   nlohmann::json telemetry() const;
   std::optional<double> device_memory_peak_bytes() const;

@@ -68,12 +68,21 @@ int algo_attr(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttribut
 class LtPlan final : public GemmPlan {
  public:
   LtPlan(cublasLtHandle_t handle, void* workspace, std::size_t workspace_bytes, const GemmShape& sh,
-         GemmType t, int max_algos)
-      : handle_(handle), workspace_(workspace), workspace_bytes_(workspace_bytes), type_(t) {
+         GemmType t, int max_algos, int sm_target)
+      : handle_(handle),
+        workspace_(workspace),
+        workspace_bytes_(workspace_bytes),
+        type_(t),
+        sm_target_(sm_target) {
     const LtTypes ty = lt_types(t);
     cublasLtMatmulDesc_t op = nullptr;
     OVB_CHECK_CUBLAS(cublasLtMatmulDescCreate(&op, ty.compute, CUDA_R_32F));
     op_.reset(op);
+    if (sm_target > 0) {
+      const std::int32_t sms = sm_target;  // set before the heuristic, which plans for it
+      OVB_CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                                                      &sms, sizeof(sms)));
+    }
     // Row-major C[m,n] = op(A) op(B) is column-major C^T[n,m] = op(B)^T op(A)^T: B comes first.
     const cublasOperation_t opb = sh.tb == Trans::n ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasOperation_t opa = sh.ta == Trans::n ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -128,7 +137,8 @@ class LtPlan final : public GemmPlan {
            std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_ID)) + ", tile " +
            std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_TILE_ID)) + ", stages " +
            std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_STAGES_ID)) + ", split-k " +
-           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + ")";
+           std::to_string(algo_attr(a, CUBLASLT_ALGO_CONFIG_SPLITK_NUM)) + ")" +
+           (sm_target_ > 0 ? " for " + std::to_string(sm_target_) + " SMs" : "");
   }
 
  private:
@@ -136,6 +146,7 @@ class LtPlan final : public GemmPlan {
   void* workspace_;
   std::size_t workspace_bytes_;
   GemmType type_;
+  int sm_target_ = 0;
   OpDesc op_;
   Layout la_, lb_, lc_;
   std::vector<cublasLtMatmulHeuristicResult_t> heuristics_;
@@ -159,6 +170,7 @@ class CublasLtGemm final : public Gemm {
     OVB_CHECK_CUDA(cudaGetDevice(&dev));
     OVB_CHECK_CUDA(cudaDeviceGetAttribute(&cc_major_, cudaDevAttrComputeCapabilityMajor, dev));
     OVB_CHECK_CUDA(cudaDeviceGetAttribute(&cc_minor_, cudaDevAttrComputeCapabilityMinor, dev));
+    OVB_CHECK_CUDA(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   }
   ~CublasLtGemm() override {
     cache_.clear();  // plans reference the handle
@@ -171,16 +183,21 @@ class CublasLtGemm final : public Gemm {
              std::to_string(cc_major_) + "." + std::to_string(cc_minor_);
     return "";
   }
-  std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int max_algos) override {
+  std::unique_ptr<GemmPlan> plan(const GemmShape& shape, GemmType t, int max_algos,
+                                 int sm_target) override {
     if (const std::string why = unsupported(t); !why.empty()) throw UsageError(why);
-    return std::make_unique<LtPlan>(handle_, workspace_.data(), kWorkspace, shape, t, max_algos);
+    if (sm_target > sm_count_)
+      throw UsageError("an SM budget of " + std::to_string(sm_target) + " SMs for the GEMM " +
+                       "exceeds this GPU's " + std::to_string(sm_count_));
+    return std::make_unique<LtPlan>(handle_, workspace_.data(), kWorkspace, shape, t, max_algos,
+                                    sm_target);
   }
   void run(Stream& s, const GemmShape& sh, DType t, const void* a, const void* b, void* c,
            float alpha, float beta) override {
     const GemmType gt = gemm_type_of(t);
     const Key key{sh.m, sh.n, sh.k, sh.ta, sh.tb, gt};
     auto it = cache_.find(key);
-    if (it == cache_.end()) it = cache_.emplace(key, plan(sh, gt, 1)).first;
+    if (it == cache_.end()) it = cache_.emplace(key, plan(sh, gt, 1, 0)).first;
     it->second->run(s, a, b, c, alpha, beta);
     last_ = it->second.get();
   }
@@ -194,7 +211,7 @@ class CublasLtGemm final : public Gemm {
   using Key = std::tuple<std::int64_t, std::int64_t, std::int64_t, Trans, Trans, GemmType>;
   cublasLtHandle_t handle_ = nullptr;
   Buffer workspace_;
-  int cc_major_ = 0, cc_minor_ = 0;
+  int cc_major_ = 0, cc_minor_ = 0, sm_count_ = 0;
   std::map<Key, std::unique_ptr<GemmPlan>> cache_;
   const GemmPlan* last_ = nullptr;
 };

@@ -56,6 +56,21 @@ void NcclCommunicator::all_gather(const void* send, void* recv, std::size_t send
   OVB_CHECK_NCCL(ncclAllGather(send, recv, send_count, nccl_type(t), comm_, native(s)), comm_);
 }
 
+void NcclCommunicator::send_recv(const void* send, int to, void* recv, int from, std::size_t count,
+                                 DType t, Stream& s) {
+  // One group, so that the send and the receive progress together (a ring would deadlock if
+  // every rank's send waited for its neighbour's receive).
+  OVB_CHECK_NCCL(ncclGroupStart(), comm_);
+  OVB_CHECK_NCCL(ncclSend(send, count, nccl_type(t), to, comm_, native(s)), comm_);
+  OVB_CHECK_NCCL(ncclRecv(recv, count, nccl_type(t), from, comm_, native(s)), comm_);
+  OVB_CHECK_NCCL(ncclGroupEnd(), comm_);
+}
+
+Buffer NcclCommunicator::allocate_window(std::size_t bytes) {
+  if (cfg_.cta_policy != kCtaPolicyZero) return {};
+  return allocate_symmetric_window(comm_, bytes);
+}
+
 void NcclCommunicator::abort() {
   // Best effort: the communicator is being given up, and the caller is already reporting an error.
   if (comm_) OVB_WARN_NCCL(ncclCommAbort(comm_), nullptr);
