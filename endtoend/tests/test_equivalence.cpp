@@ -473,10 +473,15 @@ TEST(Equivalence, TpChunksKeepTheLossesAndGradients) {
     const std::vector<double> ref = losses(test_config(base), MPI_COMM_WORLD);
     const std::vector<double> got = losses(test_config(tp), MPI_COMM_WORLD);
     worst_loss = std::max(worst_loss, expect_losses_match(test_config(tp), ref, got, tp.str()));
+    int differ = 0;
     for (std::size_t it = 0; it < std::min(ref.size(), got.size()); ++it) {
       ++losses_compared;
-      losses_equal += got[it] == ref[it] ? 1 : 0;
+      differ += got[it] == ref[it] ? 0 : 1;
     }
+    losses_equal += static_cast<int>(std::min(ref.size(), got.size())) - differ;
+    if (differ > 0 && ovb::testing::launch().rank == 0)
+      std::printf("tp: %s: %d losses differ from the run without tp in the last bits\n",
+                  tp.str().c_str(), differ);
     if (i >= 4) continue;  // gradients on the first four grids
     TrainerRun a(test_config(base), MPI_COMM_WORLD), b(test_config(tp), MPI_COMM_WORLD);
     a.trainer.run_iteration(0);
