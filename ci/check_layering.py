@@ -24,7 +24,7 @@ LEVELS = {"core": 0, "microbench": 1, "profiling": 1, "analysis": 1, "endtoend":
 ENDTOEND_LEVELS = {"model": 0, "data": 1, "kernels": 1, "config": 2, "train": 3, "io": 4,
                    "gpt4d": 5}
 # Quoted includes of files made at build time.
-GENERATED = {"ovb/build_info.hpp"}
+GENERATED = {"ovb/build_info.hpp", "et_def.pb.h"}
 SKIP_DIRS = {".git", "build", ".venv", "node_modules", "__pycache__"}
 # Python packages and the part each belongs to.
 PY_PACKAGES = {"ovb_analysis": "analysis", "ovb_suite": "slurm"}

@@ -20,8 +20,8 @@ for a in "$@"; do
 done
 
 # Debian package -> what it provides (for the message on other systems) and, for systems without
-# dpkg, how to tell it is there: cmd:NAME (a command on PATH) or hdr:FILE (a header in the
-# compiler's usual include folders or CPATH).
+# dpkg, how to tell it is there: cmd:NAME (a command on PATH), hdr:FILE (a header in the
+# compiler's usual include folders or CPATH) or py:MODULE (importable by the system's python3).
 packages=(
   build-essential:"C/C++ compiler":cmd:c++ cmake:"CMake >= 3.25":cmd:cmake
   ninja-build:"Ninja":cmd:ninja git:"git":cmd:git pkg-config:"pkg-config":cmd:pkg-config
@@ -31,6 +31,9 @@ packages=(
   libgmock-dev:"GoogleMock":hdr:gmock/gmock.h libbenchmark-dev:"Google Benchmark":hdr:benchmark/benchmark.h
   python3-venv:"Python venv":cmd:python3 shellcheck:"shellcheck":cmd:shellcheck
   ccache:"ccache (ci/test.sh's compiler cache)":cmd:ccache
+  protobuf-compiler:"protoc (Chakra traces)":cmd:protoc
+  libprotobuf-dev:"protobuf C++ library":hdr:google/protobuf/message.h
+  python3-protobuf:"Python protobuf (Chakra decode test)":py:google.protobuf
 )
 [ "$want_slurm" = 1 ] &&
   packages+=(slurm-wlm:"Slurm (slurmctld, slurmd)":cmd:slurmctld munge:"munge":cmd:munged)
@@ -50,6 +53,7 @@ present() {
         [ -f "$d/${probe#hdr:}" ] && return 0
       done
       return 1 ;;
+    py:*) python3 -c "import ${probe#py:}" >/dev/null 2>&1 ;;
   esac
 }
 

@@ -8,7 +8,8 @@ import argparse
 import os
 import sys
 
-from . import __version__, cli_ab, cli_megatron, cli_nccl, cli_plots, cli_summarize
+from . import (__version__, cli_ab, cli_megatron, cli_nccl, cli_plots, cli_summarize,
+               cli_timeline)
 from .errors import AnalysisError
 from .io_util import is_stdout_name, stdout_for_results
 
@@ -35,6 +36,7 @@ def build_parser():
     cli_plots.add_parsers(sub)
     cli_summarize.add_parsers(sub)
     cli_ab.add_parsers(sub)
+    cli_timeline.add_parsers(sub)
     return p
 
 

@@ -27,12 +27,14 @@ CLI::Validator at_least(double lo, bool strict, const std::string& type_name) {
       type_name);
 }
 
-// Whether a given --json or --out (in `app` or a subcommand given) names standard output.
+// Whether a given --json, --out or --timeline (in `app` or a subcommand given) names standard
+// output.
 bool result_to_stdout(const CLI::App& app) {
   for (const CLI::Option* o : app.get_options()) {
     if (o->count() == 0) continue;
     bool named = false;
-    for (const std::string& n : o->get_lnames()) named = named || n == "json" || n == "out";
+    for (const std::string& n : o->get_lnames())
+      named = named || n == "json" || n == "out" || n == "timeline";
     if (!named) continue;
     for (const std::string& v : o->results())
       if (is_stdout_name(v)) return true;

@@ -109,12 +109,14 @@ class Generator {
     Step s = base(StepKind::wait, is.layer, is.op);
     s.linear = is.linear;
     s.coll = id;
+    // Copied: `is` points into out_.steps, which the push_back below may move.
+    const int layer = is.layer, linear = is.linear.value;
     out_.steps.push_back(std::move(s));
     // A dW block's slot is free once its reduce-scatter has completed.
     for (std::size_t i = 0; i < dw_readers_.size(); ++i)
       if (dw_readers_[i] == id) {
         dw_readers_[i] = kNone;
-        slot(StepKind::slot_release, SlotPool::dw, static_cast<int>(i), is.layer, is.linear.value);
+        slot(StepKind::slot_release, SlotPool::dw, static_cast<int>(i), layer, linear);
       }
   }
   void wait_all() {

@@ -301,3 +301,27 @@ TEST(GptSchedule, RejectsAnInvalidPlan) {
   GptPlanOptions o = opts("1x1x3x1", "none");  // batch 8 over Gz = 3
   EXPECT_THROW(gpt_schedule(one_block(), o), UsageError);
 }
+
+// A dW slot released by a wait carries the layer and linear of the reduce-scatter waited for, also
+// when the wait's own step made the list grow (the generator once read the issue step through a
+// reference that this growth left dangling: GPT-1.3B on 2x2x2x1 crashed).
+TEST(GptSchedule, DwReleaseAfterTheListGrew) {
+  GptShape m = gpt_preset("1.3B");
+  m.seq = 2048;
+  m.vocab = 50304;
+  GptPlanOptions o;
+  o.grid = GridShape::parse("2x2x2x1");
+  o.batch = 16;
+  for (int layers : {16, 24}) {
+    m.layers = layers;
+    const GptSchedule s = gpt_schedule(m, o);
+    for (std::size_t i = 1; i < s.steps.size(); ++i) {
+      const Step& r = s.steps[i];
+      if (r.kind != StepKind::slot_release || r.pool != SlotPool::dw) continue;
+      const Step& w = s.steps[i - 1];  // the wait for the reduce-scatter that read the slot
+      ASSERT_EQ(w.kind, StepKind::wait);
+      EXPECT_EQ(r.layer, w.layer);
+      EXPECT_EQ(r.linear, w.linear);
+    }
+  }
+}

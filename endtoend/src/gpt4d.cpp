@@ -7,6 +7,7 @@
 //   gpt4d --check-config --json --preset 1.3B --batch 16 --gx 4 --gz 2   (no ranks needed)
 //
 // See endtoend/README.md for every option and the JSON result.
+#include <cstdlib>
 #include <iostream>
 
 #include "config.hpp"
@@ -15,11 +16,13 @@
 #include "io/report.hpp"
 #include "io/trace_run.hpp"
 #include "ovb/cli.hpp"
+#include "ovb/device_connections.hpp"
 #include "ovb/error.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/io.hpp"
 #include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
+#include "train/comm.hpp"
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
@@ -44,6 +47,12 @@ int main(int argc, char** argv) {
     check_trace_support(cfg);
     auto backend = make_backend(cfg.backend, ctx);
     finish_config(app, cfg, backend->name());
+    // One hardware queue for every stream cannot overlap: said at start, kept in the result.
+    const DeviceConnections connections = check_device_connections(
+        std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), backend->name(), CommEngine::kStreams);
+    if (ctx.rank == 0)
+      for (const std::string& w : connections.warnings)
+        std::cerr << "gpt4d: warning: " << w << "\n";
     ProcessGrid grid(cfg.plan.grid);  // names the factor when the grid does not match the world
     validate(cfg);
     // Output places are checked now, not after the run (a folder that cannot be written fails
@@ -90,6 +99,7 @@ int main(int argc, char** argv) {
     }
     trace.finish();
     nlohmann::json result = reporter.finish();
+    record_device_connections(result["context"], connections);
     const std::string predicted = prediction.finish(result);
     if (ctx.rank == 0) {
       if (!cfg.out.empty()) write_json(cfg.out, result);

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <string>
 
 #include "config.hpp"
 #include "ovb/gpt_plan.hpp"
@@ -121,6 +122,23 @@ TEST(ResultFile, HasTheSchemaKeysAndPlannedCollectives) {
 
 // The result's config is the run configuration's JSON form: the one reader (run_config_from_json)
 // reads what the hand-read plan above says, and writing it again gives the file's values back.
+// CUDA_DEVICE_MAX_CONNECTIONS as the context's environment recorded it (null when unset); the
+// warning only where it serialises streams, never on the host backend.
+TEST(ResultFile, RecordsDeviceMaxConnections) {
+  const char* path = env("OVB_GPT4D_RESULT");
+  if (!path) GTEST_SKIP() << "OVB_GPT4D_RESULT not set (run through ctest)";
+  const nlohmann::json c = read_json(path)["context"];
+  ASSERT_TRUE(c.contains("device_max_connections"));
+  const auto& e = c["environment"];
+  if (e.contains("CUDA_DEVICE_MAX_CONNECTIONS"))
+    EXPECT_EQ(c["device_max_connections"],
+              std::stoi(e["CUDA_DEVICE_MAX_CONNECTIONS"].get<std::string>()));
+  else
+    EXPECT_TRUE(c["device_max_connections"].is_null());
+  ASSERT_TRUE(c["warnings"].is_array());
+  if (c["backend"] == "host") EXPECT_TRUE(c["warnings"].empty());
+}
+
 TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {
   const char* path = env("OVB_GPT4D_RESULT");
   if (!path) GTEST_SKIP() << "OVB_GPT4D_RESULT not set (run through ctest)";

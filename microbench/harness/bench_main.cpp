@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -10,6 +11,7 @@
 #include "ovb/backend_kind.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/context.hpp"
+#include "ovb/device_connections.hpp"
 #include "ovb/error.hpp"
 #include "ovb/output_file.hpp"
 #include "ovb/run_main.hpp"
@@ -105,14 +107,22 @@ int bench_main(const Program& program, int argc, char** argv) {
     if (gb_argc > 1) throw UsageError("unknown Google Benchmark flag '" + std::string(gb[1]) + "'");
 
     std::unique_ptr<Backend> backend = make_backend(common.backend, ctx);
+    const DeviceConnections connections = check_device_connections(
+        std::getenv("CUDA_DEVICE_MAX_CONNECTIONS"), backend->name(), program.streams);
+    if (ctx.rank == 0)
+      for (const std::string& w : connections.warnings)
+        std::cerr << program.name << ": warning: " << w << std::endl;
     std::map<std::string, std::int64_t> wrong;
     int all_errored = 0;  // rank 0 decides: only it holds the records
     std::string why;
     {
       BenchEnv env(ctx, *backend, common);
       program.register_all(env);
-      const std::vector<RunRecord> records = run_benchmarks(
-          args.out, ctx.rank, ctx.world, [&] { return run_context(backend.get(), ctx); });
+      const std::vector<RunRecord> records = run_benchmarks(args.out, ctx.rank, ctx.world, [&] {
+        nlohmann::json c = run_context(backend.get(), ctx);
+        record_device_connections(c, connections);
+        return c;
+      });
       if (ctx.rank == 0 && program.report) program.report(records);
       why = every_case_errored(records);
       all_errored = why.empty() ? 0 : 1;

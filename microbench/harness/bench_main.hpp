@@ -30,6 +30,9 @@ struct Program {
   std::function<void(const LaunchContext&, const std::set<std::string>& cli)> configure;
   // Registers the benchmarks with add_benchmark().
   std::function<void(BenchEnv&)> register_all;
+  // Streams each rank's benchmarks use at once (ovb-overlap: 2), for the
+  // CUDA_DEVICE_MAX_CONNECTIONS check (ovb/device_connections.hpp).
+  int streams = 1;
   // Rank 0, after the run: extra summaries. Optional.
   std::function<void(const std::vector<RunRecord>&)> report;
 };

@@ -122,6 +122,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
   ovb::mb::Program p;
   p.name = "ovb-overlap";
   p.about = "Overlap of one GEMM and one collective on two streams, against each alone";
+  p.streams = 2;
   p.add_options = [&o](CLI::App& app) {
     o.scenarios.add_to(app);
     ovb::mb::add_gemm_selection_options(app, o.gemms, "the collective uses the GEMM's output type");

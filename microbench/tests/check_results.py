@@ -19,6 +19,7 @@ CONTEXT_KEYS = ["schema_version", "suite", "suite_version", "git_revision", "bui
 TIMED = ["iterations_timed", "p10_ms", "p50_ms", "p90_ms"]
 MIN_TIMED_SAMPLES = 20  # docs/metrics.md, "Timed figures"
 GBENCH_CONTEXT_KEYS = ["executable", "num_cpus", "mhz_per_cpu", "library_build_type"]
+CONNECTION_KEYS = ["device_max_connections", "warnings"]  # ovb/device_connections.hpp
 ELEM = {"fp32": 4, "fp16": 2, "bf16": 2}
 PREFIX = {"gemm": ("gemm/",), "overlap": ("overlap/",), "membw": ("membw/",),
           "collective": ("all_reduce/", "reduce_scatter/", "all_gather/")}
@@ -196,9 +197,15 @@ def main() -> int:
         print(f"check_results.py: FAIL: {a.file}: {e}")
         return 1
     ctx = doc.get("context", {})
-    for key in CONTEXT_KEYS + GBENCH_CONTEXT_KEYS:
+    for key in CONTEXT_KEYS + GBENCH_CONTEXT_KEYS + CONNECTION_KEYS:
         if key not in ctx:
             c.fail("context", f"missing {key}")
+    cdmc = ctx.get("environment", {}).get("CUDA_DEVICE_MAX_CONNECTIONS")
+    if ctx.get("device_max_connections") != (int(cdmc) if cdmc else None):
+        c.fail("context", f"device_max_connections = {ctx.get('device_max_connections')}, "
+                          f"environment says {cdmc}")
+    if ctx.get("backend") == "host" and ctx.get("warnings"):
+        c.fail("context", f"warnings on the host backend: {ctx.get('warnings')}")
     if ctx.get("schema_version") != 1 or ctx.get("suite") != "OverlapBench":
         c.fail("context", "not an OverlapBench schema 1 file")
     if a.ranks is not None and ctx.get("world_size") != a.ranks:

@@ -30,7 +30,7 @@
 
 #include "ovb/annotate.hpp"
 #include "ovb/host_timeline_sink.hpp"
-#include "trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 
 namespace ovb::trace {
 

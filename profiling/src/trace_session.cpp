@@ -15,9 +15,9 @@
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
 #include "ovb/launch.hpp"
+#include "ovb/trace_writer.hpp"
 #include "rank_env.hpp"
 #include "signal_flush.hpp"
-#include "trace_writer.hpp"
 
 #ifdef OVB_TRACE_HAVE_CUPTI
 #include "cuda/cupti_tracer.hpp"

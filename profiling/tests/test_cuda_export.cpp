@@ -2,7 +2,11 @@
 // they were launched in - an NCCL kernel takes kind, group, bytes and ranks from its enclosing
 // collective range - GPU spans of ranges (gpu_user_annotation), one track per stream, and the
 // analyzer reading it all back as communication of that kind and group.
+#include <cupti.h>
 #include <gtest/gtest.h>
+
+#include <map>
+#include <set>
 
 #include "analyze/analysis.hpp"
 #include "cuda/activity_export.hpp"
@@ -110,4 +114,57 @@ TEST(CudaExport, JoinsKernelsToTheirRangesAndCollectives) {
   EXPECT_NEAR(r[0].overlap.comm, 0.4, 1e-12);
   EXPECT_NEAR(r[0].overlap.overlapped_comm, 0.1, 1e-12);  // GEMM [100,400] vs NCCL [300,700]
   EXPECT_TRUE(r[0].gpu_ranges);
+}
+
+TEST(CudaExport, CopiesCarryWhatTheCommunicationRuleNeeds) {
+  ActivityStore s;
+  s.ranges[1] = range("all_gather y", "collective", 0, 50, 0);
+  s.ranges[1].info.coll_kind = "all_gather";
+  s.ranges[1].info.group = "y";
+  s.ranges[1].info.bytes = 1 << 20;
+  s.ranges[2] = range("", "", 60, 90, 0);  // NCCL's NVTX range (a registered-string message)
+  s.ranges[2].domain = "NCCL";
+  // A peer copy (MEMCPY2, device 0 -> 1) [100,200]; a DtoD copy launched in the collective range
+  // [200,250]; one launched in NCCL's range [300,350]; a DtoD on the compute stream [400,420].
+  s.copies.push_back({100, 200, 1 << 20, 0, 30, 21, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, false, 0, 1});
+  s.copies.push_back({200, 250, 1 << 16, 0, 31, 22, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, false});
+  s.copies.push_back({300, 350, 1 << 16, 0, 32, 23, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, false});
+  s.copies.push_back({400, 420, 1 << 16, 0, 7, 24, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, false});
+  s.range_of_launch = {{22, 1}, {23, 2}};
+
+  ovb::trace::testing::TempDir dir;
+  const std::string path = dir.file("rank-00000.trace.json");
+  TraceHeader h;
+  TraceWriter w(path, h);
+  write_activity(s, 0, 500, w);
+  w.finish();
+
+  std::map<int, nlohmann::json> by_corr;
+  const auto trace = nlohmann::json::parse(ovb::trace::testing::read_file(path));
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "gpu_memcpy")
+      by_corr[e["args"]["correlation"].get<int>()] = e;
+  EXPECT_EQ(by_corr[21]["name"], "Memcpy PtoP");
+  EXPECT_EQ(by_corr[21]["args"]["fromDevice"], 0);
+  EXPECT_EQ(by_corr[21]["args"]["toDevice"], 1);
+  EXPECT_EQ(by_corr[22]["args"]["collective"], "all_gather");
+  EXPECT_EQ(by_corr[22]["args"]["group"], "y");
+  EXPECT_EQ(by_corr[22]["args"]["bytes"], 1 << 16);  // the copy's own bytes, not the collective's
+  EXPECT_EQ(by_corr[23]["args"]["range_domain"], "NCCL");
+  EXPECT_EQ(by_corr[24]["args"].count("range"), 0u);
+  EXPECT_EQ(by_corr[24]["args"].count("fromDevice"), 0u);
+  // Stream 31 ran a copy launched in a collective range: a communication stream. Stream 32 (NCCL's
+  // range is not one of the suite's collectives) and stream 7 keep their plain names.
+  std::map<std::int64_t, std::string> track_names;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 0)
+      track_names[e["tid"].get<std::int64_t>()] = e["args"]["name"];
+  EXPECT_EQ(track_names[31], "stream 31 (communication)");
+  EXPECT_EQ(track_names[32], "stream 32");
+  EXPECT_EQ(track_names[7], "stream 7");
+
+  // Read back: the first three are communication (100 + 50 + 50 ns), the last memory (20 ns).
+  const auto r = analyze_traces({path});
+  EXPECT_NEAR(r[0].overlap.comm, (100 + 50 + 50) / 1e3, 1e-12);
+  EXPECT_NEAR(r[0].overlap.memory, 20 / 1e3, 1e-12);
 }

@@ -7,8 +7,8 @@
 #include <regex>
 
 #include "ovb/error.hpp"
+#include "ovb/trace_writer.hpp"
 #include "test_util.hpp"
-#include "trace_writer.hpp"
 
 using namespace ovb::trace;
 using ovb::trace::testing::read_file;

@@ -9,7 +9,9 @@ Groups (select with `ovb-suite run --only GROUP,...`):
   gpt4d       gpt4d on every grid of the preset x every overlap flag set (the preset's GPT model, or
               its Llama model with --arch llama; the GPT quick host preset adds one llama-tiny step)
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
-  model       ovb-model calibrate (from this folder's microbench JSON), search, compare
+  model       ovb-model calibrate (from this folder's microbench JSON), search, compare, and for
+              each traced run its predicted iteration as a trace (explain --timeline) drawn
+              beside the measured one (ovb-analysis timeline: model/timeline-TAG.png)
   report      analysis/ovb-analysis report
 A step whose executable is not in the build is still listed, with the reason ("gpt4d not built"),
 and is recorded as failed when its turn comes; the rest of the suite goes on.
@@ -162,14 +164,18 @@ def _arch_check(b):
             return
 
 
-def _trace(b):
+def _traced(b):
+    """(grid, overlap, tag) of each traced run the preset's model fits."""
     for pattern, ov in b.p.traced:
         g = presets.grid_for(pattern, b.t.ranks)
-        if not presets.fits(b.p.model, g, presets.global_batch(b.p.model, b.t.ranks)):
-            continue
-        # "traced-" first: no untraced run's name is a prefix of this one's trace analysis, which
-        # ovb-model compare and the report pair with a run by that prefix.
-        tag = "traced-" + _tag(g, ov)
+        if presets.fits(b.p.model, g, presets.global_batch(b.p.model, b.t.ranks)):
+            # "traced-" first: no untraced run's name is a prefix of this one's trace analysis,
+            # which ovb-model compare and the report pair with a run by that prefix.
+            yield g, ov, "traced-" + _tag(g, ov)
+
+
+def _trace(b):
+    for g, ov, tag in _traced(b):
         result, traces = f"gpt4d/{tag}.json", f"traces/{tag}"
         run = b.add(tag, "trace", "gpt4d", _gpt4d_args(b, g, ov, result, traces),
                     b.t.ranks, [result, traces], description=f"traced gpt4d, grid {g}, {ov}")
@@ -217,6 +223,25 @@ def _model(b):
            "--json", "{tmp}/model/compare.json"], 0,
           ["model/compare.json"], needs=[cal], after=b.names("gpt4d") + b.names("trace"), stall=0,
           description="model vs measurement over this folder's gpt4d runs")
+    _timelines(b, cal, shape)
+
+
+def _timelines(b, cal, shape):
+    """Each traced run's predicted iteration as a trace, and both drawn on one time axis."""
+    py = b.t.python or report_python(b.t.repo)
+    script = os.path.join(b.t.repo, "analysis", "ovb-analysis")
+    for g, ov, tag in _traced(b):
+        predicted = f"model/timeline-{tag}.trace.json"
+        step = b.add(f"model-timeline-{_tag(g, ov)}", "model", "ovb-model",
+                     ["explain", "x".join(str(d) for d in g), "--machine",
+                      "{out}/model/machine.json", *shape, "--overlap", ov,
+                      "--timeline", "{tmp}/" + predicted], 0, [predicted], needs=[cal], stall=0,
+                     description=f"predicted iteration of {tag} as a trace")
+        png = f"model/timeline-{tag}.png"
+        b.add(f"model-timeline-plot-{_tag(g, ov)}", "model", None,
+              [py, script, "timeline", "{out}/" + predicted, "{out}/traces/" + tag, "-o",
+               "{tmp}/" + png], 0, [png], needs=[step, tag], stall=0,
+              description=f"predicted and measured iteration of {tag}, per rank and stream")
 
 
 def _report(b):

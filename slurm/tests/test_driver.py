@@ -575,8 +575,9 @@ class Plan(unittest.TestCase):
             steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick",
                                       arch="llama"))
         shaped = [s for s in steps if "--hidden" in s.command]
-        # 6 gpt4d runs, 1 traced run, model-search; no extra arch-check step.
-        self.assertEqual(len(shaped), 8)
+        # 6 gpt4d runs, 1 traced run, model-search, the traced run's predicted timeline; no extra
+        # arch-check step.
+        self.assertEqual(len(shaped), 9)
         for s in shaped:
             c = s.command
             self.assertEqual(c[c.index("--arch"):c.index("--arch") + 6],

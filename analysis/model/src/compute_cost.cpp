@@ -31,6 +31,11 @@ MemTerm mem_term(const Machine& mc, double fwd_bytes, MemClass c) {
   return t;
 }
 
+double gelu_backward_us(const Machine& mc, double out_bytes) {
+  return mem_term(mc, 3 * out_bytes, MemClass::bias_gelu).time_us +
+         mem_term(mc, out_bytes, MemClass::residual).time_us;
+}
+
 namespace {
 
 LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, const GptPlanOptions& o,
@@ -89,6 +94,8 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
     // RoPE (tabulated cos/sin) and residual adds are plain element-wise streams.
     const MemClass cls = L.spec.id == LinearId::mlp_up ? MemClass::bias_gelu : MemClass::residual;
     b.lin[i] = linear_compute(mc, L, o, T, dt, epi, cls);
+    if (L.spec.id == LinearId::mlp_up && !m.llama())
+      b.lin[i].epilogue.bwd_us = gelu_backward_us(mc, out);
   }
   const MemClass norm = m.llama() ? MemClass::rmsnorm : MemClass::layernorm;
   b.ln1 = mem_term(mc, 2 * Td * hx * a, norm);

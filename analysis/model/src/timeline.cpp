@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string_view>
 #include <vector>
 
 namespace ovb::model {
@@ -31,13 +32,19 @@ struct Pending {
   double start, end;
   Group group;
   CollKind kind;
-  bool waited = false;  // by the compute stream before the end of backward (the ORS window)
+  bool waited = false;         // by the compute stream before the end of backward (the ORS window)
+  const CollOp* op = nullptr;  // for the spans of its waits
+  int layer = -1;              // the block that issued it (a block's ops are alike when aggregated)
 };
 
+// kSpans: the replay records its spans (explain --timeline); without, the code the search runs
+// millions of times is the replay alone, not one test more.
+template <bool kSpans>
 class Sim {
  public:
-  Sim(const ComputeTerms& ct, const GptPlanOptions& o, const Machine& mc, Timeline& out)
-      : ct_(ct), o_(o), mc_(mc), out_(out) {}
+  Sim(const ComputeTerms& ct, const GptPlanOptions& o, const Machine& mc, Timeline& out,
+      std::vector<Span>* spans)
+      : ct_(ct), o_(o), mc_(mc), out_(out), spans_(spans) {}
 
   void iteration(const PlanComm& pc, double give_up_at_us) {
     // gpt4d's ring of dW blocks under ORS (dw_window.hpp): min(window, 4L+1) slots.
@@ -48,32 +55,39 @@ class Sim {
     const std::size_t head = static_cast<std::size_t>(4 * pc.layers);
     every_ = pc.reductions_every_micro_step;
     for (std::int64_t k = 0; k < pc.micro_steps; ++k) {
+      micro_ = static_cast<int>(k);
+      phase_ = Phase::forward;
       accumulate_ = k > 0 && !every_;
       adds_ = k > 0 && every_;
       const bool last = k == pc.micro_steps - 1 || every_;
       chain_ = -1;  // forward: the first all-gather cannot be prefetched
-      run(hk.embed.time_us);
+      run(hk.embed.time_us, "embedding");
       for (std::int64_t l = 0; l < pc.layers; ++l) {
+        layer_ = static_cast<int>(l);
         block_forward(pc.block(l), false);
+        layer_ = -1;
         if (t_ >= give_up_at_us) return give_up();
       }
       blocking(h.ln_f);
-      run(hk.ln_f.time_us);
-      linear_forward(h.lm_head, hk.lm_head, false);
-      run(hk.ce.time_us);
+      run(hk.ln_f.time_us, "ln_f");
+      linear_forward(h.lm_head, hk.lm_head, false, LinearId::lm_head);
+      run(hk.ce.time_us, "ce");
       blocking(h.ce);
 
+      phase_ = Phase::backward;
       chain_ = -1;  // backward (and its recomputed forwards): a new prefetch chain
       if (every_) settle(head_use_);
-      run(hk.ce.bwd_us);
-      linear_backward(h.lm_head, hk.lm_head, head);
-      run(hk.ln_f.bwd_us);
+      run(hk.ce.bwd_us, "ce.bwd");
+      linear_backward(h.lm_head, hk.lm_head, head, LinearId::lm_head);
+      run(hk.ln_f.bwd_us, "ln_f.bwd");
       blocking(h.ln_f_grad);
       for (std::int64_t l = pc.layers - 1; l >= 0; --l) {
+        layer_ = static_cast<int>(l);
         block_backward(pc.block(l), static_cast<std::size_t>(4 * l), last);
+        layer_ = -1;
         if (t_ >= give_up_at_us) return give_up();
       }
-      run(hk.embed.bwd_us);
+      run(hk.embed.bwd_us, "embedding.bwd");
       if (last) {
         grad_op(h.param_reduce);
         grad_op(h.data_reduce);
@@ -82,12 +96,14 @@ class Sim {
     }
     wait_gradients();
     if (every_) {  // the chunks still to be added into the shard (gpt4d's GradBuckets::finish())
-      for (const BucketUse& u : ring_) run(u.add_us);
-      run(head_use_.add_us);
+      for (const BucketUse& u : ring_) run(u.add_us, "bucket.accumulate");
+      run(head_use_.add_us, "bucket.accumulate");
       ring_.clear();
       head_use_ = {};
     }
 
+    phase_ = Phase::step;
+    micro_ = 0;
     blocking(h.scalars);
     step(pc);
     out_.iteration_us = t_;
@@ -96,7 +112,48 @@ class Sim {
  private:
   void give_up() { out_.iteration_us = std::numeric_limits<double>::infinity(); }
 
-  void run(double us) {
+  // The spans (explain --timeline), recorded only in Sim<true>. Named a + b (an op and its pass, or
+  // "wait " and the collective's op); `layer`: the block the op belongs to.
+  void record(StreamId stream, double start, double end, const CollOp* op, int layer,
+              std::string_view a, std::string_view b = {}) {
+    if (end <= start) return;
+    Span s;
+    s.stream = stream;
+    s.name.reserve(a.size() + b.size());
+    s.name.append(a).append(b);
+    s.start_us = start;
+    s.end_us = end;
+    s.phase = phase_;
+    s.micro_step = micro_;
+    s.layer = layer;
+    if (op) {
+      s.comm = true;
+      s.group = op->group;
+      s.kind = op->kind;
+    }
+    if (stream == StreamId::compute) last_compute_ = spans_->size();
+    spans_->push_back(std::move(s));
+  }
+
+  // Interference: the compute stream's last op ran stretched (a new span when there is none).
+  void stretch(double from, double to) {
+    if (to <= from) return;
+    if (last_compute_ < spans_->size() && !(*spans_)[last_compute_].comm &&
+        (*spans_)[last_compute_].end_us == from)
+      (*spans_)[last_compute_].end_us = to;
+    else
+      record(StreamId::compute, from, to, nullptr, layer_, "interference");
+  }
+
+  void run(double us, std::string_view name) {
+    if constexpr (kSpans) record(StreamId::compute, t_, t_ + us, nullptr, layer_, name);
+    t_ += us;
+    out_.compute_us += us;
+  }
+  // A linear layer's pass (".fwd", ".dx", ...).
+  void run(double us, LinearId id, std::string_view pass) {
+    if constexpr (kSpans)
+      record(StreamId::compute, t_, t_ + us, nullptr, layer_, name_of(id), pass);
     t_ += us;
     out_.compute_us += us;
   }
@@ -122,12 +179,12 @@ class Sim {
     for (std::int64_t l = 0; l < pc.layers; ++l)
       if (pc.block(l).param_gather.present) gathers.push_back(&pc.block(l).param_gather);
     if (pc.head.param_gather.present) gathers.push_back(&pc.head.param_gather);
-    if (gathers.empty()) return run(opt_us);
+    if (gathers.empty()) return run(opt_us, "adamw");
     double total = 0;
     for (const CommSlot* s : gathers) total += static_cast<double>(s->op.count);
     std::vector<Pending> issued;
     for (const CommSlot* s : gathers) {
-      run(opt_us * static_cast<double>(s->op.count) / total);
+      run(opt_us * static_cast<double>(s->op.count) / total, "adamw");
       if (o_.ors)
         issued.push_back(issue(*s, t_, grad_free_));
       else
@@ -139,6 +196,10 @@ class Sim {
   void blocking(const CommSlot& s) {
     if (!s.present) return;
     account(s);
+    if constexpr (kSpans) {
+      record(stream_of(s.op), t_, t_ + s.cost.time_us, &s.op, layer_, s.op.op);
+      record(StreamId::compute, t_, t_ + s.cost.time_us, &s.op, layer_, "wait ", s.op.op);
+    }
     expose(s.cost.group, s.cost.kind, s.cost.time_us);
   }
 
@@ -147,7 +208,8 @@ class Sim {
     const double start = std::max(at, stream_free);
     const double end = start + s.cost.time_us * (1 + std::max(0.0, mc_.comm_slowdown));
     stream_free = end;
-    return {start, end, s.cost.group, s.cost.kind};
+    if constexpr (kSpans) record(stream_of(s.op), start, end, &s.op, layer_, s.op.op);
+    return {start, end, s.cost.group, s.cost.kind, false, &s.op, layer_};
   }
 
   // The compute stream waits for p: first the compute that ran under it is stretched, then any
@@ -155,9 +217,14 @@ class Sim {
   void wait(const Pending& p) {
     const double under = std::max(0.0, std::min(p.end, t_) - p.start);
     const double extra = std::max(0.0, mc_.compute_slowdown) * under;
+    const double before = t_;
     t_ += extra;
     out_.interference_us += extra;
-    if (p.end > t_) expose(p.group, p.kind, p.end - t_);
+    if constexpr (kSpans) stretch(before, t_);
+    if (p.end > t_) {
+      if constexpr (kSpans) record(StreamId::compute, t_, p.end, p.op, p.layer, "wait ", p.op->op);
+      expose(p.group, p.kind, p.end - t_);
+    }
   }
 
   void gather(const CommSlot& s) {
@@ -192,38 +259,42 @@ class Sim {
       if (!p.waited)
         extra +=
             std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(p.end, t_end) - p.start);
+    const double before = t_;
     t_ += extra;
     out_.interference_us += extra;
+    if constexpr (kSpans) stretch(before, t_);
     // Queued in order on one stream: each op's part after the compute stream arrived is exposed.
     for (const Pending& p : pending_)
       if (!p.waited && p.end > t_) {
         const double from = std::max(p.start, t_);
         out_.exposed_us[static_cast<int>(p.group)][static_cast<int>(p.kind)] += p.end - from;
+        if constexpr (kSpans)
+          record(StreamId::compute, from, p.end, p.op, p.layer, "wait ", p.op->op);
       }
     t_ = std::max(t_, grad_free_);
     pending_.clear();
     in_flight_.clear();
   }
 
-  void linear_forward(const LinearComm& c, const LinearCompute& k, bool rc) {
+  void linear_forward(const LinearComm& c, const LinearCompute& k, bool rc, LinearId id) {
     gather(rc ? c.gather_rc : c.gather);
-    run(k.fwd.time_us);
+    run(k.fwd.time_us, id, ".fwd");
     blocking(rc ? c.out_reduce_rc : c.out_reduce);
-    run(k.epilogue.time_us);
+    run(k.epilogue.time_us, id, ".epilogue");
   }
 
   // The dW GEMM; in a micro-step after the first, the accumulation after it, which first waits
   // for the layer's reduce-scatter of the micro-step before (it wrote the accumulated shard).
-  void weight_grad(const LinearComm& c, const LinearCompute& k, std::size_t linear) {
+  void weight_grad(const LinearComm& c, const LinearCompute& k, std::size_t linear, LinearId id) {
     take_dw_slot(c.wgrad);
-    run(k.dw.time_us);
+    run(k.dw.time_us, id, ".dw");
     if (!accumulate_) return;
     std::size_t& prev = previous_scatter_[linear];
     if (prev != kNone && !pending_[prev].waited) {
       wait(pending_[prev]);
       pending_[prev].waited = true;
     }
-    run(k.accumulate.time_us);
+    run(k.accumulate.time_us, id, ".accumulate");
   }
 
   void dw_reduce_scatter(const CommSlot& wgrad, std::size_t linear) {
@@ -233,26 +304,27 @@ class Sim {
     previous_scatter_[linear] = o_.ors && wgrad.present ? pending_.size() - 1 : kNone;
   }
 
-  void linear_backward(const LinearComm& c, const LinearCompute& k, std::size_t linear) {
+  void linear_backward(const LinearComm& c, const LinearCompute& k, std::size_t linear,
+                       LinearId id) {
     gather(c.gather_bwd);
-    run(k.epilogue.bwd_us);
+    run(k.epilogue.bwd_us, id, ".epilogue.bwd");
     // No dX all-reduce to hide (its group has size 1): with ORS, dW first so that its
     // reduce-scatter overlaps the dX GEMM (as gpt4d does).
     if (o_.ors && !c.in_grad.present) {
-      weight_grad(c, k, linear);
+      weight_grad(c, k, linear, id);
       dw_reduce_scatter(c.wgrad, linear);
-      run(k.dx.time_us);
+      run(k.dx.time_us, id, ".dx");
       blocking(c.in_grad);
       return;
     }
-    run(k.dx.time_us);
+    run(k.dx.time_us, id, ".dx");
     if (o_.oar && c.in_grad.present) {
       const Pending p = issue(c.in_grad, t_, tp_free_);
-      weight_grad(c, k, linear);
+      weight_grad(c, k, linear, id);
       wait(p);
     } else {
       blocking(c.in_grad);
-      weight_grad(c, k, linear);
+      weight_grad(c, k, linear, id);
     }
     dw_reduce_scatter(c.wgrad, linear);
   }
@@ -260,14 +332,14 @@ class Sim {
   void block_forward(const BlockComm& b, bool rc) {
     const BlockCompute& k = ct_.block;
     blocking(rc ? b.ln1_rc : b.ln1);
-    run(k.ln1.time_us);
-    linear_forward(b.lin[0], k.lin[0], rc);
-    run(k.attn_fwd_us + k.attn_io.time_us);
-    linear_forward(b.lin[1], k.lin[1], rc);
+    run(k.ln1.time_us, "ln1");
+    linear_forward(b.lin[0], k.lin[0], rc, LinearId::qkv);
+    run(k.attn_fwd_us + k.attn_io.time_us, "attention");
+    linear_forward(b.lin[1], k.lin[1], rc, LinearId::attn_out);
     blocking(rc ? b.ln2_rc : b.ln2);
-    run(k.ln2.time_us);
-    linear_forward(b.lin[2], k.lin[2], rc);
-    linear_forward(b.lin[3], k.lin[3], rc);
+    run(k.ln2.time_us, "ln2");
+    linear_forward(b.lin[2], k.lin[2], rc, LinearId::mlp_up);
+    linear_forward(b.lin[3], k.lin[3], rc, LinearId::mlp_down);
   }
 
   // Sharded gradients (gpt4d's GradBuckets): a bucket buffer is free again once its data
@@ -283,7 +355,7 @@ class Sim {
       wait(pending_[u.pending]);
       pending_[u.pending].waited = true;
     }
-    run(u.add_us);
+    run(u.add_us, "bucket.accumulate");
     u = {};
   }
   void hold(BucketUse& u, const CommSlot& data_reduce, double add_us) {
@@ -303,14 +375,14 @@ class Sim {
     const BlockCompute& k = ct_.block;
     if (o_.recompute) block_forward(b, true);
     if (every_) take_bucket_buffer();
-    linear_backward(b.lin[3], k.lin[3], first + 3);
-    linear_backward(b.lin[2], k.lin[2], first + 2);
-    run(k.ln2.bwd_us);
+    linear_backward(b.lin[3], k.lin[3], first + 3, LinearId::mlp_down);
+    linear_backward(b.lin[2], k.lin[2], first + 2, LinearId::mlp_up);
+    run(k.ln2.bwd_us, "ln2.bwd");
     blocking(b.ln2_grad);
-    linear_backward(b.lin[1], k.lin[1], first + 1);
-    run(k.attn_bwd_us + k.attn_io.bwd_us);
-    linear_backward(b.lin[0], k.lin[0], first);
-    run(k.ln1.bwd_us);
+    linear_backward(b.lin[1], k.lin[1], first + 1, LinearId::attn_out);
+    run(k.attn_bwd_us + k.attn_io.bwd_us, "attention.bwd");
+    linear_backward(b.lin[0], k.lin[0], first, LinearId::qkv);
+    run(k.ln1.bwd_us, "ln1.bwd");
     blocking(b.ln1_grad);
     if (!last) return;
     grad_op(b.param_reduce);
@@ -325,9 +397,14 @@ class Sim {
   const GptPlanOptions& o_;
   const Machine& mc_;
   Timeline& out_;
+  std::vector<Span>* spans_;          // where Sim<true> records (null in Sim<false>)
+  std::size_t last_compute_ = kNone;  // the compute stream's last span in *spans_
+  Phase phase_ = Phase::forward;      // where the compute stream is, for the spans
+  int micro_ = 0, layer_ = -1;
   double t_ = 0, chain_ = -1, ag_free_ = 0, tp_free_ = 0, grad_free_ = 0;
   std::vector<Pending> pending_;
-  std::vector<std::size_t> in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
+  std::vector<std::size_t>
+      in_flight_;  // indices into pending_ of the dW reduce-scatters in the ring
   std::size_t dw_slots_ = 1;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   bool accumulate_ = false;  // a micro-step after the first, accumulating full gradients
@@ -373,10 +450,14 @@ double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o) {
 
 Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
                   const Machine& mc, double give_up_at_us, std::vector<Span>* spans) {
-  (void)spans;  // recorded by the replay (explain --timeline)
   Timeline out;
-  Sim sim(ct, o, mc, out);
-  sim.iteration(pc, give_up_at_us);
+  if (spans) {
+    Sim<true> sim(ct, o, mc, out, spans);
+    sim.iteration(pc, give_up_at_us);
+  } else {
+    Sim<false> sim(ct, o, mc, out, nullptr);
+    sim.iteration(pc, give_up_at_us);
+  }
   return out;
 }
 

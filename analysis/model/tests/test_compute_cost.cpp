@@ -210,3 +210,21 @@ TEST(ComputeCost, MemoryBoundPiecesTakeTheirClasssEfficiency) {
   EXPECT_DOUBLE_EQ(b.block.attn_io.time_us, a.block.attn_io.time_us);
   EXPECT_DOUBLE_EQ(b.head.ce.time_us, a.head.ce.time_us);
 }
+
+// GPT's MLP-up epilogue backward: GELU's gradient (read the pre-activation and dY, write dX: the
+// forward's 3 passes, one tanh per element) at the bias_gelu rate plus the bias gradient (one
+// read of dY) at the residual rate; not twice the forward. bias_gelu at 0.25 of 1000 GB/s
+// (2.5e5 bytes/us), residual at 1 (1e6 bytes/us), no kernel overhead.
+TEST(ComputeCost, GeluBackwardIsOneTanhPerElementPlusTheBiasGradient) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["memory_efficiency_by_class"] = {{"bias_gelu", 0.25}};
+  const Machine mc = machine_from_json(j, "t");
+  const GptShape m = test::small_gpt();
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const MemTerm e = compute_terms(m, o, mc).block.lin[2].epilogue;
+  const double out = 4 * 16 * 128 * 2.0;  // T x 4h/Gy x a
+  EXPECT_DOUBLE_EQ(e.time_us, 3 * out / 2.5e5);
+  EXPECT_DOUBLE_EQ(e.bwd_us, 3 * out / 2.5e5 + out / 1e6);
+  EXPECT_DOUBLE_EQ(gelu_backward_us(mc, out), e.bwd_us);
+}

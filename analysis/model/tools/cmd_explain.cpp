@@ -1,12 +1,16 @@
-// ovb-model explain CONFIG: one configuration term by term.
+// ovb-model explain CONFIG: one configuration term by term; --timeline FILE: its predicted
+// iteration as a trace (timeline_trace.hpp) for ovb-trace analyze and Perfetto.
 #include <iostream>
 
 #include "commands.hpp"
 #include "model_options.hpp"
 #include "ovb/context.hpp"
+#include "ovb/error.hpp"
 #include "ovb/io.hpp"
 #include "ovb/model/choices.hpp"
 #include "ovb/model/explain.hpp"
+#include "ovb/model/timeline_trace.hpp"
+#include "ovb/output_file.hpp"
 
 namespace ovb::model::cli {
 
@@ -19,9 +23,14 @@ class Explain : public Command {
         ->required();
     args_.add(sub);
     sub.add_option("--json", json_, "Write every term as JSON");
+    sub.add_option("--timeline", timeline_,
+                   "Write the predicted iteration as a trace in the suite's format (one rank, a "
+                   "track per stream; docs/trace-format.md): for ovb-trace analyze and Perfetto");
   }
 
   int run(const LaunchContext& ctx) override {
+    if (is_stdout_name(json_) && is_stdout_name(timeline_))
+      throw UsageError("--json and --timeline both name standard output; give one a file");
     const Machine mc = args_.load();
     const GptShape m = args_.shape();
     GptPlanOptions o = args_.plan(mc);
@@ -44,12 +53,18 @@ class Explain : public Command {
       write_json(json_, j);
       std::cout << "wrote " << json_ << "\n";
     }
+    if (!timeline_.empty()) {
+      nlohmann::json c = run_context(nullptr, ctx);
+      c["inputs"] = args_.inputs_json(m, p.options, mc);
+      write_timeline_trace(timeline_, p, predicted_spans(p, mc), std::move(c));
+      std::cout << "wrote " << timeline_ << "\n";
+    }
     return 0;
   }
 
  private:
   ModelArgs args_;
-  std::string config_, json_;
+  std::string config_, json_, timeline_;
 };
 
 }  // namespace

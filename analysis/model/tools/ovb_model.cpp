@@ -5,6 +5,7 @@
 //   ovb-model explain   2x2x2x4[:order] --machine M --preset 1.3B --batch 16 [--json OUT]
 //   ovb-model calibrate --base M --collective F[@GRID]... --gemm F... --overlap F... --out MACHINE
 //   ovb-model compare   --machine M RESULT_OR_FOLDER... [--top-k 3] [--json OUT]
+//   ovb-model export-chakra 2x2x2x4 --machine M --preset 1.3B --batch 16 --out DIR [--ranks 0,7]
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +40,9 @@ int main(int argc, char** argv) {
     add("calibrate", "Fit a machine description to ovb-collective/ovb-gemm/ovb-overlap results",
         ovb::model::cli::make_calibrate());
     add("compare", "Predicted vs measured gpt4d configurations", ovb::model::cli::make_compare());
+    add("export-chakra",
+        "The schedule as Chakra execution traces, one file per rank (for ASTRA-sim)",
+        ovb::model::cli::make_export_chakra());
     ovb::parse_cli(app, argc, argv, ctx);
     for (auto& [sub, cmd] : cmds)
       if (sub->parsed()) return cmd->run(ctx);

@@ -22,8 +22,8 @@ const CLI::Validator& positive();
 const CLI::Validator& non_negative();
 
 // Parses argv. --help prints on rank 0 and throws ExitRequest{0}; a parse error throws UsageError
-// with CLI11's message and a pointer to --help. When a --json or --out names standard output ("-"
-// or /dev/stdout), the program's other text goes to stderr from then on (reserve_stdout_for_results
+// with CLI11's message and a pointer to --help. When a --json, --out or --timeline names standard
+// output ("-" or /dev/stdout), other text goes to stderr from then on (reserve_stdout_for_results
 // in ovb/output_file.hpp), so stdout carries the result alone.
 void parse_cli(CLI::App& app, int argc, char** argv, const LaunchContext& ctx);
 

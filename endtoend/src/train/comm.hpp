@@ -54,6 +54,8 @@ struct CommEvent {
 
 class CommEngine {
  public:
+  static constexpr int kStreams = 4;  // compute, tp, gather, grad (CUDA_DEVICE_MAX_CONNECTIONS)
+
   CommEngine(Backend& backend, const ProcessGrid& grid, const Config& cfg);
   ~CommEngine();
 

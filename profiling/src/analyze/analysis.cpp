@@ -89,6 +89,7 @@ RankReport analyze_rank(const RankTrace& t) {
       *c.bytes += static_cast<double>(a.bytes);
   }
   r.overlap = to_us(trace_overlap(compute, comm, memory));
+  r.serialization = serialization_stats(t);
   for (auto& [id, c] : colls) r.collectives.push_back(std::move(c));
   std::sort(r.collectives.begin(), r.collectives.end(), [](const auto& a, const auto& b) {
     return std::tie(a.kind, a.group) < std::tie(b.kind, b.group);
@@ -196,6 +197,12 @@ TraceOverlap mean_overlap(const std::vector<RankReport>& reports) {
                     &m.exposed_comm, &m.overlap_pct})
     *v /= n;
   return m;
+}
+
+SerializationStats total_serialization(const std::vector<RankReport>& reports) {
+  SerializationStats s;
+  for (const RankReport& r : reports) s += r.serialization;
+  return s;
 }
 
 SkipCounts total_skipped(const std::vector<RankReport>& reports) {

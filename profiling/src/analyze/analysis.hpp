@@ -13,6 +13,7 @@
 
 #include "intervals.hpp"
 #include "rank_trace.hpp"
+#include "serialization.hpp"
 #include "steady_state.hpp"
 
 namespace ovb::trace {
@@ -49,6 +50,7 @@ struct RankReport {
   std::vector<CollectiveStats> collectives;  // sorted by kind, group
   std::vector<RangeStats> ranges;            // sorted by total_us, descending
   KernelBreakdown kernels{};                 // activity time per category; idle: overlap.idle
+  SerializationStats serialization;          // the "streams serialized" finding's counts
   SkipCounts skipped;
   SteadyState steady;  // the iterations analysed (all of the trace when none are marked)
 };
@@ -69,5 +71,6 @@ TraceOverlap mean_overlap(const std::vector<RankReport>& reports);
 KernelBreakdown mean_breakdown(const std::vector<RankReport>& reports);
 std::vector<CollectiveStats> sum_collectives(const std::vector<RankReport>& reports);
 SkipCounts total_skipped(const std::vector<RankReport>& reports);
+SerializationStats total_serialization(const std::vector<RankReport>& reports);
 
 }  // namespace ovb::trace

@@ -58,6 +58,35 @@ nlohmann::json breakdown_json(const KernelBreakdown& k, const TraceOverlap& m) {
   return j;
 }
 
+// Counts of the "streams serialized" finding (serialization.hpp); the finding itself is
+// `streams_serialized`, null when the trace could not tell (no launch calls).
+nlohmann::json serialization_json(const SerializationStats& s) {
+  return {{"comm_kernels", s.comm_kernels},
+          {"with_launch", s.with_launch},
+          {"in_flight_with_compute", s.in_flight},
+          {"overlapped", s.overlapped},
+          {"serialized", s.serialized},
+          {"streams_serialized",
+           s.checked() ? nlohmann::json(s.streams_serialized()) : nlohmann::json(nullptr)}};
+}
+
+// The findings of the analysis: what a reader should know before reading the numbers.
+nlohmann::json findings_json(const std::vector<RankReport>& reports) {
+  nlohmann::json out = nlohmann::json::array();
+  const SerializationStats all = total_serialization(reports);
+  if (all.streams_serialized()) {
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const RankReport& r : reports)
+      if (r.serialization.streams_serialized()) ranks.push_back(r.rank);
+    out.push_back({{"finding", "streams serialized"},
+                   {"ranks", std::move(ranks)},
+                   {"serialized", all.serialized},
+                   {"in_flight_with_compute", all.in_flight},
+                   {"message", serialization_note(all)}});
+  }
+  return out;
+}
+
 nlohmann::json steady_json(const SteadyState& s) {
   return {{"iterations_marked", s.iterations},
           {"warmup_excluded", s.warmup},
@@ -77,6 +106,7 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
     j["collectives"] = nlohmann::json::array();
     for (const CollectiveStats& c : r.collectives) j["collectives"].push_back(collective_json(c));
     j["kernel_breakdown"] = breakdown_json(r.kernels, r.overlap);
+    j["serialization"] = serialization_json(r.serialization);
     j["ranges_from"] = r.gpu_ranges ? "gpu_user_annotation" : "user_annotation";
     j["ranges"] = nlohmann::json::array();
     for (const RangeStats& s : r.ranges)
@@ -99,7 +129,9 @@ nlohmann::json report_json(const std::vector<RankReport>& reports,
   summary["collectives"] = nlohmann::json::array();
   for (const CollectiveStats& c : sum_collectives(reports))
     summary["collectives"].push_back(collective_json(c));
+  summary["serialization"] = serialization_json(total_serialization(reports));
   return {{"inputs", inputs},
+          {"findings", findings_json(reports)},
           {"ranks", std::move(ranks)},
           {"summary", std::move(summary)},
           {"skipped",
@@ -202,6 +234,8 @@ void print_report(std::ostream& os, const std::vector<RankReport>& reports, int 
     if (sorted.size() > static_cast<std::size_t>(top_ranges))
       os << "(" << sorted.size() - top_ranges << " more ranges in the JSON output)\n";
   }
+  if (const std::string note = serialization_note(total_serialization(reports)); !note.empty())
+    os << "\n" << note << "\n";
   const SkipCounts k = total_skipped(reports);
   os << "\nevents skipped: " << k.missing_fields << " missing fields, " << k.unknown_kind
      << " of unknown kind; " << k.ignored << " ignored (metadata, CPU ops, flows, API calls)\n";

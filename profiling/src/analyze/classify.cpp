@@ -66,6 +66,26 @@ EventClass classify_event(std::string_view ph, std::string_view cat, std::string
   return EventClass::unknown;
 }
 
+bool copy_is_communication(const CopyFacts& f) {
+  return f.peer || f.in_collective || f.on_comm_stream;
+}
+
+bool is_memcpy_cat(std::string_view cat) {
+  const std::string c = lower(cat);
+  return c == "gpu_memcpy" || c == "memcpy";
+}
+
+bool is_peer_copy_name(std::string_view name) { return contains(lower(name), "ptop"); }
+
+bool is_nccl_range_name(std::string_view range_name) {
+  return lower(range_name.substr(0, 4)) == "nccl";
+}
+
+bool is_comm_track_name(std::string_view track_name) {
+  const std::string n = lower(track_name);
+  return n.rfind("comm", 0) == 0 || contains(n, "communication") || contains(n, "nccl");
+}
+
 std::string_view name_of(KernelCategory c) {
   switch (c) {
     case KernelCategory::gemm: return "gemm";

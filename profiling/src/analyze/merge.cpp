@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <map>
 
-#include "../trace_writer.hpp"
 #include "ovb/error.hpp"
+#include "ovb/trace_writer.hpp"
 #include "trace_reader.hpp"
 
 namespace ovb::trace {

@@ -1,7 +1,10 @@
 // Loading one rank's trace into compact intervals (see rank_trace.hpp).
 #include "rank_trace.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
+#include <set>
 
 #include "trace_reader.hpp"
 
@@ -50,6 +53,7 @@ class Loader {
     const EventClass cls = classify_event(*ph, cat ? *cat : "", name ? *name : "", coll_arg);
     if (cls == EventClass::ignored) {
       ++t_.skipped.ignored;
+      note_ignored(*ph, cat, name, j, args, e);
       return;
     }
     if (cls == EventClass::unknown) {
@@ -67,15 +71,85 @@ class Loader {
       v.push_back({b, end, range_id(*name, category)});
       return;
     }
+    const bool memcpy = cls == EventClass::memory && is_memcpy_cat(*cat);
     ActivityEvent a{b, end, cls, -1, -1, kernel_category(cls, *name)};
-    if (cls == EventClass::comm) {
+    a.copy = cls == EventClass::memory;
+    a.track = track_id({int_field(j, "pid", -1), int_field(j, "tid", -1)});
+    if (memcpy && copy_is_communication(copy_facts(*name, args))) {
+      a.cls = EventClass::comm;
+      a.category = KernelCategory::communication;
+      a.coll = collective_id(*name, args, true);  // no bytes: S belongs to the collective
+    } else if (cls == EventClass::comm) {
       a.coll = collective_id(*name, args);
       if (args) a.bytes = int_field(*args, "bytes", -1);
+      comm_kernel_tracks_.insert(a.track);
     }
+    if (memcpy && a.cls == EventClass::memory) pending_copies_.push_back(t_.activity.size());
+    if (const std::int64_t c = args ? int_field(*args, "correlation", -1) : -1; c >= 0 && !a.copy)
+      launched_.emplace_back(t_.activity.size(), c);
     t_.activity.push_back(a);
   }
 
+  // After the last event: copies on communication streams, and kernels' launch times.
+  void finish() {
+    for (const std::size_t i : pending_copies_) {
+      ActivityEvent& a = t_.activity[i];
+      CopyFacts f;
+      f.on_comm_stream = comm_kernel_tracks_.count(a.track) || comm_named_tracks_.count(a.track);
+      if (!copy_is_communication(f)) continue;
+      a.cls = EventClass::comm;
+      a.category = KernelCategory::communication;
+      a.coll = collective_id("", nullptr, true);
+    }
+    std::sort(launch_end_.begin(), launch_end_.end());
+    for (const auto& [i, c] : launched_) {
+      const auto it = std::lower_bound(launch_end_.begin(), launch_end_.end(), c,
+                                       [](const auto& p, std::int64_t v) { return p.first < v; });
+      if (it != launch_end_.end() && it->first == c) t_.activity[i].launch_ns = it->second;
+    }
+    launched_ = {};
+    launch_end_ = {};
+  }
+
  private:
+  CopyFacts copy_facts(const std::string& name, const json* args) const {
+    CopyFacts f;
+    f.peer = is_peer_copy_name(name);
+    if (args) {
+      const std::int64_t from = int_field(*args, "fromDevice", -1),
+                         to = int_field(*args, "toDevice", -1);
+      f.peer = f.peer || (from >= 0 && to >= 0 && from != to);
+      const std::string* range = string_field(*args, "range");
+      const std::string* domain = string_field(*args, "range_domain");
+      f.in_collective = args->contains("collective") || (range && is_nccl_range_name(*range)) ||
+                        (domain && is_nccl_range_name(*domain));
+    }
+    return f;
+  }
+
+  // Ignored events the analysis still reads: stream tracks named as communication (thread_name
+  // metadata), and launch calls (cuda_runtime / cuda_driver with a correlation id).
+  void note_ignored(const std::string& ph, const std::string* cat, const std::string* name,
+                    const json& j, const json* args, const RawEvent& e) {
+    if (ph == "M" && name && *name == "thread_name" && args) {
+      if (const std::string* n = string_field(*args, "name"); n && is_comm_track_name(*n))
+        comm_named_tracks_.insert(track_id({int_field(j, "pid", -1), int_field(j, "tid", -1)}));
+      return;
+    }
+    if (ph != "X" || !cat || !args || !e.ts_ns || !e.dur_ns) return;
+    if (*cat != "cuda_runtime" && *cat != "cuda_driver" && *cat != "runtime" && *cat != "driver")
+      return;
+    if (const std::int64_t c = int_field(*args, "correlation", -1); c >= 0)
+      launch_end_.emplace_back(c, *e.ts_ns + *e.dur_ns);
+  }
+
+  std::uint32_t track_id(const Track& k) {
+    const auto [it, added] =
+        track_ids_.try_emplace(k, static_cast<std::uint32_t>(t_.tracks.size()));
+    if (added) t_.tracks.push_back(k);
+    return it->second;
+  }
+
   std::uint32_t range_id(const std::string& name, const std::string* category) {
     const auto [it, added] =
         range_ids_.try_emplace(name, static_cast<std::uint32_t>(t_.range_names.size()));
@@ -87,8 +161,9 @@ class Loader {
   }
 
   // Kind and group: this suite's args ("collective", "group"), PyTorch's ("Collective name",
-  // "Process Group Name"), else the kind from the NCCL kernel's name and group "unknown".
-  std::int32_t collective_id(const std::string& name, const json* args) {
+  // "Process Group Name"), else the kind from the NCCL kernel's name (a copy: "memcpy") and group
+  // "unknown".
+  std::int32_t collective_id(const std::string& name, const json* args, bool copy = false) {
     std::string kind, group;
     if (args) {
       if (const std::string* k = string_field(*args, "collective")) kind = normalize_collective(*k);
@@ -98,7 +173,7 @@ class Loader {
       for (const char* key : {"Process Group Description", "Process Group Name"})
         if (const std::string* g = string_field(*args, key); g && group.empty()) group = *g;
     }
-    if (kind.empty()) kind = collective_from_kernel_name(name);
+    if (kind.empty()) kind = copy ? "memcpy" : collective_from_kernel_name(name);
     if (group.empty()) group = "unknown";
     const auto [it, added] =
         coll_ids_.try_emplace({kind, group}, static_cast<std::int32_t>(t_.collectives.size()));
@@ -109,6 +184,12 @@ class Loader {
   RankTrace& t_;
   std::unordered_map<std::string, std::uint32_t> range_ids_;
   std::map<std::pair<std::string, std::string>, std::int32_t> coll_ids_;
+  std::map<Track, std::uint32_t> track_ids_;
+  std::set<std::uint32_t> comm_kernel_tracks_, comm_named_tracks_;
+  std::vector<std::size_t> pending_copies_;                     // memcpys classed memory so far
+  std::vector<std::pair<std::size_t, std::int64_t>> launched_;  // kernel index, correlation
+  // (correlation, API call end): a sorted vector, not a map - a long trace has millions.
+  std::vector<std::pair<std::int64_t, std::int64_t>> launch_end_;
 };
 
 }  // namespace
@@ -118,6 +199,7 @@ RankTrace load_rank_trace(const std::string& path) {
   t.path = path;
   Loader loader(t);
   const TraceFileInfo info = read_trace(path, [&](RawEvent& e) { loader.add(e); });
+  loader.finish();
   t.events = info.events;
   if (const auto d = info.top.find("distributedInfo"); d != info.top.end() && d->is_object()) {
     if (const auto r = d->find("rank"); r != d->end() && r->is_number_integer()) t.rank = *r;

@@ -1,6 +1,7 @@
 // One rank's trace reduced to what the overlap analysis needs: GPU (or host-backend) activity as
-// compact intervals with their class and collective, and the ranges. Names are interned; nothing
-// else of an event is kept, so memory grows with the number of kernels, not with the file.
+// compact intervals with their class, collective, track (stream) and launch time, and the ranges.
+// Names are interned; nothing else of an event is kept, so memory grows with the number of
+// kernels, not with the file.
 #pragma once
 
 #include <cstdint>
@@ -12,12 +13,24 @@
 
 namespace ovb::trace {
 
+inline constexpr std::uint32_t kNoTrack = 0xffffffffu;
+
 struct ActivityEvent {
   std::int64_t begin_ns, end_ns;
   EventClass cls;           // compute, comm or memory
   std::int32_t coll = -1;   // comm: index into RankTrace::collectives
   std::int64_t bytes = -1;  // comm: S of docs/metrics.md when the trace says it
   KernelCategory category = KernelCategory::elementwise;  // from the name (classify.hpp)
+  bool copy = false;                                      // a memcpy or memset (else a kernel)
+  std::uint32_t track = kNoTrack;  // index into RankTrace::tracks (its device and stream)
+  std::int64_t launch_ns = -1;     // end of the API call that launched it (correlation), or -1
+};
+
+// A track of activity: the event's pid and tid - on a GPU the device and the stream (this suite's
+// traces and Kineto's write the stream as the tid), on the host timeline a lane.
+struct Track {
+  std::int64_t pid, tid;
+  auto operator<=>(const Track&) const = default;
 };
 
 struct RangeEvent {
@@ -44,10 +57,14 @@ struct RankTrace {
   std::vector<RangeEvent> cpu_ranges, gpu_ranges;
   std::vector<std::string> range_names, range_categories;  // by name index
   std::vector<CollectiveKey> collectives;
+  std::vector<Track> tracks;  // by ActivityEvent::track
   SkipCounts skipped;
 };
 
-// Streams the file (read_trace). Throws UsageError for unreadable or malformed input.
+// Streams the file (read_trace), then applies the memcpy rule's stream part (classify.hpp
+// copy_is_communication: copies on a stream named as communication, or on which a communication
+// kernel runs) and joins kernels to their launch calls (args "correlation" of kernels and of
+// cuda_runtime / cuda_driver events). Throws UsageError for unreadable or malformed input.
 RankTrace load_rank_trace(const std::string& path);
 
 }  // namespace ovb::trace

@@ -78,9 +78,36 @@ class Exporter {
     }
     return r;
   }
+  // Whether a range or one enclosing it is NCCL's (its NVTX domain), whatever its name.
+  bool nccl_domain(const RangeRec* r) const {
+    for (; r;) {
+      if (r->domain == "NCCL") return true;
+      const auto p = s_.ranges.find(r->parent);
+      r = p == s_.ranges.end() ? nullptr : &p->second;
+    }
+    return false;
+  }
   std::uint64_t range_id(std::uint32_t correlation) const {
     const auto it = s_.range_of_launch.find(correlation);
     return it == s_.range_of_launch.end() ? 0 : it->second;
+  }
+
+  // Args of GPU work launched in a range: its id and name and, inside a collective range, the
+  // collective's kind and group (and, for kernels, bytes and ranks); the range's GPU span grows.
+  void join_range(nlohmann::ordered_json& a, std::uint32_t correlation, std::int64_t b,
+                  std::int64_t e, std::uint32_t device, bool kernel) {
+    const RangeRec* r = range_of(correlation);
+    if (!r) return;
+    a["External id"] = range_id(correlation);
+    a["range"] = r->info.name;
+    if (!kernel && nccl_domain(r)) a["range_domain"] = "NCCL";  // NCCL's NVTX ranges, injected
+    if (const RangeRec* c = collective_of(r)) {
+      a["collective"] = c->info.coll_kind;
+      if (!c->info.group.empty()) a["group"] = c->info.group;
+      if (kernel && c->info.bytes >= 0) a["bytes"] = c->info.bytes;
+      if (kernel && c->info.ranks > 0) a["ranks"] = c->info.ranks;
+    }
+    extend_span(range_id(correlation), b, e, device);
   }
 
   void write(TraceWriter& w) {
@@ -113,7 +140,17 @@ class Exporter {
     for (const CopyRec& c : s_.copies) streams.insert({c.device, c.stream});
     for (const auto& [d, st] : streams) devices.insert(d);
     for (std::uint32_t d : devices) w.process_name(d, "GPU " + std::to_string(d), d);
-    for (const auto& [d, st] : streams) w.thread_name(d, st, "stream " + std::to_string(st), st);
+    // A stream that ran work launched in a collective range is named a communication stream
+    // (Perfetto shows it; the analyzer then counts the other copies on it as communication).
+    std::set<std::pair<std::uint32_t, std::uint32_t>> comm;
+    for (const KernelRec& k : s_.kernels)
+      if (collective_of(range_of(k.correlation))) comm.insert({k.device, k.stream});
+    for (const CopyRec& c : s_.copies)
+      if (!c.memset && collective_of(range_of(c.correlation))) comm.insert({c.device, c.stream});
+    for (const auto& [d, st] : streams)
+      w.thread_name(
+          d, st, "stream " + std::to_string(st) + (comm.count({d, st}) ? " (communication)" : ""),
+          st);
   }
 
   void write_kernels(TraceWriter& w) {
@@ -123,17 +160,7 @@ class Exporter {
                                   {"correlation", k.correlation},
                                   {"grid", {k.grid[0], k.grid[1], k.grid[2]}},
                                   {"block", {k.block[0], k.block[1], k.block[2]}}};
-      if (const RangeRec* r = range_of(k.correlation)) {
-        a["External id"] = range_id(k.correlation);
-        a["range"] = r->info.name;
-        if (const RangeRec* c = collective_of(r)) {
-          a["collective"] = c->info.coll_kind;
-          if (!c->info.group.empty()) a["group"] = c->info.group;
-          if (c->info.bytes >= 0) a["bytes"] = c->info.bytes;
-          if (c->info.ranks > 0) a["ranks"] = c->info.ranks;
-        }
-        extend_span(range_id(k.correlation), k.start, k.end, k.device);
-      }
+      join_range(a, k.correlation, k.start, k.end, k.device, true);
       w.complete(
           {s_.str(k.name), cat::kernel, k.device, k.stream, k.start + off_, k.end + off_, &a});
     }
@@ -147,7 +174,15 @@ class Exporter {
                                   {"bytes", c.bytes}};
       if (c.end > c.start)  // bytes per ns = GB/s
         a["memory bandwidth (GB/s)"] = static_cast<double>(c.bytes) / (c.end - c.start);
-      if (const std::uint64_t id = range_id(c.correlation))
+      if (c.src_device >= 0 && c.dst_device >= 0) {  // Kineto's keys for a peer copy
+        a["fromDevice"] = c.src_device;
+        a["toDevice"] = c.dst_device;
+      }
+      // A memcpy launched in a collective or an NCCL range is communication to the analyzer
+      // (classify.hpp copy_is_communication); the collective's bytes stay with its kernels.
+      if (!c.memset)
+        join_range(a, c.correlation, c.start, c.end, c.device, false);
+      else if (const std::uint64_t id = range_id(c.correlation))
         extend_span(id, c.start, c.end, c.device);
       w.complete({c.memset ? "Memset (Device)" : copy_name(c.copy_kind),
                   c.memset ? cat::memset : cat::memcpy, c.device, c.stream, c.start + off_,

@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "../trace_writer.hpp"
 #include "activity_store.hpp"
+#include "ovb/trace_writer.hpp"
 
 namespace ovb::trace::cuda {
 

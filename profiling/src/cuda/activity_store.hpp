@@ -20,12 +20,13 @@ struct KernelRec {
   std::int32_t grid[3], block[3];
 };
 
-struct CopyRec {  // memcpy or memset
+struct CopyRec {  // memcpy (MEMCPY, or MEMCPY2 for peer copies) or memset
   std::int64_t start, end;
   std::uint64_t bytes;
   std::uint32_t device, stream, correlation;
   std::uint8_t copy_kind;  // CUpti_ActivityMemcpyKind (memcpy only)
   bool memset;
+  std::int64_t src_device = -1, dst_device = -1;  // peer copies (MEMCPY2): devices copied between
 };
 
 struct SyncRec {

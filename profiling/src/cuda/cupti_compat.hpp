@@ -1,6 +1,7 @@
 // CUPTI version differences, in one place: the activity record structs the tracer reads. CUPTI
 // writes every record in the newest layout its headers define, so the tracer casts to these.
-// Only the fields present in every listed version are used (times, ids, grid/block, name, bytes).
+// Only the fields present in every listed version are used (times, ids, grid/block, name, bytes;
+// a peer copy's source and destination devices).
 #pragma once
 
 #include <cupti.h>
@@ -19,6 +20,7 @@ using SyncRecord = CUpti_ActivitySynchronization;
 #error "the OverlapBench tracer needs CUPTI from CUDA 12.0 or newer"
 #endif
 using MemsetRecord = CUpti_ActivityMemset4;
+using PeerCopyRecord = CUpti_ActivityMemcpyPtoP4;  // CUPTI_ACTIVITY_KIND_MEMCPY2 (12.x and 13.x)
 using MarkerRecord = CUpti_ActivityMarker2;
 using ApiRecord = CUpti_ActivityAPI;
 using ExternalCorrelationRecord = CUpti_ActivityExternalCorrelation;

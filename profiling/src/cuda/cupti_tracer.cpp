@@ -140,10 +140,10 @@ void CuptiTracer::start(const TracerConfig& cfg) {
     if (cfg_.nvtx_callbacks) OVB_TRACE_CUPTI(cuptiEnableDomain(1, sub, CUPTI_CB_DOMAIN_NVTX));
     OVB_TRACE_CUPTI(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     // CONCURRENT_KERNEL, never KERNEL: KERNEL serialises kernels and hides the overlap measured.
-    for (CUpti_ActivityKind k :
-         {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-          CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-          CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
+    for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                 CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+                                 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
+                                 CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION})
       OVB_TRACE_CUPTI(cuptiActivityEnable(k));
     // Always on: CUPTI writes an external-correlation record only in front of an API record, so
     // the join of kernels to ranges needs them (NCCL launches through the driver API). They are
@@ -166,8 +166,9 @@ void CuptiTracer::stop() noexcept {
   if (!running_) return;
   flush();
   for (CUpti_ActivityKind k : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                               CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                               CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+                               CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
+                               CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MARKER,
+                               CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER})
     cuptiActivityDisable(k);
   if (subscriber_) cuptiUnsubscribe(static_cast<CUpti_SubscriberHandle>(subscriber_));
@@ -357,6 +358,14 @@ void CuptiTracer::keep_record(const void* rec) {
       if (keep(b, e))
         s.copies.push_back(
             {b, e, m->bytes, m->deviceId, m->streamId, m->correlationId, m->copyKind, false});
+      break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: {  // peer-to-peer: copy-engine collectives, peer exchanges
+      const auto* m = static_cast<const PeerCopyRecord*>(rec);
+      const auto b = static_cast<std::int64_t>(m->start), e = static_cast<std::int64_t>(m->end);
+      if (keep(b, e))
+        s.copies.push_back({b, e, m->bytes, m->deviceId, m->streamId, m->correlationId, m->copyKind,
+                            false, m->srcDeviceId, m->dstDeviceId});
       break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "../capture_window.hpp"
-#include "../trace_writer.hpp"
 #include "activity_store.hpp"
+#include "ovb/trace_writer.hpp"
 
 namespace ovb::trace::cuda {
 

@@ -9,7 +9,7 @@
 //    twice the forward;
 //  - memory-bound kernels (layer norm, bias, GELU, residual, attention I/O, embedding, softmax
 //    cross-entropy, AdamW): bytes / (memory bandwidth * memory_efficiency); backward moves twice
-//    the forward bytes;
+//    the forward bytes, except GPT's GELU epilogue (gelu_backward_us);
 //  - optimizer: every parameter shard read and written by AdamW (fp32 master, grad, m, v);
 //  - micro-steps: T is one micro-step's tokens; every term but the optimizer runs once per
 //    micro-step, and each micro-step after the first adds every linear layer's new weight and
@@ -61,6 +61,14 @@ struct MemTerm {
   double bwd_us = 0;   // backward
 };
 MemTerm mem_term(const Machine& mc, double fwd_bytes, MemClass c);
+
+// Backward of GPT's MLP-up epilogue (bias + GELU) whose output is `out_bytes` (T out_local a):
+// GELU's gradient reads the kept pre-activation and dY and writes dX (3 out_bytes, one tanh per
+// element as in the forward) at the bias_gelu rate, and the bias gradient reads dY once more
+// (out_bytes) at the residual (plain stream) rate. Not mem_term's 2 x the forward: at a rate
+// measured per byte of the forward (which is set by the tanh on a CPU) that would count each
+// element's tanh twice.
+double gelu_backward_us(const Machine& mc, double out_bytes);
 
 struct LinearCompute {
   LinearId id = LinearId::qkv;

@@ -51,8 +51,11 @@ struct Timeline {
 
 // One interval of the predicted iteration on one stream (what `ovb-model explain --timeline`
 // writes as a trace). Compute spans are on StreamId::compute (interference included in the op that
-// ran stretched); a collective's span is its time on its communication stream; the compute
-// stream's wait for it, where it was exposed, is a span named "wait <op>" on the compute stream.
+// ran stretched: the compute stream's last op, else a span "interference"); a collective's span is
+// its time on its communication stream (stream_of(op)); the compute stream's wait for it, where it
+// was exposed, is a span named "wait <op>" on the compute stream. Spans of one stream never
+// overlap, and the compute stream's add up to iteration_us (compute + interference + exposed).
+// Empty intervals are left out.
 struct Span {
   StreamId stream = StreamId::compute;
   std::string name;  // the step's op: "qkv.fwd", "attention", ...; a collective's CollOp::op
@@ -60,9 +63,9 @@ struct Span {
   bool comm = false;  // a collective (group and kind below) or the compute stream's wait for one
   Group group = Group::world;
   CollKind kind = CollKind::all_reduce;
-  Phase phase = Phase::forward;
-  int micro_step = 0;
-  int layer = -1;  // block index; -1 outside the blocks
+  Phase phase = Phase::forward;  // where the compute stream is (for a collective: at its issue,
+  int micro_step = 0;            // for a wait: when it waits); 0 in the step
+  int layer = -1;  // block index (a wait's: that of its collective's issue); -1 outside the blocks
 };
 
 // give_up_at_us: the search's shortcut for a variant that cannot beat one already found. The

@@ -1,5 +1,5 @@
 // Streaming Kineto-dialect trace writer (see trace_writer.hpp).
-#include "trace_writer.hpp"
+#include "ovb/trace_writer.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,9 +1,11 @@
-// Streaming writer of Chrome trace JSON in Kineto's dialect (docs/trace-format.md):
+// Streaming writer of Chrome trace JSON in Kineto's dialect (docs/trace-format.md), the suite's
+// trace format, written by the tracers (profiling/) and by the model's predicted iteration:
 // a header (schemaVersion, distributedInfo, deviceProperties, baseTimeNanoseconds, ...), then one
 // event at a time, so a trace of millions of events never sits in memory as a JSON document.
 // Written by ovb::OutputFile's rules (ovb/output_file.hpp): to a temporary file in the target
 // folder renamed on finish(), so a crash never leaves a half-written trace under the final name;
-// "-", a device or a FIFO is written through. Used by the host timeline and the CUDA tracer alike.
+// "-", a device or a FIFO is written through. Used by the host timeline, the CUDA tracer and
+// `ovb-model explain --timeline` alike.
 //
 //   TraceWriter w(path, header_json, base_ns);
 //   w.process_name(pid, "rank 0 host", 0); w.thread_name(pid, tid, "stream 7", 7);
