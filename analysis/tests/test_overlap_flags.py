@@ -7,6 +7,7 @@ from ovb_analysis import overlap_flags
 def test_all_and_subsets_from_the_flags():
     assert overlap_flags.FLAGS == ("oar", "ors", "oag")
     assert overlap_flags.ALL == "oar,ors,oag"
+    assert overlap_flags.OPT_IN == ("tp",)  # not in ALL nor in subsets()
     assert overlap_flags.subsets() == ("none", "oar", "ors", "oag", "oar,ors", "oar,oag",
                                        "ors,oag", "oar,ors,oag")
 

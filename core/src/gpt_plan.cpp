@@ -258,6 +258,11 @@ void validate_gpt_plan(const GptShape& m, const GptPlanOptions& o) {
          std::to_string(o.micro_batch) + " sequences)");
   if (o.ors_window < 1)
     fail("the ORS window must be >= 1 dW block, got " + std::to_string(o.ors_window));
+  if (o.tp_chunks < 1) fail("--tp-chunks must be >= 1, got " + std::to_string(o.tp_chunks));
+  if (o.otp && tokens_per_rank(m, o) % o.tp_chunks != 0)
+    fail("--tp-chunks " + std::to_string(o.tp_chunks) + " does not divide the " +
+         std::to_string(tokens_per_rank(m, o)) +
+         " tokens per rank and micro-step (overlap tp cuts them into even row slices)");
   if (o.shard_gradients && !o.shard_optimizer)
     fail("sharded gradients (--shard-gradients, ZeRO-2) need the sharded optimizer "
          "(--shard-optimizer): only a rank that updates just its chunk can drop the rest of the "
@@ -378,10 +383,10 @@ std::int64_t head_bucket_count(const GptShape& m, const GridShape& g) {
 }
 
 // The schedule's issues (gpt_schedule.cpp is the one generator); without overlap flags, whose
-// only effect on the issues is their order.
+// only effect on the issues is their order (and tp's: the forward output all-reduces in chunks).
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) {
   GptPlanOptions plain = o;
-  plain.oar = plain.ors = plain.oag = false;
+  plain.oar = plain.ors = plain.oag = plain.otp = false;
   return gpt_schedule(m, plain).collectives;
 }
 

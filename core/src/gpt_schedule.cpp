@@ -269,16 +269,24 @@ class Generator {
                   norm_stats_per_token(m_) * T_, DType::f32)));
     compute(layer, std::string(name) + ".bwd");
   }
+  // With tp and an output all-reduce, k row slices of the tokens: each slice's GEMM, then its
+  // all-reduce on tp; the compute stream waits for all of them after the last slice.
   void linear_forward(int layer, int li, bool gelu) {
     const LinearGeom& L = geo_[static_cast<std::size_t>(li)];
     const std::string name(name_of(L.spec.id));
+    const bool reduced = g_.size(L.in_dim) > 1;
+    const std::int64_t k = o_.otp && reduced ? o_.tp_chunks : 1, rows = T_ / k;
     acquire(layer, li);
-    compute(layer, name + ".fwd", {T_, L.out_local, L.in_local}, ordinal(layer, li));
-    release(layer, li);
-    wait(issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce, group_of(L.in_dim),
-                  T_ * L.out_local, o_.act_dtype),
-               ordinal(layer, li)));
-    if (gelu && g_.size(L.in_dim) > 1) compute(layer, "gelu");
+    std::vector<int> chunks;
+    for (std::int64_t c = 0; c < k; ++c) {
+      compute(layer, name + ".fwd", {rows, L.out_local, L.in_local}, ordinal(layer, li));
+      if (c == k - 1) release(layer, li);
+      chunks.push_back(issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce,
+                                group_of(L.in_dim), rows * L.out_local, o_.act_dtype),
+                             ordinal(layer, li)));
+    }
+    for (int id : chunks) wait(id);
+    if (gelu && reduced) compute(layer, "gelu");
   }
   void linear_backward(int layer, int li, bool gelu) {
     const LinearGeom& L = geo_[static_cast<std::size_t>(li)];

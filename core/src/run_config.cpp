@@ -17,6 +17,8 @@ const std::vector<OverlapFlag>& overlap_flags() {
       {"oar", "all-reduce of dX behind dW", &GptPlanOptions::oar},
       {"ors", "deferred Z reduce-scatter of dW", &GptPlanOptions::ors},
       {"oag", "Z all-gather one layer ahead", &GptPlanOptions::oag},
+      {"tp", "forward tensor-parallel all-reduce chunked under its GEMM", &GptPlanOptions::otp,
+       false},
   };
   return flags;
 }
@@ -34,15 +36,12 @@ std::string flag_names() {
 void parse_overlap(std::string_view s, GptPlanOptions& o) {
   for (const OverlapFlag& f : overlap_flags()) o.*f.field = false;
   if (s == "none" || s.empty()) return;
-  if (s == "all") {
-    for (const OverlapFlag& f : overlap_flags()) o.*f.field = true;
-    return;
-  }
   std::istringstream in{std::string(s)};
   for (std::string item; std::getline(in, item, ',');) {
-    bool known = false;
+    const bool all = item == "all";
+    bool known = all;
     for (const OverlapFlag& f : overlap_flags())
-      if (item == f.name) o.*f.field = known = true;
+      if (item == f.name || (all && f.in_all)) o.*f.field = known = true;
     if (!known)
       throw UsageError("--overlap '" + std::string(s) + "': unknown flag '" + item +
                        "' (expected none, all, or a comma-separated subset of " + flag_names() +
@@ -305,9 +304,14 @@ std::vector<RunOption> make_table() {
        true});
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
-  for (const OverlapFlag& f : overlap_flags())
+  std::string in_all, named;
+  for (const OverlapFlag& f : overlap_flags()) {
     overlap_help +=
         std::string(&f == &overlap_flags().front() ? " " : ", ") + f.name + " (" + f.help + ")";
+    std::string& list = f.in_all ? in_all : named;
+    list += (list.empty() ? "" : ",") + std::string(f.name);
+  }
+  overlap_help += "; all is " + in_all + ", the others are added by name (all," + named + ")";
   static const std::string overlap_help_kept = overlap_help;
   t.push_back({"--overlap", "overlap", overlap_help_kept.c_str(), kScheduleGroup, false,
                [](CLI::App& app, RunConfig& c, const RunOption& r) {
@@ -355,6 +359,12 @@ std::vector<RunOption> make_table() {
       "issued this many layers earlier)",
       kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
       true));
+  t.push_back(number<int>(
+      "--tp-chunks", "tp_chunks",
+      "With --overlap tp: row slices (of the tokens per rank and micro-step, which it must "
+      "divide) that each forward GEMM with an output all-reduce is cut into, each slice's "
+      "all-reduce running while the next slice computes",
+      kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.tp_chunks; }, pos, true));
   // A flag that also takes a value: --shard-optimizer alone is "on", as it always was.
   t.push_back(
       {"--shard-optimizer", "shard_optimizer",

@@ -1,6 +1,7 @@
 // The schedule of one iteration: its issues and waits by hand for a one-block model on a Z-only
 // grid under each overlap flag (docs/algorithm.md's orders), and for every grid, flag subset and
-// option its invariants: the collectives are gpt_collectives() as a multiset, every collective is
+// option its invariants: the collectives are gpt_collectives() as a multiset (each forward output
+// all-reduce in tp_chunks pieces with the tp flag), every collective is
 // issued before it is waited for and waited for exactly once, dependencies are earlier issues, no
 // slot is taken while held, and the slot counts are those of the memory account.
 #include <gtest/gtest.h>
@@ -10,6 +11,7 @@
 
 #include "ovb/error.hpp"
 #include "ovb/gpt_schedule.hpp"
+#include "ovb/tp_chunks.hpp"
 
 using namespace ovb;
 
@@ -32,6 +34,7 @@ GptPlanOptions opts(const char* grid, const char* flags) {
   o.oar = f.find("oar") != std::string::npos;
   o.ors = f.find("ors") != std::string::npos;
   o.oag = f.find("oag") != std::string::npos;
+  o.otp = f.find("tp") != std::string::npos;
   return o;
 }
 
@@ -59,6 +62,18 @@ const char* const kForwardCached[] = {"I qkv weight_gather",      "W qkv weight_
                                       "I mlp_up weight_gather",   "W mlp_up weight_gather",
                                       "I mlp_down weight_gather", "W mlp_down weight_gather",
                                       "I lm_head weight_gather",  "W lm_head weight_gather"};
+
+// The steps after the forward phase, without collective ids: kind, op, GEMM, collective.
+std::vector<std::string> after_forward(const GptSchedule& s) {
+  std::vector<std::string> out;
+  for (const Step& st : s.steps)
+    if (st.phase != Phase::forward)
+      out.push_back(
+          std::string(name_of(st.kind)) + " " + st.op + " " + std::to_string(st.gemm.m) + "x" +
+          std::to_string(st.gemm.n) + "x" + std::to_string(st.gemm.k) +
+          (st.coll >= 0 ? " " + describe(s.collectives[static_cast<std::size_t>(st.coll)]) : ""));
+  return out;
+}
 
 std::vector<std::string> concat(std::initializer_list<std::vector<std::string>> parts) {
   std::vector<std::string> out;
@@ -140,6 +155,59 @@ TEST(GptSchedule, OarWaitsAfterTheWeightGradient) {
   }
 }
 
+// tp on an X grid: every forward GEMM whose output is all-reduced over X (normal layers: QKV,
+// MLP-up, LM head) runs as k row slices, each followed by its slice's all-reduce, all waited for
+// after the last; the transposed layers (reduced over Y, of size 1) keep one GEMM. Backward and
+// the unchunked list are unchanged.
+TEST(GptSchedule, TpChunksForwardByHand) {
+  const GptShape m = one_block();
+  const std::int64_t T = 8 * 16, h = 64;
+  for (int k : {1, 2, 4}) {
+    GptPlanOptions o = opts("2x1x1x1", "tp");
+    o.tp_chunks = k;
+    const GptSchedule s = gpt_schedule(m, o);
+    for (const char* layer : {"qkv", "attn_out", "lm_head"}) {
+      const bool reduced = std::string(layer) != "attn_out";
+      const GemmShape full = std::string(layer) == "qkv"        ? GemmShape{T, 3 * h, h / 2}
+                             : std::string(layer) == "attn_out" ? GemmShape{T, h / 2, h}
+                                                                : GemmShape{T, 256, h / 2};
+      std::vector<std::string> want, got;
+      const int n = reduced ? k : 1;
+      for (int c = 0; c < n; ++c) {
+        want.push_back("compute " + std::string(layer) + ".fwd " + std::to_string(full.m / n) +
+                       "x" + std::to_string(full.n) + "x" + std::to_string(full.k));
+        if (reduced) want.push_back("issue tp " + std::to_string(full.m / n * full.n));
+      }
+      for (int c = 0; c < n && reduced; ++c) want.push_back("wait");
+      for (const Step& st : s.steps) {
+        if (st.phase != Phase::forward || st.op.rfind(layer, 0) != 0) continue;
+        if (st.kind == StepKind::compute && st.op == std::string(layer) + ".fwd")
+          got.push_back("compute " + st.op + " " + std::to_string(st.gemm.m) + "x" +
+                        std::to_string(st.gemm.n) + "x" + std::to_string(st.gemm.k));
+        if (st.kind == StepKind::issue)
+          got.push_back("issue " + std::string(name_of(st.stream)) + " " +
+                        std::to_string(s.collectives[static_cast<std::size_t>(st.coll)].count));
+        if (st.kind == StepKind::wait) got.push_back("wait");
+      }
+      EXPECT_EQ(got, want) << layer << " k=" << k;
+    }
+    EXPECT_EQ(gpt_collectives(m, o), gpt_collectives(m, opts("2x1x1x1", "none"))) << k;
+    EXPECT_EQ(sorted(s.collectives),
+              sorted(ovb::testing::with_tp_chunks(gpt_collectives(m, o), o)));
+    // Backward and the step are the unchunked schedule's (collective ids aside).
+    EXPECT_EQ(after_forward(s), after_forward(gpt_schedule(m, opts("2x1x1x1", "none")))) << k;
+  }
+  GptPlanOptions bad = opts("2x1x1x1", "tp");
+  bad.tp_chunks = 3;  // 128 tokens per rank
+  EXPECT_THROW(gpt_schedule(m, bad), UsageError);
+  bad.tp_chunks = 0;
+  EXPECT_THROW(gpt_schedule(m, bad), UsageError);
+  bad.otp = false;  // the count is checked without the flag too; the divisibility only with it
+  EXPECT_THROW(gpt_schedule(m, bad), UsageError);
+  bad.tp_chunks = 3;
+  EXPECT_NO_THROW(gpt_schedule(m, bad));
+}
+
 // The GEMMs of a layer carry its local shape: forward [T, out/Gy] x [in/Gx]; dX and dW likewise.
 TEST(GptSchedule, GemmShapes) {
   const GptShape m = one_block();
@@ -163,7 +231,7 @@ TEST(GptSchedule, InvariantsForEveryGridAndOption) {
   int cases = 0;
   for (const char* grid : grids)
     for (const char* flags : flag_sets)
-      for (int variant = 0; variant < 16; ++variant) {
+      for (int variant = 0; variant < 32; ++variant) {
         GptShape m = one_block();
         if (variant & 8) {  // Llama: 8 query heads over 4 K/V heads, so Gy = 2 keeps whole groups
           m = gpt_preset("llama-tiny");
@@ -179,11 +247,15 @@ TEST(GptSchedule, InvariantsForEveryGridAndOption) {
         o.shard_optimizer = o.shard_gradients = variant & 4;
         o.micro_batch = (variant % 3 == 0 && o.grid.gz * o.grid.gdata <= 4) ? 1 : 0;
         o.ors_window = variant % 5 == 0 ? 1 : kDefaultOrsWindow;
+        o.otp = variant & 16;  // and tp, in 2 or 4 chunks (16 tokens per micro-step at least)
+        o.tp_chunks = variant % 3 == 1 ? 4 : 2;
         const std::string what =
             std::string(grid) + " " + flags + " variant " + std::to_string(variant);
         const GptSchedule s = gpt_schedule(m, o);
         ++cases;
-        EXPECT_EQ(sorted(s.collectives), sorted(gpt_collectives(m, o))) << what;
+        EXPECT_EQ(sorted(s.collectives),
+                  sorted(ovb::testing::with_tp_chunks(gpt_collectives(m, o), o)))
+            << what;
         EXPECT_EQ(s.micro_steps, micro_steps(o)) << what;
         EXPECT_EQ(s.dw_slots, dw_slots(m, o)) << what;
         EXPECT_EQ(s.bucket_slots, gradients_sharded(o) ? grad_bucket_slots(o) + 1 : 0) << what;
@@ -215,7 +287,7 @@ TEST(GptSchedule, InvariantsForEveryGridAndOption) {
         for (std::size_t i = 0; i < s.collectives.size(); ++i)
           EXPECT_EQ(waited[i], 1) << what << ": " << describe(s.collectives[i]);
       }
-  EXPECT_EQ(cases, 6 * 8 * 16);
+  EXPECT_EQ(cases, 6 * 8 * 32);
 }
 
 TEST(GptSchedule, OneRankHasComputeAndNoCollectives) {

@@ -108,6 +108,7 @@ TEST(RunConfig, JsonFormIsTheSchemasKeys) {
       {"recompute", true},
       {"cache_weights", false},
       {"ors_window", kDefaultOrsWindow},
+      {"tp_chunks", kDefaultTpChunks},
       {"shard_optimizer", false},
       {"shard_gradients", false},
       {"dtype", "bf16"},
@@ -200,8 +201,20 @@ TEST(RunConfig, CliFillsTheSameFields) {
   // Every overlap spelling: all, none, a subset.
   ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "all"}, &c), "");
   EXPECT_TRUE(c.plan.oar && c.plan.ors && c.plan.oag);
+  EXPECT_FALSE(c.plan.otp);  // all: AxoNN's three; tp is named
+  ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "all,tp", "--tp-chunks", "4"}, &c), "");
+  EXPECT_TRUE(c.plan.oar && c.plan.ors && c.plan.oag && c.plan.otp);
+  EXPECT_EQ(overlap_string(c.plan), "oar,ors,oag,tp");
+  EXPECT_EQ(c.plan.tp_chunks, 4);
+  const RunConfig back = run_config_from_json(to_json(c), "r: '");
+  EXPECT_TRUE(back.plan.otp && back.plan.oag);
+  EXPECT_EQ(back.plan.tp_chunks, 4);
+  ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "tp"}, &c), "");
+  EXPECT_TRUE(c.plan.otp && !c.plan.oar && !c.plan.ors && !c.plan.oag);
+  EXPECT_EQ(c.plan.tp_chunks, kDefaultTpChunks);
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--tp-chunks", "0"}, &c), "--tp-chunks"));
   ASSERT_EQ(parse({"--preset", "tiny", "--overlap", "none"}, &c), "");
-  EXPECT_TRUE(!c.plan.oar && !c.plan.ors && !c.plan.oag);
+  EXPECT_TRUE(!c.plan.oar && !c.plan.ors && !c.plan.oag && !c.plan.otp);
   EXPECT_EQ(overlap_string(c.plan), "none");
   // auto leaves the dtype to the binary.
   ASSERT_EQ(parse({"--layers", "2", "--hidden", "8", "--heads", "2"}, &c), "");
@@ -282,7 +295,7 @@ TEST(RunConfig, BadOptionsNameTheProblem) {
   EXPECT_TRUE(has(parse({"--preset", "7B"}), "unknown GPT preset '7B'"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--overlap", "oar,xyz"}),
                   "--overlap 'oar,xyz': unknown flag 'xyz' (expected none, all, or a "
-                  "comma-separated subset of oar,ors,oag)"));
+                  "comma-separated subset of oar,ors,oag,tp)"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--seq", "0"}), "--seq: must be > 0, got 0"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--dtype", "fp64"}), "--dtype: fp64 not in"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--grid-order", "x,x,z"}), "must name x, y and z"));
@@ -298,6 +311,14 @@ TEST(RunConfig, ValidationIsThePlans) {
                   "batch 4 is not divisible by micro-batch x Gdata x Gz = 3 x 2"));
   c.plan.micro_batch = 2;
   EXPECT_EQ(error_of([&] { validate(c); }), "");
+  // tp cuts the 2 x 32 tokens per rank and micro-step into even row slices.
+  c.plan.otp = true;
+  c.plan.tp_chunks = 3;
+  EXPECT_TRUE(has(error_of([&] { validate(c); }),
+                  "--tp-chunks 3 does not divide the 64 tokens per rank and micro-step"));
+  c.plan.tp_chunks = 64;
+  EXPECT_EQ(error_of([&] { validate(c); }), "");
+  c.plan.otp = false;
   c.plan.grid.gy = 0;
   EXPECT_TRUE(has(error_of([&] { validate(c); }), "Gy must be >= 1, got 0"));
   // The weight-block rule: attention-out's 64x64 block is not divisible by Gz = 3.

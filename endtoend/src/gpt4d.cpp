@@ -80,6 +80,7 @@ int main(int argc, char** argv) {
                 << (cfg.plan.recompute ? ", recompute" : "")
                 << (cfg.plan.cache_weights ? ", weights cached" : "")
                 << (cfg.plan.ors ? ", ORS window " + std::to_string(cfg.plan.ors_window) : "")
+                << (cfg.plan.otp ? ", tp chunks " + std::to_string(cfg.plan.tp_chunks) : "")
                 << (optimizer_sharded(cfg.plan) ? ", optimizer sharded over data" : "")
                 << (gradients_sharded(cfg.plan) ? ", gradients too" : "") << ", "
                 << name_of(cfg.plan.act_dtype) << ", data " << trainer.data_description()

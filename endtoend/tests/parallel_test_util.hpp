@@ -25,8 +25,11 @@ struct Case {
   bool shard = false;                   // optimizer state split over the data group
   bool grads = false;                   // gradients too (ZeRO-2; with shard)
   std::int64_t hidden = 64, heads = 4;  // 50, 2: data buckets that Gdata = 2 to 8 may not divide
+  int tp_chunks = kDefaultTpChunks;     // row slices of the forward GEMMs with overlap tp
   std::string str() const {
+    const bool tp = overlap.find("tp") != std::string::npos;
     return std::string(llama ? "llama " : "") + grid + " overlap=" + overlap +
+           (tp ? " tp-chunks=" + std::to_string(tp_chunks) : "") +
            (recompute ? " recompute" : "") + (cache ? "" : " no-cache") +
            (window != kDefaultOrsWindow ? " window=" + std::to_string(window) : "") +
            (micro_batch > 0 ? " micro-batch=" + std::to_string(micro_batch) : "") +
@@ -75,6 +78,7 @@ inline Config test_config(const Case& c, int iters = 10) {
   cfg.plan.act_dtype = DType::f32;
   cfg.plan.gemm_workspace_bytes = on_gpu() ? kCudaGemmWorkspace : 0;
   parse_overlap(c.overlap, cfg.plan);
+  cfg.plan.tp_chunks = c.tp_chunks;
   cfg.iters = iters;
   cfg.warmup = 0;
   cfg.data = std::string("text:") + OVB_GPT4D_DATA_DIR + "/declaration.txt";
@@ -152,10 +156,18 @@ inline std::int64_t rounding_chain(const GptShape& m, std::int64_t tokens, bool 
   return fwd + m.vocab + norm + m.layers * bwd_block + tokens;
 }
 
+// Every subset of AxoNN's three flags (what --overlap all sets); tp is added case by case.
 inline const std::vector<std::string>& overlap_subsets() {
   static const std::vector<std::string> s{"none",    "oar",     "ors",     "oag",
                                           "oar,ors", "oar,oag", "ors,oag", "oar,ors,oag"};
   return s;
+}
+
+// The same case with overlap tp added, in `chunks` row slices.
+inline Case with_tp(Case c, int chunks) {
+  c.overlap = c.overlap == "none" ? "tp" : c.overlap + ",tp";
+  c.tp_chunks = chunks;
+  return c;
 }
 
 }  // namespace ovb::gpt::testing

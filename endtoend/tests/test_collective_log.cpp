@@ -1,6 +1,8 @@
 // gpt4d issues exactly the collectives of gpt_collectives() (as a multiset: overlap flags change
-// the order, never the set), for several grids, recompute, weight-cache, ORS-window and
-// sharded-optimizer and sharded-gradient options and every overlap-flag subset; performs its
+// the order, never the set - except tp, which issues each forward output all-reduce in
+// tp_chunks pieces), for several grids, recompute, weight-cache, ORS-window and
+// sharded-optimizer and sharded-gradient options and every overlap-flag subset, each case also
+// with tp added (1, 2, 4 or 16 row slices in turn); performs its
 // issues and waits in exactly the order of gpt_schedule(), step by step (each issue's collective
 // and dependencies, each wait's collective); and allocates exactly the memory gpt_memory()
 // estimates, term by term.
@@ -8,11 +10,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
+#include "model/layout.hpp"
 #include "ovb/gpt_schedule.hpp"
+#include "ovb/tp_chunks.hpp"
 #include "ovb/tracked_memory.hpp"
 #include "parallel_test_util.hpp"
-#include "model/layout.hpp"
 
 using namespace ovb;
 using namespace ovb::gpt;
@@ -24,6 +28,18 @@ std::vector<std::string> described(const std::vector<CollOp>& ops) {
   for (const CollOp& c : ops) out.push_back(describe(c));
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// What gpt4d should issue: the plan's list, with tp each forward output all-reduce in chunks.
+std::vector<std::string> planned(const Config& cfg) {
+  return described(ovb::testing::with_tp_chunks(gpt_collectives(cfg.model, cfg.plan), cfg.plan));
+}
+
+// The row slices of the n-th case with tp: 2, 4, 16 (one token per slice where a rank holds 16),
+// 1 (tp without chunks) in turn; every test rank holds a multiple of 16 tokens per micro-step.
+int tp_chunks_of(int n) {
+  static const int k[] = {2, 4, 16, 1};
+  return k[n % 4];
 }
 
 std::string event_words(bool wait, int id, const CollOp& op, const std::vector<int>& deps) {
@@ -66,6 +82,17 @@ void expect_plan_memory(const Trainer& t, const Config& cfg, const std::string& 
   for (std::size_t i = 0; i < est.size(); ++i)
     EXPECT_EQ(got[i].second, est[i].second) << what << ": " << est[i].first;
 }
+// One iteration of case c, checked against the plan: gpt4d's issues and waits are the schedule's
+// step by step, its collectives the plan's list (planned()), its memory gpt_memory()'s term by
+// term. Returns the run for further checks.
+std::unique_ptr<TrainerRun> checked_iteration(const Case& c) {
+  auto run = std::make_unique<TrainerRun>(test_config(c, 1), MPI_COMM_WORLD);
+  run->trainer.run_iteration(0);
+  expect_schedule_order(run->trainer, run->cfg, c.str());
+  EXPECT_EQ(described(run->trainer.collective_log()), planned(run->cfg)) << c.str();
+  expect_plan_memory(run->trainer, run->cfg, c.str());
+  return run;
+}
 }  // namespace
 
 TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
@@ -80,24 +107,19 @@ TEST(CollectiveLog, EqualsThePlanForEveryGridAndFlagSet) {
           // Windows of 1 (and 4, the default) dW blocks in flight, alternately.
           // The optimizer sharded over data in every other case of each window.
           const int k = run_cases++;
-          const Case c{grids[g], ov, rc, cache, (k % 2) ? 1 : kDefaultOrsWindow, false, 0,
-                       k % 4 >= 2};
-          const Config cfg = test_config(c, 1);
-          TrainerRun run(cfg, MPI_COMM_WORLD);
-          run.trainer.run_iteration(0);
-          const auto want = described(gpt_collectives(cfg.model, cfg.plan));
-          const auto got = described(run.trainer.collective_log());
-          ASSERT_EQ(got, want) << c.str();
-          expect_schedule_order(run.trainer, cfg, c.str());
-          if (cfg.plan.ors && cfg.plan.grid.gz > 1 && !on_gpu()) {
-            // The ring of dW blocks holds the window, not every layer's block.
-            EXPECT_EQ(run.trainer.memory().bytes(MemKind::grad_blocks),
-                      dw_slots(cfg.model, cfg.plan) *
-                          4.0 * run.trainer.layout().head.lm_head.geom.block)
-                << c.str();  // the LM head's block is the tiny model's largest
+          const Case base{grids[g], ov, rc,        cache, (k % 2) ? 1 : kDefaultOrsWindow,
+                          false,    0,  k % 4 >= 2};
+          for (const Case& c : {base, with_tp(base, tp_chunks_of(k))}) {
+            const auto run = checked_iteration(c);
+            const Config& cfg = run->cfg;
+            if (cfg.plan.ors && cfg.plan.grid.gz > 1 && !on_gpu()) {
+              // The ring of dW blocks holds the window, not every layer's block.
+              EXPECT_EQ(run->trainer.memory().bytes(MemKind::grad_blocks),
+                        dw_slots(cfg.model, cfg.plan) * 4.0 *
+                            run->trainer.layout().head.lm_head.geom.block)
+                  << c.str();  // the LM head's block is the tiny model's largest
+            }
           }
-          // And memory: what the trainer allocated, by category, is the plan's estimate.
-          expect_plan_memory(run.trainer, cfg, c.str());
         }
 }
 
@@ -111,18 +133,17 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
     for (std::int64_t mb : {1, 2}) {
       if (local_sequences(grid) % mb != 0 || local_sequences(grid) == mb) continue;
       // Every other case with the optimizer sharded over data as well.
-      const Case c{grid,  n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, n % 2 ? 1 : 4,
-                   false, mb, n % 4 < 2};
+      const Case base{grid,
+                      n % 2 ? "oar,ors,oag" : "none",
+                      n % 3 == 1,
+                      n % 4 == 2,
+                      n % 2 ? 1 : 4,
+                      false,
+                      mb,
+                      n % 4 < 2};
       ++n;
-      const Config cfg = test_config(c, 1);
-      ASSERT_GT(micro_steps(cfg.plan), 1) << c.str();
-      TrainerRun run(cfg, MPI_COMM_WORLD);
-      run.trainer.run_iteration(0);
-      expect_schedule_order(run.trainer, cfg, c.str());
-      ASSERT_EQ(described(run.trainer.collective_log()),
-                described(gpt_collectives(cfg.model, cfg.plan)))
-          << c.str();
-      expect_plan_memory(run.trainer, cfg, c.str());
+      ASSERT_GT(micro_steps(test_config(base, 1).plan), 1) << base.str();
+      for (const Case& c : {base, with_tp(base, tp_chunks_of(n))}) checked_iteration(c);
     }
   EXPECT_GT(n, 0);
 }
@@ -132,27 +153,21 @@ TEST(CollectiveLog, MicroBatchesEqualThePlan) {
 TEST(CollectiveLog, ShardedUnevenChunksEqualThePlan) {
   const int world = ovb::testing::launch().world;
   if (world != 8 && world != 4) GTEST_SKIP() << "needs 4 or 8 ranks";
-  for (const char* ov : {"none", "oar,ors,oag"}) {
+  for (const char* ov : {"none", "oar,ors,oag", "oar,ors,oag,tp"}) {
     Case c{world == 8 ? "2x1x1x4" : "1x2x1x2", ov, ov == std::string("none"), false};
     c.hidden = 50;
     c.heads = 2;
     c.shard = true;
-    const Config cfg = test_config(c, 1);
-    TrainerRun run(cfg, MPI_COMM_WORLD);
-    run.trainer.run_iteration(0);
-    expect_schedule_order(run.trainer, cfg, c.str());
-    EXPECT_EQ(described(run.trainer.collective_log()),
-              described(gpt_collectives(cfg.model, cfg.plan)))
-        << c.str();
+    const auto run = checked_iteration(c);
+    const Config& cfg = run->cfg;
     bool padded = false;
-    for (const Bucket& b : run.trainer.layout().buckets) {
+    for (const Bucket& b : run->trainer.layout().buckets) {
       padded = padded || b.count % cfg.plan.grid.gdata != 0;
       // The chunk is ceil(count / Gdata), the padding less than one element per data rank.
       EXPECT_EQ(b.own_count, (b.count + cfg.plan.grid.gdata - 1) / cfg.plan.grid.gdata);
       EXPECT_LT(b.extent - b.count, cfg.plan.grid.gdata);
     }
     EXPECT_TRUE(padded) << c.str();
-    expect_plan_memory(run.trainer, cfg, c.str());
   }
 }
 
@@ -166,43 +181,49 @@ TEST(CollectiveLog, ShardedGradientsEqualThePlanAndItsMemory) {
     if (gdata_of(grid) == 1) continue;
     for (std::int64_t mb : {0, 1}) {
       if (mb > 0 && local_sequences(grid) < 2) continue;
-      Case c{grid, n % 2 ? "oar,ors,oag" : "none", n % 3 == 1, n % 4 == 2, kDefaultOrsWindow, false,
-             mb, true, true};
+      Case base{grid,
+                n % 2 ? "oar,ors,oag" : "none",
+                n % 3 == 1,
+                n % 4 == 2,
+                kDefaultOrsWindow,
+                false,
+                mb,
+                true,
+                true};
       const GridShape gs = GridShape::parse(grid);
       if (n % 2 == 0 && gs.gx * gs.gy <= 2) {  // hidden 50, 2 heads: chunks may be uneven
-        c.hidden = 50;
-        c.heads = 2;
+        base.hidden = 50;
+        base.heads = 2;
       }
       ++n;
-      const Config cfg = test_config(c, 1);
-      TrainerRun run(cfg, MPI_COMM_WORLD);
-      run.trainer.run_iteration(0);
-      expect_schedule_order(run.trainer, cfg, c.str());
-      ASSERT_EQ(described(run.trainer.collective_log()),
-                described(gpt_collectives(cfg.model, cfg.plan)))
-          << c.str();
-      expect_plan_memory(run.trainer, cfg, c.str());
-      const ParamLayout& p = run.trainer.layout();
-      const double buffers = static_cast<double>(p.buckets.back().extent) +
-                             (cfg.plan.ors ? 2.0 : 1.0) * static_cast<double>(p.buckets[0].extent);
-      EXPECT_EQ(run.trainer.memory().bytes(MemKind::grads),
-                4.0 * (static_cast<double>(p.shard_total) + buffers))
-          << c.str();
-      EXPECT_LT(p.shard_total, p.total) << c.str();
-      for (const Bucket& b : p.buckets)
-        if (b.count % cfg.plan.grid.gdata != 0) {
-          ++uneven;
-          break;
-        }
-      // Every micro-step reduce-scatters every bucket.
-      int scatters = 0;
-      for (const CollOp& op : run.trainer.collective_log())
-        scatters += op.role == CollRole::data_grad_reduce ? 1 : 0;
-      EXPECT_EQ(scatters, micro_steps(cfg.plan) * (cfg.model.layers + 1)) << c.str();
+      for (const Case& c : {base, with_tp(base, tp_chunks_of(n))}) {
+        const auto run = checked_iteration(c);
+        const Config& cfg = run->cfg;
+        const ParamLayout& p = run->trainer.layout();
+        const double buffers =
+            static_cast<double>(p.buckets.back().extent) +
+            (cfg.plan.ors ? 2.0 : 1.0) * static_cast<double>(p.buckets[0].extent);
+        EXPECT_EQ(run->trainer.memory().bytes(MemKind::grads),
+                  4.0 * (static_cast<double>(p.shard_total) + buffers))
+            << c.str();
+        EXPECT_LT(p.shard_total, p.total) << c.str();
+        for (const Bucket& b : p.buckets)
+          if (b.count % cfg.plan.grid.gdata != 0) {
+            ++uneven;
+            break;
+          }
+        // Every micro-step reduce-scatters every bucket.
+        int scatters = 0;
+        for (const CollOp& op : run->trainer.collective_log())
+          scatters += op.role == CollRole::data_grad_reduce ? 1 : 0;
+        EXPECT_EQ(scatters, micro_steps(cfg.plan) * (cfg.model.layers + 1)) << c.str();
+      }
     }
   }
   EXPECT_GT(n, 0);
-  if (ovb::testing::launch().world == 8) EXPECT_GT(uneven, 0) << "no case with uneven chunks";
+  if (ovb::testing::launch().world == 8) {
+    EXPECT_GT(uneven, 0) << "no case with uneven chunks";
+  }
 }
 
 // The Llama test model: on every grid that keeps whole K/V groups, without and with every overlap
@@ -212,16 +233,9 @@ TEST(CollectiveLog, LlamaEqualsThePlanAndItsMemory) {
   for (const std::string& grid : grids_for(ovb::testing::launch().world)) {
     if (llama_test_model().kv() % GridShape::parse(grid).gy != 0) continue;
     for (const char* ov : {"none", "oar,ors,oag"}) {
-      const Case c{grid, ov, n % 2 == 1, n % 3 != 1, (n % 4 == 3) ? 1 : kDefaultOrsWindow, true};
+      const Case base{grid, ov, n % 2 == 1, n % 3 != 1, (n % 4 == 3) ? 1 : kDefaultOrsWindow, true};
       ++n;
-      const Config cfg = test_config(c, 1);
-      TrainerRun run(cfg, MPI_COMM_WORLD);
-      run.trainer.run_iteration(0);
-      expect_schedule_order(run.trainer, cfg, c.str());
-      ASSERT_EQ(described(run.trainer.collective_log()),
-                described(gpt_collectives(cfg.model, cfg.plan)))
-          << c.str();
-      expect_plan_memory(run.trainer, cfg, c.str());
+      for (const Case& c : {base, with_tp(base, tp_chunks_of(n))}) checked_iteration(c);
     }
   }
   EXPECT_GE(n, 2);

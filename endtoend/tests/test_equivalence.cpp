@@ -9,6 +9,8 @@
 // and the gradient chunks tensor by tensor. The same for a small Llama
 // (RMSNorm, RoPE, grouped-query attention, SwiGLU) on every grid that keeps whole K/V groups,
 // with every overlap-flag subset.
+// Overlap tp (the forward GEMMs in row slices, each slice's all-reduce in flight under the next)
+// gives the losses and gradients of the same run without it, on every grid.
 // TrainerRun: mpirun -np 8 ovb-gpt4d-parallel-tests
 #include <gtest/gtest.h>
 
@@ -444,6 +446,55 @@ TEST(Equivalence, ShardedGradientsMatchSerialTensorByTensor) {
     run.trainer.compute_gradients(steps);
     expect_gradients_equal_serial(serial, run, c.str());
   }
+}
+
+// Overlap tp on every grid (the AxoNN flag subsets, recompute and weight caching in turn; 2, 4
+// and 16 row slices - 16 is one token per slice where a rank holds 16), and on the Llama model's
+// first grid: the losses of the same case without tp, and the gradients from the same weights,
+// within the bounds above (two runs of the same computation in any summation order). Row slices
+// change no dot product: the GEMMs compute every element alike; what may differ is the order in
+// which an all-reduce of 4 or 8 ranks adds a chunk against the whole (MPI picks its algorithm by
+// message size). The test prints how many losses and gradient elements came out bit-identical.
+TEST(Equivalence, TpChunksKeepTheLossesAndGradients) {
+  const auto grids = grids_for(world_size());
+  const auto& subsets = overlap_subsets();
+  static const int chunks[] = {2, 4, 16};
+  std::vector<Case> cases;
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    if (on_gpu() && g >= 2) break;
+    cases.push_back({grids[g], subsets[(g * 3) % subsets.size()], g % 2 == 1, g % 3 != 2});
+  }
+  cases.push_back({grids[0], "oar,ors,oag", true, false, kDefaultOrsWindow, true});  // Llama
+  double worst_loss = 0, worst_grad = 0;
+  int losses_compared = 0, losses_equal = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& base = cases[i];
+    const Case tp = with_tp(base, chunks[i % 3]);
+    const std::vector<double> ref = losses(test_config(base), MPI_COMM_WORLD);
+    const std::vector<double> got = losses(test_config(tp), MPI_COMM_WORLD);
+    worst_loss = std::max(worst_loss, expect_losses_match(test_config(tp), ref, got, tp.str()));
+    int differ = 0;
+    for (std::size_t it = 0; it < std::min(ref.size(), got.size()); ++it) {
+      ++losses_compared;
+      differ += got[it] == ref[it] ? 0 : 1;
+    }
+    losses_equal += static_cast<int>(std::min(ref.size(), got.size())) - differ;
+    if (differ > 0 && ovb::testing::launch().rank == 0)
+      std::printf("tp: %s: %d losses differ from the run without tp in the last bits\n",
+                  tp.str().c_str(), differ);
+    if (i >= 4) continue;  // gradients on the first four grids
+    TrainerRun a(test_config(base), MPI_COMM_WORLD), b(test_config(tp), MPI_COMM_WORLD);
+    a.trainer.run_iteration(0);
+    load_weights(a, b);
+    a.trainer.compute_gradients(1);
+    b.trainer.compute_gradients(1);
+    worst_grad = std::max(worst_grad, expect_gradients_equal_serial(a, b, tp.str()));
+  }
+  if (ovb::testing::launch().rank == 0)
+    std::printf(
+        "tp: %zu cases, %d of %d losses bit-identical to the run without tp, largest loss "
+        "deviation %.3f of its tolerance, largest gradient deviation %.4f of its tolerance\n",
+        cases.size(), losses_equal, losses_compared, worst_loss, worst_grad);
 }
 
 TEST(Equivalence, SerialGradientsMatchFiniteDifferences) {

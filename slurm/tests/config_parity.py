@@ -8,7 +8,8 @@ heads % Gy, vocab % Gy, batch % Gdata*Gz, batch % micro-batch*Gdata*Gz, every we
 and Llama's heads % kv-heads, even head dimension, kv-heads % Gy, SwiGLU width % Gy, GQA or other
 MLP widths only for Llama - decides some case; every mismatch is listed and fails the test.
 It also pins the Python spelling of the overlap flags (ovb_analysis.overlap_flags) to gpt4d's
-table: `--overlap all`, the Python "every flag" and each flag alone give those flags, in order.
+table: `--overlap all` and the Python ALL give FLAGS, each flag alone itself, and "all" with the
+opt-in flags (tp) every flag, in the table's order.
 
   python3 slurm/tests/config_parity.py build/host/endtoend/gpt4d
 """
@@ -60,8 +61,10 @@ def gpt4d_overlap(gpt4d, value):
 def overlap_flag_mismatches(gpt4d):
     """Where the Python overlap flags and gpt4d's table disagree (an empty list when they agree)."""
     want = list(overlap_flags.FLAGS)
+    every = want + list(overlap_flags.OPT_IN)  # the table's order
     cases = [("all", want), (overlap_flags.ALL, want), (overlap_flags.NONE, [])]
-    cases += [(f, [f]) for f in overlap_flags.FLAGS]
+    cases += [(f, [f]) for f in every]
+    cases += [(",".join(["all", *overlap_flags.OPT_IN]), every), (",".join(reversed(every)), every)]
     out = []
     for value, expected in cases:
         got = gpt4d_overlap(gpt4d, value)
@@ -133,7 +136,8 @@ def main():
     if accepted in (0, n):
         raise SystemExit(f"config_parity: all {n} cases {'valid' if accepted else 'invalid'}")
     print(f"config_parity: {n} cases ({accepted} valid), overlap flags "
-          f"{','.join(overlap_flags.FLAGS)} {'differ' if flag_failures else 'agree'}, "
+          f"{','.join(overlap_flags.FLAGS + overlap_flags.OPT_IN)} "
+          f"{'differ' if flag_failures else 'agree'}, "
           f"{len(failures)} mismatches")
     return 1 if failures else 0
 

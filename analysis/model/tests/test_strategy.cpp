@@ -152,9 +152,15 @@ TEST(Strategy, PublishedConfigIntoTheQuery) {
   StrategyQuery q = query_of(four, mc);
   four.from_config(cfg, q);
   EXPECT_EQ(q.settings["pow2_only"], true);
-  EXPECT_TRUE(q.base.oar && !q.base.ors && q.base.oag);
+  EXPECT_TRUE(q.base.oar && !q.base.ors && q.base.oag && !q.base.otp);
   EXPECT_TRUE(q.base.recompute);
   EXPECT_EQ(q.base.grad_dtype, DType::bf16);
+  // The chunked tensor-parallel all-reduce is a flag like the others ("all" leaves it out).
+  StrategyQuery t = query_of(four, mc);
+  four.from_config({{"overlap", "oar,tp"}}, t);
+  EXPECT_TRUE(t.base.oar && t.base.otp && !t.base.ors);
+  four.from_config({{"overlap", "all"}}, t);
+  EXPECT_TRUE(t.base.oar && t.base.ors && t.base.oag && !t.base.otp);
 
   const Strategy& meg = strategy("megatron");
   StrategyQuery m = query_of(meg, mc);

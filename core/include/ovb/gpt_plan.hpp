@@ -144,6 +144,8 @@ LinearGeom linear_geom(const LinearSpec& spec, const GridShape& g);
 // next block's same layer (its dX and dW GEMMs and attention) to hide behind, which is what the
 // performance model assumes ORS hides, at 4 fp32 blocks of memory instead of 4 per block.
 inline constexpr int kDefaultOrsWindow = 4;
+// With the tp overlap flag: the row slices a forward GEMM and its output all-reduce are cut into.
+inline constexpr int kDefaultTpChunks = 2;
 
 struct GptPlanOptions {
   GridShape grid;
@@ -157,6 +159,13 @@ struct GptPlanOptions {
   DType act_dtype = DType::f32;   // weights and activations (bf16 on GPU, fp32 on host)
   DType grad_dtype = DType::f32;  // weight gradients: Z reduce-scatter and data all-reduce
   bool oar = false, ors = false, oag = false;  // overlap flags (they change memory, not the set)
+  // Overlap flag tp: each forward output all-reduce (role output_reduce, group > 1) chunked under
+  // its GEMM - the GEMM runs as tp_chunks row slices of the tokens, each slice's all-reduce issued
+  // on the tp stream as soon as the slice is computed, all waited for after the last slice. It
+  // splits those collectives (tp_chunks of count / tp_chunks each) and needs no memory: the
+  // chunks are row slices of the layer's output. tp_chunks divides tokens_per_rank() when otp.
+  bool otp = false;
+  int tp_chunks = kDefaultTpChunks;
     // fp32 master weights and AdamW moments split over the data group (ZeRO-1): gradient buckets
   // reduce-scattered over data instead of all-reduced, updated weights all-gathered in the step.
   bool shard_optimizer = false;
@@ -181,7 +190,8 @@ std::int64_t tokens_per_rank(const GptShape& m, const GptPlanOptions& o);
 
 // Throws UsageError naming the first failed condition: positive sizes; hidden % heads;
 // hidden % (Gx*Gy); heads % Gy; vocab % Gy; batch % (Gdata*Gz); micro_batch >= 0 and
-// batch % (micro_batch*Gdata*Gz); every weight block % Gz; ors_window >= 1. GPT: kv_heads =
+// batch % (micro_batch*Gdata*Gz); every weight block % Gz; ors_window >= 1; tp_chunks >= 1 and,
+// with otp, tokens_per_rank() % tp_chunks (even row slices). GPT: kv_heads =
 // heads and ffn = 4h. Llama: ffn_hidden given, ffn % Gy, heads % kv_heads, kv_heads % Gy, even
 // head_dim (RoPE rotates pairs), rope_theta > 0.
 void validate_gpt_shape(const GptShape& m);  // the grid-free part
@@ -309,7 +319,8 @@ struct CollOp {
 
 // Every collective of one iteration, in the order of a run without overlap flags: each micro-step's
 // forward and backward (the Z small-parameter and data reductions in the last one only), then the
-// step. With overlap flags gpt4d issues the same set in another order (prefetches, deferred waits).
+// step. With overlap flags gpt4d issues the same set in another order (prefetches, deferred waits),
+// except that tp splits each forward output_reduce into tp_chunks of count / tp_chunks.
 // These are the issues of gpt_schedule() (ovb/gpt_schedule.hpp, the one generator of the
 // iteration's order and waits) with the overlap flags cleared.
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o);

@@ -7,7 +7,8 @@
 // Adding an option: a field (GptPlanOptions or GptShape, or RunConfig for what is not the plan's)
 // and one row in run_config.cpp. Adding an overlap flag: a bool in GptPlanOptions and one row of
 // overlap_flags(), and its name in analysis/ovb_analysis/overlap_flags.py, the Python side's one
-// list (which plans without a build; ctest gpt4d.config_parity compares the two).
+// list (which plans without a build; ctest gpt4d.config_parity compares the two); a flag that
+// "all" leaves out (in_all = false) goes to that module's OPT_IN.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -28,10 +29,14 @@ struct OverlapFlag {
   const char* name;  // as in --overlap and the JSON list, e.g. "oar"
   const char* help;
   bool GptPlanOptions::*field;
+  // Set by "all": AxoNN's three optimisations. A flag outside it (tp) is named to be used, so
+  // that "all" keeps meaning the schedule the committed results were measured with.
+  bool in_all = true;
 };
-const std::vector<OverlapFlag>& overlap_flags();  // oar, ors, oag
+const std::vector<OverlapFlag>& overlap_flags();  // oar, ors, oag, tp
 
-// "none", "all", or a comma-separated subset ("oar,ors"). Throws UsageError naming the bad flag.
+// "none", or a comma-separated list of flags and "all" ("oar,ors", "all", "all,tp"). Throws
+// UsageError naming the bad flag.
 void parse_overlap(std::string_view s, GptPlanOptions& o);
 std::string overlap_string(const GptPlanOptions& o);             // "oar,ors" or "none"
 std::vector<std::string> overlap_list(const GptPlanOptions& o);  // ["oar", "ors"], [] for none
@@ -57,8 +62,8 @@ enum RunOptionGroup : unsigned {
                         // --ffn-hidden --rope-theta
   kGridGroup = 2,       // --gx --gy --gz --gdata --grid-order
   kBatchGroup = 4,      // --batch --micro-batch
-  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --shard-optimizer
-                        // --shard-gradients
+  kScheduleGroup = 8,   // --overlap --recompute --cache-weights --ors-window --tp-chunks
+                        // --shard-optimizer --shard-gradients
   kDtypeGroup = 16,     // --dtype
   kGradDtypeGroup = 32  // --grad-dtype
 };
@@ -101,8 +106,8 @@ void validate(const RunConfig& cfg);
 // {"model": {"layers", "hidden", "heads", "seq", "vocab", "preset", "arch", "kv_heads",
 //  "ffn_hidden", "rope_theta"}, "grid": {"gx", "gy", "gz", "gdata", "order"}, "batch",
 //  "micro_batch", "overlap": ["oar", ...], "recompute", "cache_weights", "ors_window",
-//  "shard_optimizer", "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config. "micro_batch" and
-//  "shard_optimizer" are "auto" where ovb-model chooses them.
+//  "tp_chunks", "shard_optimizer", "dtype", "grad_dtype"}: results/SCHEMA.md's gpt4d config.
+//  "micro_batch" and "shard_optimizer" are "auto" where ovb-model chooses them.
 
 nlohmann::json to_json(const RunConfig& cfg);
 // Strict: every required key present with the right type, others keep `defaults`' values.

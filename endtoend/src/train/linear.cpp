@@ -1,7 +1,10 @@
 // One fully connected layer under the 4D algorithm (docs/algorithm.md), forward and backward, with
-// the OAR and ORS overlap orders.
+// the OAR, ORS and tp overlap orders.
 //
 // Forward: y = x W_blk^T is a partial sum over the `in` dimension's group: all-reduce it there.
+// With tp the GEMM runs as --tp-chunks row slices of the tokens (rows of x and y), each slice's
+// all-reduce issued on the tp stream right after it, all waited for after the last slice: row
+// slices change no dot product, and need no buffer of their own.
 // The bias is added by the group's rank 0 only, inside the GEMM epilogue, so the all-reduce adds
 // it exactly once. GELU is fused into the GEMM only where no all-reduce follows (group of 1).
 // Backward: dx = dy W_blk is partial over the `out` dimension's group (all-reduce there);
@@ -29,18 +32,27 @@ void Model::linear_forward(const LinearParams& lp, const void* x, void* y, void*
   const void* w = gather_.acquire(lp, ph, rc);
   const bool first_in_group = comm_.coord(g.in_dim) == 0;
   const void* bias = (lp.bias >= 0 && first_in_group) ? wptr(lp.bias) : nullptr;
-  const bool fuse_gelu = gelu_out && o_.grid.size(g.in_dim) == 1;
-  {
-    ScopedRange r(std::string(name_of(g.spec.id)) + (rc ? " recompute" : " forward"), "compute");
-    k_.linear_forward(s, x, w, bias, y, fuse_gelu ? gelu_out : nullptr, T_, g.out_local,
-                      g.in_local);
+  const bool reduced = o_.grid.size(g.in_dim) > 1;
+  const bool fuse_gelu = gelu_out && !reduced;
+  // Overlap tp: k row slices of the tokens, each reduced while the next one computes.
+  const std::int64_t k = o_.otp && reduced ? o_.tp_chunks : 1, rows = T_ / k;
+  std::vector<CollHandle> chunks;
+  for (std::int64_t c = 0; c < k; ++c) {
+    const auto* xc =
+        static_cast<const char*>(x) + static_cast<std::size_t>(c * rows * g.in_local) * a_;
+    auto* yc = static_cast<char*>(y) + static_cast<std::size_t>(c * rows * g.out_local) * a_;
+    {
+      ScopedRange r(std::string(name_of(g.spec.id)) + (rc ? " recompute" : " forward"), "compute");
+      k_.linear_forward(s, xc, w, bias, yc, fuse_gelu ? gelu_out : nullptr, rows, g.out_local,
+                        g.in_local);
+    }
+    if (c == k - 1) gather_.release(lp, rc);
+    chunks.push_back(comm_.issue(
+        op(ph, lp.layer, std::string(name_of(g.spec.id)), CollRole::output_reduce,
+           CollKind::all_reduce, group_of(g.in_dim), rows * g.out_local, o_.act_dtype, rc),
+        yc, yc));
   }
-  gather_.release(lp, rc);
-  const CollHandle h =
-      comm_.issue(op(ph, lp.layer, std::string(name_of(g.spec.id)), CollRole::output_reduce,
-                     CollKind::all_reduce, group_of(g.in_dim), T_ * g.out_local, o_.act_dtype, rc),
-                  y, y);
-  comm_.wait(h);
+  comm_.wait(chunks);
   if (gelu_out && !fuse_gelu) k_.gelu_forward(s, y, gelu_out, T_ * g.out_local);
 }
 
