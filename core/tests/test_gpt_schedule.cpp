@@ -129,7 +129,7 @@ TEST(GptSchedule, OarWaitsAfterTheWeightGradient) {
     std::vector<std::string> order;
     for (const Step& st : s.steps)
       if (st.phase == Phase::backward && st.layer == -1 && st.linear.value == 4)
-        order.push_back(std::string(name_of(st.kind)) + " " + st.op);
+        order.push_back(std::string(name_of(st.kind)) + " " + std::string(st.op));
     const std::vector<std::string> want =
         std::string(flags) == "oar"
             ? std::vector<std::string>{"compute lm_head.dx", "issue lm_head", "compute lm_head.dw",
@@ -146,7 +146,7 @@ TEST(GptSchedule, GemmShapes) {
   const GptSchedule s = gpt_schedule(m, opts("2x2x1x1", "none"));
   std::map<std::string, GemmShape> g;
   for (const Step& st : s.steps)
-    if (st.kind == StepKind::compute && st.gemm.m > 0 && !st.recompute) g[st.op] = st.gemm;
+    if (st.kind == StepKind::compute && st.gemm.m > 0 && !st.recompute) g[std::string(st.op)] = st.gemm;
   const std::int64_t T = 8 * 16, h = 64;
   EXPECT_EQ(g["qkv.fwd"], (GemmShape{T, 3 * h / 2, h / 2}));
   EXPECT_EQ(g["qkv.dx"], (GemmShape{T, h / 2, 3 * h / 2}));
