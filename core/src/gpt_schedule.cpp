@@ -222,7 +222,9 @@ class Generator {
   }
   void release(int layer, int li) {
     if (!z_sharded_ || o_.cache_weights || rc_) return;
-    for (std::size_t k = 0; k < cursor_; ++k)
+    // From the latest acquired back: the layer's own is among the last few (a forward scan
+    // would make a micro-step quadratic in the layers).
+    for (std::size_t k = cursor_; k-- > 0;)
       if (gather_held_[k] && gathers_[k].layer == layer && gathers_[k].linear == li) {
         gather_held_[k] = false;
         slot(StepKind::slot_release, SlotPool::gathered, gather_slot_[k], layer,

@@ -36,6 +36,7 @@ struct GiveUp {};  // thrown out of the visit once the replay cannot end before 
 // A collective of the replay, by id.
 struct Coll {
   double start = 0, end = 0;
+  double duration = 0;  // its cost, stretched when it runs under compute
   Group group = Group::x;
   CollKind kind = CollKind::all_reduce;
   StreamId stream = StreamId::tp;
@@ -125,7 +126,8 @@ class Replay final : public StepVisitor {
   void start_held(bool alone) {
     Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
-    c.end = c.start + c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
+    c.duration = c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
+    c.end = c.start + c.duration;
     stream_free_[static_cast<int>(c.stream)] = c.end;
     if (spans_) {
       Span sp = span(c.stream, c.op, c.start, c.end, c.phase, c.micro_step, c.layer);
@@ -158,7 +160,9 @@ class Replay final : public StepVisitor {
     for (int id : waits_) {
       const Coll& c = colls_[static_cast<std::size_t>(id)];
       if (c.end <= t_) continue;
-      out_.exposed_us[static_cast<int>(c.group)][static_cast<int>(c.kind)] += c.end - t_;
+      // All of a collective that started after the compute stream arrived: its duration exactly.
+      const double exposed = c.start >= t_ ? (c.start - t_) + c.duration : c.end - t_;
+      out_.exposed_us[static_cast<int>(c.group)][static_cast<int>(c.kind)] += exposed;
       if (spans_) {
         Span sp = span(StreamId::compute, {}, t_, c.end, c.phase, c.micro_step, c.layer);
         sp.name = "wait " + std::string(c.op);
@@ -240,6 +244,18 @@ Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
   } catch (const GiveUp&) {
     out.iteration_us = std::numeric_limits<double>::infinity();
   }
+  return out;
+}
+
+Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const ComputeTerms& ct,
+                         const PlanComm& pc, const GptPlanOptions& o, const Machine& mc,
+                         std::vector<Span>* spans) {
+  Timeline out;
+  Replay replay(m, ct, pc, o, mc, std::numeric_limits<double>::infinity(), spans, out);
+  for (const Step& s : sched.steps)
+    replay.step(s, s.kind == StepKind::issue ? &sched.collectives.at(static_cast<std::size_t>(s.coll))
+                                             : nullptr);
+  replay.finish();
   return out;
 }
 

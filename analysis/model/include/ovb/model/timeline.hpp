@@ -48,9 +48,11 @@ struct Timeline {
 };
 
 // One interval of the predicted iteration on one stream (what `ovb-model explain --timeline`
-// writes as a trace). Compute spans are on StreamId::compute (interference included in the op that
-// ran stretched); a collective's span is its time on its communication stream; the compute
-// stream's wait for it, where it was exposed, is a span named "wait <op>" on the compute stream.
+// writes as a trace). Compute spans are on StreamId::compute; the interference charged at a wait
+// is added to the compute op just before it (the last that ran under the collective; a span named
+// "interference" where there is none); a collective's span is its time on its communication
+// stream; the compute stream's wait for it, where it was exposed, is a span named "wait <op>" on
+// the compute stream. The compute stream's spans tile [0, iteration].
 struct Span {
   StreamId stream = StreamId::compute;
   std::string name;  // the step's op: "qkv.fwd", "attention", ...; a collective's CollOp::op
@@ -73,6 +75,12 @@ Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   const GptPlanOptions& o, const Machine& mc,
                   double give_up_at_us = std::numeric_limits<double>::infinity(),
                   std::vector<Span>* spans = nullptr);
+
+// The same replay of a schedule given as a list: gpt_schedule(m, o), or one changed by hand (a
+// test's chunked collective). Its collectives are costed on o.grid like simulate()'s.
+Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const ComputeTerms& ct,
+                         const PlanComm& pc, const GptPlanOptions& o, const Machine& mc,
+                         std::vector<Span>* spans = nullptr);
 
 // The communication the compute stream waits for in full under o's overlap flags: the roles the
 // schedule always waits for right after their issue (every collective without flags; with OAG
