@@ -70,7 +70,10 @@ struct Span {
 // The compute stream's clock only moves forward, so once it reaches this time (checked at every
 // compute step and at the end) the iteration cannot end earlier: the replay stops and returns
 // iteration_us = infinity (the other terms partial). spans: when given, every interval of the
-// replay is appended (no cost when null, as in the search).
+// replay is appended (no cost when null, as in the search). When no collective can overlap under
+// o (every one waited for at its issue: blocking_comm_us() is all of pc) and no spans are asked
+// for, the result is computed as what the replay then is, the sum of its terms (equal to the
+// replay up to rounding, tested): the search's configurations without overlap flags.
 Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   const GptPlanOptions& o, const Machine& mc,
                   double give_up_at_us = std::numeric_limits<double>::infinity(),
