@@ -32,8 +32,7 @@ const LinearOps& linear_ops(LinearId id) {
       {"mlp_up.fwd", "mlp_up.dx", "mlp_up.dw", "mlp_up.accumulate", "mlp_up.bias_accumulate"},
       {"mlp_down.fwd", "mlp_down.dx", "mlp_down.dw", "mlp_down.accumulate",
        "mlp_down.bias_accumulate"},
-      {"lm_head.fwd", "lm_head.dx", "lm_head.dw", "lm_head.accumulate",
-       "lm_head.bias_accumulate"},
+      {"lm_head.fwd", "lm_head.dx", "lm_head.dw", "lm_head.accumulate", "lm_head.bias_accumulate"},
   };
   return kOps[static_cast<int>(id)];
 }
@@ -47,8 +46,13 @@ constexpr NormOps kLnF{"ln_f", "ln_f.stats", "ln_f", "ln_f.bwd_stats", "ln_f.bwd
 class Generator {
  public:
   Generator(const GptShape& m, const GptPlanOptions& o, StepVisitor& sink)
-      : m_(m), o_(o), g_(o.grid), T_(tokens_per_rank(m, o)), L_(static_cast<int>(m.layers)),
-        sink_(sink), out_(schedule_counts(m, o)) {
+      : m_(m),
+        o_(o),
+        g_(o.grid),
+        T_(tokens_per_rank(m, o)),
+        L_(static_cast<int>(m.layers)),
+        sink_(sink),
+        out_(schedule_counts(m, o)) {
     for (const LinearSpec& s : block_linears(m)) geo_.push_back(linear_geom(s, g_));
     geo_.push_back(linear_geom(lm_head_linear(m), g_));
     z_sharded_ = g_.gz > 1;
@@ -114,8 +118,7 @@ class Generator {
     return gr == Group::world ? g_.world() : g_.size(static_cast<Dim>(gr));
   }
   // `name`: the op's name, a constant (CollOp::op gets a copy).
-  int issue(CollOp op, std::string_view name, int linear = -1,
-            const std::vector<int>& deps = {}) {
+  int issue(CollOp op, std::string_view name, int linear = -1, const std::vector<int>& deps = {}) {
     op.group_size = group_size(op.group);
     if (op.group_size <= 1) return kNone;
     op.micro_step = op.phase == Phase::step ? 0 : micro_;
@@ -519,7 +522,8 @@ ScheduleCounts schedule_counts(const GptShape& m, const GptPlanOptions& o) {
   return c;
 }
 
-ScheduleCounts visit_gpt_schedule(const GptShape& m, const GptPlanOptions& o, StepVisitor& visitor) {
+ScheduleCounts visit_gpt_schedule(const GptShape& m, const GptPlanOptions& o,
+                                  StepVisitor& visitor) {
   validate_gpt_plan(m, o);
   return Generator(m, o, visitor).run();
 }

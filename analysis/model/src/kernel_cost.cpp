@@ -98,8 +98,10 @@ KernelCosts::Kernel KernelCosts::resolve(std::string_view op, bool head) const {
   }
   // Norms: the statistics' kernel is inside the forward term; backward, the whole term before the
   // statistics' all-reduce.
-  const MemTerm* norm = base == "ln1" ? &b.ln1 : base == "ln2" ? &b.ln2 : base == "ln_f" ? &h.ln_f
-                                                                                         : nullptr;
+  const MemTerm* norm = base == "ln1"    ? &b.ln1
+                        : base == "ln2"  ? &b.ln2
+                        : base == "ln_f" ? &h.ln_f
+                                         : nullptr;
   if (norm) {
     if (suffix.empty()) return fixed(norm->time_us);
     if (suffix == "bwd_stats") return fixed(norm->bwd_us);
@@ -129,8 +131,10 @@ double KernelCosts::compute_us(const Step& s) {
   for (std::size_t i = first_slot<kSlots>(std::hash<const void*>{}(key) ^ head);;
        i = (i + 1) & (kSlots - 1)) {
     NamedEntry& e = named_[i];
-    if (!e.key) e = {key, head, resolve(s.op, head)};  // at most ~60 names: never full
-    else if (e.key != key || e.head != head) continue;
+    if (!e.key)
+      e = {key, head, resolve(s.op, head)};  // at most ~60 names: never full
+    else if (e.key != key || e.head != head)
+      continue;
     if (!e.k.gemm) return e.k.fixed_us;
     GemmEntry& g = find(s.gemm);
     double us = g.us;

@@ -20,7 +20,7 @@ class KernelCosts {
   KernelCosts(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
               const GptPlanOptions& o, const Machine& mc);
 
-  double compute_us(const Step& s);       // a compute step; Error for an op without a cost
+  double compute_us(const Step& s);        // a compute step; Error for an op without a cost
   double collective_us(const CollOp& op);  // an issued collective on o.grid
 
  private:

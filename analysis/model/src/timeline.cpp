@@ -7,8 +7,8 @@
 #include <limits>
 #include <vector>
 
-#include "ovb/error.hpp"
 #include "kernel_cost.hpp"
+#include "ovb/error.hpp"
 
 namespace ovb::model {
 
@@ -49,11 +49,7 @@ class Replay final : public StepVisitor {
  public:
   Replay(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
          const Machine& mc, double give_up_at_us, std::vector<Span>* spans, Timeline& out)
-      : costs_(m, ct, pc, o, mc),
-        mc_(mc),
-        give_up_(give_up_at_us),
-        spans_(spans),
-        out_(out) {
+      : costs_(m, ct, pc, o, mc), mc_(mc), give_up_(give_up_at_us), spans_(spans), out_(out) {
     colls_.clear();
   }
 
@@ -152,8 +148,8 @@ class Replay final : public StepVisitor {
       if (spans_ && last_compute_ < spans_->size() && (*spans_)[last_compute_].end_us == t_)
         (*spans_)[last_compute_].end_us += extra;  // the op that ran under the collective
       else if (spans_)
-        spans_->push_back(span(StreamId::compute, "interference", t_, t_ + extra, Phase::forward,
-                               0, -1));
+        spans_->push_back(
+            span(StreamId::compute, "interference", t_, t_ + extra, Phase::forward, 0, -1));
       t_ += extra;
       out_.interference_us += extra;
     }
@@ -266,7 +262,8 @@ Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   std::vector<Span>* spans) {
   if (!spans && nothing_overlaps(pc, o)) {  // the search's common case, without the replay
     Timeline out = summed(m, ct, pc, o);
-    if (out.iteration_us >= give_up_at_us) out.iteration_us = std::numeric_limits<double>::infinity();
+    if (out.iteration_us >= give_up_at_us)
+      out.iteration_us = std::numeric_limits<double>::infinity();
     return out;
   }
   Timeline out;
@@ -286,8 +283,9 @@ Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const Comp
   Timeline out;
   Replay replay(m, ct, pc, o, mc, std::numeric_limits<double>::infinity(), spans, out);
   for (const Step& s : sched.steps)
-    replay.step(s, s.kind == StepKind::issue ? &sched.collectives.at(static_cast<std::size_t>(s.coll))
-                                             : nullptr);
+    replay.step(s, s.kind == StepKind::issue
+                       ? &sched.collectives.at(static_cast<std::size_t>(s.coll))
+                       : nullptr);
   replay.finish();
   return out;
 }

@@ -33,10 +33,10 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"2x2x2x1", "all", false, 0, false},       {"1x2x2x2", "all", true, 0, false},
-    {"2x1x4x1", "oar,ors", false, 1, false},   {"1x1x2x4", "ors", false, 1, true},
-    {"2x2x2x1", "none", true, 1, false},       {"1x1x2x4", "none", false, 1, true},
-    {"2x2x1x2", "oag", true, 0, true},         {"1x2x2x2:y,x,z", "none", false, 2, false},
+    {"2x2x2x1", "all", false, 0, false},     {"1x2x2x2", "all", true, 0, false},
+    {"2x1x4x1", "oar,ors", false, 1, false}, {"1x1x2x4", "ors", false, 1, true},
+    {"2x2x2x1", "none", true, 1, false},     {"1x1x2x4", "none", false, 1, true},
+    {"2x2x1x2", "oag", true, 0, true},       {"1x2x2x2:y,x,z", "none", false, 2, false},
 };
 
 // The rounding of a sum of the schedule's terms in another order.
@@ -216,9 +216,8 @@ TEST(TimelineReplay, ChunkedAllReduceIsPricedAsItsPipeline) {
   ASSERT_GT(full.count, 0);
   for (int k : {2, 4, 8}) {
     const Timeline t = replay_schedule(chunk_qkv(plain, k), m, p.compute, p.comm, o, mc);
-    const double g =
-        gemm_term(mc, T / k, qkv.fwd.n, qkv.fwd.k, name_of(o.act_dtype)).time_us +
-        qkv.epilogue.time_us / k;
+    const double g = gemm_term(mc, T / k, qkv.fwd.n, qkv.fwd.k, name_of(o.act_dtype)).time_us +
+                     qkv.epilogue.time_us / k;
     CollOp part = full;
     part.count /= k;
     const double a = cost_collective(mc, grid, part).time_us;
@@ -231,12 +230,11 @@ TEST(TimelineReplay, ChunkedAllReduceIsPricedAsItsPipeline) {
     for (int c = 0; c < k; ++c) under += std::max(0.0, std::min(end[c], k * g) - start[c]);
     const double extra = mc.compute_slowdown * under;
     const double pipeline = std::max(k * g + extra, end[k - 1]);
-    const double before = qkv.fwd.time_us + qkv.epilogue.time_us +
-                          cost_collective(mc, grid, full).time_us;
+    const double before =
+        qkv.fwd.time_us + qkv.epilogue.time_us + cost_collective(mc, grid, full).time_us;
     const double tol = 1e-9 * t0.iteration_us;
     EXPECT_NEAR(t.iteration_us - t0.iteration_us, pipeline - before, tol) << k;
-    EXPECT_NEAR(t.compute_us - t0.compute_us, k * g - qkv.fwd.time_us - qkv.epilogue.time_us,
-                tol)
+    EXPECT_NEAR(t.compute_us - t0.compute_us, k * g - qkv.fwd.time_us - qkv.epilogue.time_us, tol)
         << k;
     EXPECT_NEAR(t.interference_us - t0.interference_us, extra, tol) << k;
     const int x = static_cast<int>(Group::x), ar = static_cast<int>(CollKind::all_reduce);

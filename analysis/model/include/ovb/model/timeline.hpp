@@ -88,9 +88,10 @@ Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const Comp
 // The communication the compute stream waits for in full under o's overlap flags: the roles the
 // schedule always waits for right after their issue (every collective without flags; with OAG
 // the Z all-gathers, with OAR the dX all-reduces, with ORS the gradient reductions and the step's
-// all-gathers are waited for later and are left out), each with its multiplicity per iteration. Nothing is
-// subtracted from the iteration, so ct.total_us() + this is a lower bound of iteration_us; without
-// overlap flags (and so nothing asynchronous) it is the iteration itself, up to rounding.
+// all-gathers are waited for later and are left out), each with its multiplicity per iteration.
+// Nothing is subtracted from the iteration, so ct.total_us() + this is a lower bound of
+// iteration_us; without overlap flags (and so nothing asynchronous) it is the iteration itself, up
+// to rounding.
 double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o);
 
 }  // namespace ovb::model
