@@ -387,7 +387,14 @@ std::int64_t head_bucket_count(const GptShape& m, const GridShape& g) {
 std::vector<CollOp> gpt_collectives(const GptShape& m, const GptPlanOptions& o) {
   GptPlanOptions plain = o;
   plain.oar = plain.ors = plain.oag = plain.otp = false;
-  return gpt_schedule(m, plain).collectives;
+  struct Issues final : StepVisitor {
+    std::vector<CollOp> out;
+    void step(const Step&, const CollOp* issued) override {
+      if (issued) out.push_back(*issued);
+    }
+  } v;
+  visit_gpt_schedule(m, plain, v);
+  return std::move(v.out);
 }
 
 std::vector<std::pair<std::string_view, double>> GptMemory::terms() const {
@@ -419,6 +426,7 @@ int dw_slots(const GptShape& m, const GptPlanOptions& o) {
 
 GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   const GridShape& g = o.grid;
+  const ScheduleCounts slots = schedule_counts(m, o);  // the buffers' slots are the schedule's
   const double a = static_cast<double>(size_of(o.act_dtype));
   const double T = static_cast<double>(tokens_per_rank(m, o));
   const double L = static_cast<double>(m.layers);
@@ -453,15 +461,14 @@ GptMemory gpt_memory(const GptShape& m, const GptPlanOptions& o) {
   mem.grads = n_flat * 4;
   if (gradients_sharded(o))  // the rank's chunks, the head bucket's buffer and the block ring
     mem.grads = (n_own + static_cast<double>(bucket_extent(head_bucket_count(m, g), o)) +
-                 grad_bucket_slots(o) *
+                 (slots.bucket_slots - 1) *  // the block ring (the head's counted above)
                      static_cast<double>(bucket_extent(block_bucket_count(m, g), o))) *
                 4;
   mem.optimizer = n_own * 8;
-  if (g.gz > 1) {
-    const double slots = (o.recompute ? 4 : 1) + (o.oag ? 1 : 0);
-    mem.gathered = (o.cache_weights ? blocks : head.block + slots * max_block_lin) * a;
-  }
-  mem.grad_blocks = dw_slots(m, o) * max_block * 4;
+  if (g.gz > 1)  // cached: every block (4L + 1 slots); else the LM head's and a ring of the rest
+    mem.gathered =
+        (o.cache_weights ? blocks : head.block + (slots.gathered_slots - 1) * max_block_lin) * a;
+  mem.grad_blocks = slots.dw_slots * max_block * 4;
   // Saved per block: LN1 out, LN2 input and out [T, h/Gx]; QKV [T, 3h/Gy] (Llama: after RoPE);
   // attention out [T, h/Gy]; MLP-up out and GELU (SwiGLU) out; two norm statistics slots (mean,
   // rstd; RMSNorm leaves the mean 0) and the attention log-sum-exp per local head, fp32. Block

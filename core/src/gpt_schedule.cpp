@@ -6,6 +6,8 @@
 // dW blocks (DwWindow), the bucket buffers of sharded gradients (GradBuckets), the previous
 // micro-step's reduce-scatter of each layer, and the collectives a data bucket depends on. A wait
 // for a collective already waited for, and a collective over a group of size 1, produce no step.
+// Steps go to a StepVisitor as they are made (op names are the constants below, nothing is
+// allocated per step), so that a consumer replaying the iteration need not store it.
 #include "ovb/gpt_schedule.hpp"
 
 #include <utility>
@@ -18,29 +20,55 @@ namespace {
 
 constexpr int kNone = -1;
 
+// The compute ops' names, one constant each (Step::op).
+struct LinearOps {
+  std::string_view fwd, dx, dw, accumulate, bias_accumulate;
+};
+const LinearOps& linear_ops(LinearId id) {
+  static constexpr LinearOps kOps[] = {
+      {"qkv.fwd", "qkv.dx", "qkv.dw", "qkv.accumulate", "qkv.bias_accumulate"},
+      {"attn_out.fwd", "attn_out.dx", "attn_out.dw", "attn_out.accumulate",
+       "attn_out.bias_accumulate"},
+      {"mlp_up.fwd", "mlp_up.dx", "mlp_up.dw", "mlp_up.accumulate", "mlp_up.bias_accumulate"},
+      {"mlp_down.fwd", "mlp_down.dx", "mlp_down.dw", "mlp_down.accumulate",
+       "mlp_down.bias_accumulate"},
+      {"lm_head.fwd", "lm_head.dx", "lm_head.dw", "lm_head.accumulate", "lm_head.bias_accumulate"},
+  };
+  return kOps[static_cast<int>(id)];
+}
+struct NormOps {
+  std::string_view name, stats, apply, bwd_stats, bwd;
+};
+constexpr NormOps kLn1{"ln1", "ln1.stats", "ln1", "ln1.bwd_stats", "ln1.bwd"};
+constexpr NormOps kLn2{"ln2", "ln2.stats", "ln2", "ln2.bwd_stats", "ln2.bwd"};
+constexpr NormOps kLnF{"ln_f", "ln_f.stats", "ln_f", "ln_f.bwd_stats", "ln_f.bwd"};
+
 class Generator {
  public:
-  Generator(const GptShape& m, const GptPlanOptions& o)
-      : m_(m), o_(o), g_(o.grid), T_(tokens_per_rank(m, o)), L_(static_cast<int>(m.layers)) {
+  Generator(const GptShape& m, const GptPlanOptions& o, StepVisitor& sink)
+      : m_(m),
+        o_(o),
+        g_(o.grid),
+        T_(tokens_per_rank(m, o)),
+        L_(static_cast<int>(m.layers)),
+        sink_(sink),
+        out_(schedule_counts(m, o)) {
     for (const LinearSpec& s : block_linears(m)) geo_.push_back(linear_geom(s, g_));
     geo_.push_back(linear_geom(lm_head_linear(m), g_));
     z_sharded_ = g_.gz > 1;
     grads_sharded_ = gradients_sharded(o);
-    steps_ = static_cast<int>(micro_steps(o));
+    steps_ = out_.micro_steps;
     last_scatter_.assign(static_cast<std::size_t>(4 * L_ + 1), kNone);
     plan_gathers();
-    dw_readers_.assign(static_cast<std::size_t>(dw_slots(m, o)), kNone);
+    dw_readers_.assign(static_cast<std::size_t>(out_.dw_slots), kNone);
     if (grads_sharded_) {
-      ring_.assign(static_cast<std::size_t>(grad_bucket_slots(o)), {});
+      ring_.assign(static_cast<std::size_t>(out_.bucket_slots - 1), {});  // + the head's
       current_.assign(static_cast<std::size_t>(L_ + 1), kNone);
       first_.assign(static_cast<std::size_t>(L_ + 1), kNone);
     }
-    out_.micro_steps = steps_;
-    out_.dw_slots = static_cast<int>(dw_readers_.size());
-    out_.bucket_slots = grads_sharded_ ? static_cast<int>(ring_.size()) + 1 : 0;
   }
 
-  GptSchedule run() {
+  ScheduleCounts run() {
     for (int k = 0; k < steps_; ++k) {
       micro_ = k;
       begin_gathers();
@@ -50,45 +78,52 @@ class Generator {
     wait_all();
     for (int s = -1; s < static_cast<int>(ring_.size()); ++s) settle(s);  // GradBuckets::finish
     optimizer_step();
-    return std::move(out_);
+    return out_;
   }
 
  private:
   // ---- Steps ----
-  Step base(StepKind kind, int layer, std::string op) const {
+  Step base(StepKind kind, int layer, std::string_view op) const {
     Step s;
     s.kind = kind;
     s.phase = phase_;
     s.micro_step = phase_ == Phase::step ? 0 : micro_;
     s.layer = layer;
     s.recompute = rc_;
-    s.op = std::move(op);
+    s.op = op;
     return s;
   }
-  void compute(int layer, std::string op, GemmShape gemm = {}, int linear = -1) {
-    Step s = base(StepKind::compute, layer, std::move(op));
+  void compute(int layer, std::string_view op, GemmShape gemm = {}, int linear = -1) {
+    Step s = base(StepKind::compute, layer, op);
     s.gemm = gemm;
     s.linear.value = linear;
-    out_.steps.push_back(std::move(s));
+    sink_.step(s, nullptr);
   }
   void slot(StepKind kind, SlotPool pool, int index, int layer, int linear = -1) {
-    Step s = base(kind, layer, std::string(name_of(pool)));
+    slot_as(kind, pool, index, layer, linear, phase_, rc_);
+  }
+  void slot_as(StepKind kind, SlotPool pool, int index, int layer, int linear, Phase phase,
+               bool recompute) {
+    Step s = base(kind, layer, name_of(pool));
+    s.phase = phase;
+    s.recompute = recompute;
     s.pool = pool;
     s.slot = index;
     s.linear.value = linear;
-    out_.steps.push_back(std::move(s));
+    sink_.step(s, nullptr);
   }
 
   // ---- The communication engine: ids, waits once each ----
   int group_size(Group gr) const {
     return gr == Group::world ? g_.world() : g_.size(static_cast<Dim>(gr));
   }
-  int issue(CollOp op, int linear = -1, const std::vector<int>& deps = {}) {
+  // `name`: the op's name, a constant (CollOp::op gets a copy).
+  int issue(CollOp op, std::string_view name, int linear = -1, const std::vector<int>& deps = {}) {
     op.group_size = group_size(op.group);
     if (op.group_size <= 1) return kNone;
     op.micro_step = op.phase == Phase::step ? 0 : micro_;
-    const int id = static_cast<int>(out_.collectives.size());
-    Step s = base(StepKind::issue, op.layer, op.op);
+    const int id = static_cast<int>(issued_.size());
+    Step s = base(StepKind::issue, op.layer, name);
     s.phase = op.phase;
     s.recompute = op.recompute;
     s.linear.value = linear;
@@ -96,22 +131,19 @@ class Generator {
     s.coll = id;
     for (int d : deps)
       if (d >= 0) s.deps.push_back(d);
-    out_.collectives.push_back(std::move(op));
-    issue_step_.push_back(out_.steps.size());
-    waited_.push_back(false);
-    out_.steps.push_back(std::move(s));
+    issued_.push_back({op.layer, s.linear, name, false});
+    sink_.step(s, &op);
     return id;
   }
   void wait(int id) {
-    if (id < 0 || waited_[static_cast<std::size_t>(id)]) return;
-    waited_[static_cast<std::size_t>(id)] = true;
-    const Step& is = out_.steps[issue_step_[static_cast<std::size_t>(id)]];
+    if (id < 0 || issued_[static_cast<std::size_t>(id)].waited) return;
+    Issued& is = issued_[static_cast<std::size_t>(id)];
+    is.waited = true;
     Step s = base(StepKind::wait, is.layer, is.op);
     s.linear = is.linear;
     s.coll = id;
-    // Copied: `is` points into out_.steps, which the push_back below may move.
-    const int layer = is.layer, linear = is.linear.value;
-    out_.steps.push_back(std::move(s));
+    const int layer = is.layer, linear = is.linear.value;  // before the sink sees the step
+    sink_.step(s, nullptr);
     // A dW block's slot is free once its reduce-scatter has completed.
     for (std::size_t i = 0; i < dw_readers_.size(); ++i)
       if (dw_readers_[i] == id) {
@@ -120,11 +152,11 @@ class Generator {
       }
   }
   void wait_all() {
-    for (std::size_t i = 0; i < waited_.size(); ++i) wait(static_cast<int>(i));
+    for (std::size_t i = 0; i < issued_.size(); ++i) wait(static_cast<int>(i));
   }
-  CollOp op(int layer, std::string name, CollRole role, CollKind kind, Group gr, std::int64_t count,
-            DType dt) const {
-    return CollOp{phase_, layer, std::move(name), role, kind, gr, 0, count, dt, rc_, micro_};
+  CollOp op(int layer, std::string_view name, CollRole role, CollKind kind, Group gr,
+            std::int64_t count, DType dt) const {
+    return CollOp{phase_, layer, std::string(name), role, kind, gr, 0, count, dt, rc_, micro_};
   }
 
   // ---- Z all-gathers (gpt4d's WeightGatherer) ----
@@ -145,12 +177,11 @@ class Generator {
           gathers_.push_back(o_.recompute ? Request{l, i, Phase::backward, true}
                                           : Request{l, 3 - i, Phase::backward, false});
     }
-    const int K = (o_.recompute ? 4 : 1) + (o_.oag ? 1 : 0);
+    const int K = out_.gathered_slots - 1;  // the ring (not cached) and the LM head's
     int seq = 0;
     for (const Request& r : gathers_)
       gather_slot_.push_back(o_.cache_weights ? (r.layer < 0 ? 4 * L_ : 4 * r.layer + r.linear)
                                               : (r.layer < 0 ? K : seq++ % K));
-    out_.gathered_slots = o_.cache_weights ? 4 * L_ + 1 : K + 1;
   }
   void begin_gathers() {
     cursor_ = 0;
@@ -162,13 +193,12 @@ class Generator {
   void issue_gather(std::size_t k) {
     const Request& r = gathers_[k];
     const LinearGeom& L = geo_[static_cast<std::size_t>(r.linear)];
-    slot(StepKind::slot_take, SlotPool::gathered, gather_slot_[k], r.layer,
-         ordinal(r.layer, r.linear));
-    out_.steps.back().phase = r.phase;
-    out_.steps.back().recompute = r.recompute;
+    slot_as(StepKind::slot_take, SlotPool::gathered, gather_slot_[k], r.layer,
+            ordinal(r.layer, r.linear), r.phase, r.recompute);
+    const std::string_view name = name_of(L.spec.id);
     CollOp c{r.phase,
              r.layer,
-             std::string(name_of(L.spec.id)),
+             std::string(name),
              CollRole::weight_gather,
              CollKind::all_gather,
              Group::z,
@@ -177,7 +207,7 @@ class Generator {
              o_.act_dtype,
              r.recompute,
              micro_};
-    gather_id_[k] = issue(std::move(c), ordinal(r.layer, r.linear));
+    gather_id_[k] = issue(std::move(c), name, ordinal(r.layer, r.linear));
     gather_issued_[k] = true;
     gather_held_[k] = true;
   }
@@ -196,7 +226,9 @@ class Generator {
   }
   void release(int layer, int li) {
     if (!z_sharded_ || o_.cache_weights || rc_) return;
-    for (std::size_t k = 0; k < cursor_; ++k)
+    // From the latest acquired back: the layer's own is among the last few (a forward scan
+    // would make a micro-step quadratic in the layers).
+    for (std::size_t k = cursor_; k-- > 0;)
       if (gather_held_[k] && gathers_[k].layer == layer && gathers_[k].linear == li) {
         gather_held_[k] = false;
         slot(StepKind::slot_release, SlotPool::gathered, gather_slot_[k], layer,
@@ -257,40 +289,46 @@ class Generator {
   }
 
   // ---- Layers ----
-  void layer_norm(int layer, const char* name) {
-    compute(layer, std::string(name) + ".stats");
-    wait(issue(op(layer, name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
-                  norm_stats_per_token(m_) * T_, DType::f32)));
-    compute(layer, name);
+  void layer_norm(int layer, const NormOps& n) {
+    compute(layer, n.stats);
+    wait(issue(op(layer, n.name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
+                  norm_stats_per_token(m_) * T_, DType::f32),
+               n.name));
+    compute(layer, n.apply);
   }
-  void layer_norm_backward(int layer, const char* name) {
-    compute(layer, std::string(name) + ".bwd_stats");
-    wait(issue(op(layer, name, CollRole::ln_grad_stats, CollKind::all_reduce, Group::x,
-                  norm_stats_per_token(m_) * T_, DType::f32)));
-    compute(layer, std::string(name) + ".bwd");
+  void layer_norm_backward(int layer, const NormOps& n) {
+    compute(layer, n.bwd_stats);
+    wait(issue(op(layer, n.name, CollRole::ln_grad_stats, CollKind::all_reduce, Group::x,
+                  norm_stats_per_token(m_) * T_, DType::f32),
+               n.name));
+    compute(layer, n.bwd);
   }
   // With tp and an output all-reduce, k row slices of the tokens: each slice's GEMM, then its
   // all-reduce on tp; the compute stream waits for all of them after the last slice.
   void linear_forward(int layer, int li, bool gelu) {
     const LinearGeom& L = geo_[static_cast<std::size_t>(li)];
-    const std::string name(name_of(L.spec.id));
+    const std::string_view name = name_of(L.spec.id);
     const bool reduced = g_.size(L.in_dim) > 1;
     const std::int64_t k = o_.otp && reduced ? o_.tp_chunks : 1, rows = T_ / k;
     acquire(layer, li);
-    std::vector<int> chunks;
+    // The slices' issues are consecutive ids (nothing else is issued between them).
+    int first = kNone;
     for (std::int64_t c = 0; c < k; ++c) {
-      compute(layer, name + ".fwd", {rows, L.out_local, L.in_local}, ordinal(layer, li));
+      compute(layer, linear_ops(L.spec.id).fwd, {rows, L.out_local, L.in_local}, ordinal(layer, li));
       if (c == k - 1) release(layer, li);
-      chunks.push_back(issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce,
-                                group_of(L.in_dim), rows * L.out_local, o_.act_dtype),
-                             ordinal(layer, li)));
+      const int id = issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce,
+                              group_of(L.in_dim), rows * L.out_local, o_.act_dtype),
+                           name, ordinal(layer, li));
+      if (c == 0) first = id;
     }
-    for (int id : chunks) wait(id);
+    if (first != kNone)
+      for (std::int64_t c = 0; c < k; ++c) wait(first + static_cast<int>(c));
     if (gelu && reduced) compute(layer, "gelu");
   }
   void linear_backward(int layer, int li, bool gelu) {
     const LinearGeom& L = geo_[static_cast<std::size_t>(li)];
-    const std::string name(name_of(L.spec.id));
+    const std::string_view name = name_of(L.spec.id);
+    const LinearOps& ops = linear_ops(L.spec.id);
     const int ord = ordinal(layer, li);
     acquire(layer, li);
     const bool accumulate = micro_ > 0 && !grads_sharded_;
@@ -298,18 +336,18 @@ class Generator {
     int ar = kNone, rs = kNone;
     auto weight_grad = [&] {
       if (z_sharded_ || accumulate) take_dw(layer, ord);
-      compute(layer, name + ".dw", {L.out_local, L.in_local, T_}, ord);
-      if (accumulate && L.bias_local > 0) compute(layer, name + ".bias_accumulate", {}, ord);
+      compute(layer, ops.dw, {L.out_local, L.in_local, T_}, ord);
+      if (accumulate && L.bias_local > 0) compute(layer, ops.bias_accumulate, {}, ord);
       if (accumulate && z_sharded_) {
         wait(previous);
-        compute(layer, name + ".accumulate", {}, ord);
+        compute(layer, ops.accumulate, {}, ord);
       } else if (accumulate) {
-        compute(layer, name + ".accumulate", {}, ord);
+        compute(layer, ops.accumulate, {}, ord);
       }
       if (z_sharded_) {
         rs = issue(op(layer, name, CollRole::weight_grad_scatter, CollKind::reduce_scatter,
                       Group::z, L.shard, o_.grad_dtype),
-                   ord);
+                   name, ord);
         dw_readers_[static_cast<std::size_t>(dw_taken_)] = rs;
         previous = rs;
       } else if (accumulate) {
@@ -317,10 +355,10 @@ class Generator {
       }
     };
     auto input_grad = [&] {
-      compute(layer, name + ".dx", {T_, L.in_local, L.out_local}, ord);
+      compute(layer, ops.dx, {T_, L.in_local, L.out_local}, ord);
       ar = issue(op(layer, name, CollRole::input_grad_reduce, CollKind::all_reduce,
                     group_of(L.out_dim), T_ * L.in_local, o_.act_dtype),
-                 ord);
+                 name, ord);
     };
     if (o_.ors && g_.size(L.out_dim) == 1) {
       weight_grad();
@@ -340,12 +378,12 @@ class Generator {
   }
 
   void block_forward(int l) {
-    layer_norm(l, "ln1");
+    layer_norm(l, kLn1);
     linear_forward(l, 0, false);
     if (m_.llama()) compute(l, "rope");
     compute(l, "attention");
     linear_forward(l, 1, false);
-    layer_norm(l, "ln2");
+    layer_norm(l, kLn2);
     linear_forward(l, 2, !m_.llama());
     if (m_.llama()) compute(l, "swiglu");
     linear_forward(l, 3, false);
@@ -361,12 +399,12 @@ class Generator {
     linear_backward(l, 3, !m_.llama());
     if (m_.llama()) compute(l, "swiglu.bwd");
     linear_backward(l, 2, false);
-    layer_norm_backward(l, "ln2");
+    layer_norm_backward(l, kLn2);
     linear_backward(l, 1, false);
     compute(l, "attention.bwd");
     if (m_.llama()) compute(l, "rope.bwd");
     linear_backward(l, 0, false);
-    layer_norm_backward(l, "ln1");
+    layer_norm_backward(l, kLn1);
     bucket_reduce(l);
   }
 
@@ -379,17 +417,18 @@ class Generator {
     }
     const bool head = b == L_;
     const int layer = head ? -1 : b;
-    const char* name = head ? "head" : "block";
+    const std::string_view name = head ? "head" : "block";
     const std::int64_t small = head ? head_small_params(m_, g_) : block_small_params(m_, g_);
     const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
     const int z = issue(op(layer, name, CollRole::param_grad_reduce, CollKind::all_reduce, Group::z,
-                           small, o_.grad_dtype));
+                           small, o_.grad_dtype),
+                        name);
     if (!o_.ors) wait(z);
     bucket_deps_.push_back(z);
     const CollKind kind = optimizer_sharded(o_) ? CollKind::reduce_scatter : CollKind::all_reduce;
     const int d = issue(op(layer, name, CollRole::data_grad_reduce, kind, Group::data,
                            data_chunk(count, o_), o_.grad_dtype),
-                        -1, bucket_deps_);
+                        name, -1, bucket_deps_);
     if (grads_sharded_) hold_bucket(b, d);
     if (!o_.ors) wait(d);
     bucket_deps_.clear();
@@ -399,12 +438,13 @@ class Generator {
     phase_ = Phase::forward;
     compute(-1, "embedding");
     for (int l = 0; l < L_; ++l) block_forward(l);
-    layer_norm(-1, "ln_f");
+    layer_norm(-1, kLnF);
     linear_forward(-1, 4, false);
     compute(-1, "ce");
     if (g_.gy > 1)
       wait(issue(
-          op(-1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T_, DType::f32)));
+          op(-1, "loss", CollRole::ce_stats, CollKind::all_gather, Group::y, 3 * T_, DType::f32),
+          "loss"));
     compute(-1, "ce_combine");
   }
 
@@ -414,7 +454,7 @@ class Generator {
     take_bucket(L_);
     compute(-1, "ce.bwd");
     linear_backward(-1, 4, false);
-    layer_norm_backward(-1, "ln_f");
+    layer_norm_backward(-1, kLnF);
     const std::vector<int> head_deps = bucket_deps_;  // the LM head's reduce-scatter
     for (int l = L_ - 1; l >= 0; --l) block_backward(l);
     compute(-1, "embedding.bwd");
@@ -426,16 +466,18 @@ class Generator {
     phase_ = Phase::step;
     compute(-1, "sumsq");
     wait(issue(
-        op(-1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2, DType::f32)));
+        op(-1, "global", CollRole::scalars, CollKind::all_reduce, Group::world, 2, DType::f32),
+        "global"));
     const bool sharded = optimizer_sharded(o_);
     for (int b = 0; b <= L_; ++b) {
       const bool head = b == L_;
       compute(head ? -1 : b, "adamw");
       if (!sharded) continue;
       const std::int64_t count = head ? head_bucket_count(m_, g_) : block_bucket_count(m_, g_);
-      const int h =
-          issue(op(head ? -1 : b, head ? "head" : "block", CollRole::param_gather,
-                   CollKind::all_gather, Group::data, data_chunk(count, o_), o_.act_dtype));
+      const std::string_view name = head ? "head" : "block";
+      const int h = issue(op(head ? -1 : b, name, CollRole::param_gather, CollKind::all_gather,
+                             Group::data, data_chunk(count, o_), o_.act_dtype),
+                          name);
       if (!o_.ors) wait(h);
     }
     if (sharded) wait_all();
@@ -451,9 +493,16 @@ class Generator {
   int steps_ = 1, micro_ = 0;
   Phase phase_ = Phase::forward;
   bool rc_ = false;
-  GptSchedule out_;
-  std::vector<std::size_t> issue_step_;
-  std::vector<bool> waited_;
+  StepVisitor& sink_;
+  ScheduleCounts out_;
+  // Per collective id: what its wait step repeats.
+  struct Issued {
+    int layer;
+    LinearOrdinal linear;
+    std::string_view op;
+    bool waited;
+  };
+  std::vector<Issued> issued_;
   // Gathers.
   std::vector<Request> gathers_;
   std::vector<int> gather_slot_, gather_id_;
@@ -474,9 +523,33 @@ class Generator {
 
 }  // namespace
 
-GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o) {
+ScheduleCounts schedule_counts(const GptShape& m, const GptPlanOptions& o) {
+  ScheduleCounts c;
+  c.micro_steps = static_cast<int>(micro_steps(o));
+  if (o.grid.gz > 1)  // every layer's block when cached, else the ring; + the LM head's
+    c.gathered_slots = o.cache_weights ? static_cast<int>(4 * m.layers + 1)
+                                       : (o.recompute ? 4 : 1) + (o.oag ? 1 : 0) + 1;
+  c.dw_slots = dw_slots(m, o);
+  c.bucket_slots = gradients_sharded(o) ? grad_bucket_slots(o) + 1 : 0;
+  return c;
+}
+
+ScheduleCounts visit_gpt_schedule(const GptShape& m, const GptPlanOptions& o,
+                                  StepVisitor& visitor) {
   validate_gpt_plan(m, o);
-  return Generator(m, o).run();
+  return Generator(m, o, visitor).run();
+}
+
+GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o) {
+  struct Collect final : StepVisitor {
+    GptSchedule out;
+    void step(const Step& s, const CollOp* issued) override {
+      out.steps.push_back(s);
+      if (issued) out.collectives.push_back(*issued);
+    }
+  } c;
+  static_cast<ScheduleCounts&>(c.out) = visit_gpt_schedule(m, o, c);
+  return std::move(c.out);
 }
 
 }  // namespace ovb

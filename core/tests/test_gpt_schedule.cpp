@@ -69,7 +69,7 @@ std::vector<std::string> after_forward(const GptSchedule& s) {
   for (const Step& st : s.steps)
     if (st.phase != Phase::forward)
       out.push_back(
-          std::string(name_of(st.kind)) + " " + st.op + " " + std::to_string(st.gemm.m) + "x" +
+          std::string(name_of(st.kind)) + " " + std::string(st.op) + " " + std::to_string(st.gemm.m) + "x" +
           std::to_string(st.gemm.n) + "x" + std::to_string(st.gemm.k) +
           (st.coll >= 0 ? " " + describe(s.collectives[static_cast<std::size_t>(st.coll)]) : ""));
   return out;
@@ -144,7 +144,7 @@ TEST(GptSchedule, OarWaitsAfterTheWeightGradient) {
     std::vector<std::string> order;
     for (const Step& st : s.steps)
       if (st.phase == Phase::backward && st.layer == -1 && st.linear.value == 4)
-        order.push_back(std::string(name_of(st.kind)) + " " + st.op);
+        order.push_back(std::string(name_of(st.kind)) + " " + std::string(st.op));
     const std::vector<std::string> want =
         std::string(flags) == "oar"
             ? std::vector<std::string>{"compute lm_head.dx", "issue lm_head", "compute lm_head.dw",
@@ -182,7 +182,7 @@ TEST(GptSchedule, TpChunksForwardByHand) {
       for (const Step& st : s.steps) {
         if (st.phase != Phase::forward || st.op.rfind(layer, 0) != 0) continue;
         if (st.kind == StepKind::compute && st.op == std::string(layer) + ".fwd")
-          got.push_back("compute " + st.op + " " + std::to_string(st.gemm.m) + "x" +
+          got.push_back("compute " + std::string(st.op) + " " + std::to_string(st.gemm.m) + "x" +
                         std::to_string(st.gemm.n) + "x" + std::to_string(st.gemm.k));
         if (st.kind == StepKind::issue)
           got.push_back("issue " + std::string(name_of(st.stream)) + " " +
@@ -214,7 +214,7 @@ TEST(GptSchedule, GemmShapes) {
   const GptSchedule s = gpt_schedule(m, opts("2x2x1x1", "none"));
   std::map<std::string, GemmShape> g;
   for (const Step& st : s.steps)
-    if (st.kind == StepKind::compute && st.gemm.m > 0 && !st.recompute) g[st.op] = st.gemm;
+    if (st.kind == StepKind::compute && st.gemm.m > 0 && !st.recompute) g[std::string(st.op)] = st.gemm;
   const std::int64_t T = 8 * 16, h = 64;
   EXPECT_EQ(g["qkv.fwd"], (GemmShape{T, 3 * h / 2, h / 2}));
   EXPECT_EQ(g["qkv.dx"], (GemmShape{T, h / 2, 3 * h / 2}));

@@ -22,7 +22,7 @@ Prediction predict(const GptShape& m, const GptPlanOptions& o, const Machine& mc
   p.machine = mc.name;
   p.compute = compute_terms(m, o, mc);
   p.comm = plan_comm(m, o, mc);
-  p.timeline = simulate(p.compute, p.comm, o, mc);
+  p.timeline = simulate(m, p.compute, p.comm, o, mc);
   p.memory = gpt_memory(m, o);
   p.memory_limit_bytes = memory_limit_bytes(mc);
   p.fits = p.memory.total() <= p.memory_limit_bytes;

@@ -71,7 +71,7 @@ class Chooser {
     const PlanComm& pc = comm_on(i, k);
     GptPlanOptions o = vs_[i].options;
     o.grid = orders_[k];
-    return simulate(compute(i), pc, o, mc_, give_up_at_us);
+    return simulate(m_, compute(i), pc, o, mc_, give_up_at_us);
   }
 
   Candidate candidate(std::size_t i, std::size_t k, Timeline tl) const {

@@ -100,7 +100,8 @@ std::vector<Range> ranges_of(const std::vector<Span>& spans, double iteration_us
 
 std::vector<Span> predicted_spans(const Prediction& p, const Machine& mc) {
   std::vector<Span> spans;
-  simulate(p.compute, p.comm, p.options, mc, std::numeric_limits<double>::infinity(), &spans);
+  simulate(p.shape, p.compute, p.comm, p.options, mc, std::numeric_limits<double>::infinity(),
+           &spans);
   return spans;
 }
 

@@ -336,10 +336,10 @@ TEST(Search, ReplayGivesUpOnlyWhenItCannotBeFaster) {
   o.micro_batch = 1;
   const Prediction p = predict(m, o, mc);
   const double t = p.timeline.iteration_us;
-  EXPECT_EQ(simulate(p.compute, p.comm, o, mc, t * (1 + 1e-12)).iteration_us, t);
+  EXPECT_EQ(simulate(m, p.compute, p.comm, o, mc, t * (1 + 1e-12)).iteration_us, t);
   // Checked after every block: past the last one (the step), the time comes back whole.
-  const double late = simulate(p.compute, p.comm, o, mc, 0.99 * t).iteration_us;
+  const double late = simulate(m, p.compute, p.comm, o, mc, 0.99 * t).iteration_us;
   EXPECT_TRUE(std::isinf(late) || late == t) << late;
   for (double f : {0.5, 0.01})
-    EXPECT_TRUE(std::isinf(simulate(p.compute, p.comm, o, mc, f * t).iteration_us)) << f;
+    EXPECT_TRUE(std::isinf(simulate(m, p.compute, p.comm, o, mc, f * t).iteration_us)) << f;
 }

@@ -7,7 +7,9 @@
 // It is the order gpt4d performs: its issues and waits equal this list step by step for every
 // grid and option (endtoend/tests/test_collective_log.cpp checks the sequence), and
 // gpt_collectives() is this schedule's issues without overlap flags. A new overlap scheme changes
-// the generator (gpt_schedule.cpp); the consumers read the steps.
+// the generator (gpt_schedule.cpp); the consumers read the steps - as a list (gpt_schedule()) or,
+// without storing them, one at a time (visit_gpt_schedule(): what the model's replay does for every
+// variant of a search).
 #pragma once
 
 #include <cstdint>
@@ -62,8 +64,9 @@ struct Step {
   bool recompute = false;  // inside the recomputed forward of a block's backward
   StreamId stream = StreamId::compute;
   // compute: the kernel ("qkv.fwd", "qkv.dx", "qkv.dw", "ln1.stats", "ln1", "attention", ...);
-  // issue / wait: the collective's op (CollOp::op).
-  std::string op;
+  // issue / wait: the collective's op (CollOp::op); slot steps: the pool's name. Always a constant
+  // of the generator (static storage): a consumer may keep it, or key a table by it.
+  std::string_view op;
   GemmShape gemm;  // compute GEMMs
   int coll = -1;   // issue / wait: the collective's id (its index in GptSchedule::collectives)
   std::vector<int> deps;  // issue: ids of the collectives it starts after (besides the compute
@@ -72,15 +75,21 @@ struct Step {
   int slot = -1;
 };
 
-struct GptSchedule {
-  std::vector<Step> steps;
-  std::vector<CollOp> collectives;  // by id = issue order; group_size filled in
-  // Resolved counts.
+// The resolved counts of a schedule.
+struct ScheduleCounts {
   int micro_steps = 1;
   int gathered_slots = 0;  // Gz > 1: 4L+1 cached, else ring K (1, 4 with recompute, +1 with OAG)
                            // + the LM head's
   int dw_slots = 0;        // dw_slots()
   int bucket_slots = 0;    // sharded gradients: grad_bucket_slots() + the head bucket's, else 0
+};
+
+// The counts of gpt_schedule(m, o) without generating it (what gpt_memory() charges for the slots).
+ScheduleCounts schedule_counts(const GptShape& m, const GptPlanOptions& o);
+
+struct GptSchedule : ScheduleCounts {
+  std::vector<Step> steps;
+  std::vector<CollOp> collectives;  // by id = issue order; group_size filled in
 
   const Step& issue_of(int coll) const;  // the issue step of collective `coll`
 };
@@ -88,6 +97,18 @@ struct GptSchedule {
 // The schedule of one iteration on one rank (every rank of a grid has the same one). Validates
 // the plan (UsageError naming the failed rule).
 GptSchedule gpt_schedule(const GptShape& m, const GptPlanOptions& o);
+
+// The same steps handed to `visitor` one at a time, in order, none stored: `issued` is the
+// collective of an issue step (group_size filled in; valid during the call), else null. The step
+// is valid during the call only. Returns the counts. gpt_schedule() is this visit collected.
+class StepVisitor {
+ public:
+  virtual void step(const Step& s, const CollOp* issued) = 0;
+
+ protected:
+  ~StepVisitor() = default;
+};
+ScheduleCounts visit_gpt_schedule(const GptShape& m, const GptPlanOptions& o, StepVisitor& visitor);
 
 // One line per step, e.g. "forward L1 compute qkv.fwd gemm 64x96x32", "backward issue c15
 // backward L0 qkv weight_grad_scatter reduce_scatter z(2) count=3072 fp32 on grad", "backward

@@ -13,28 +13,35 @@
 //   their .bwd, ce_combine, .bias_accumulate, bucket.zero, sumsq).
 // Summed over the schedule this is ComputeTerms::total_us() (tested), so the export and the
 // model agree on the compute of one iteration. An op name the model does not know is an Error.
+// The costs are the replay's own (KernelCosts, analysis/model/src/kernel_cost.hpp): the export and
+// the timeline price every step with one definition.
 #pragma once
+
+#include <memory>
 
 #include "ovb/gpt_plan.hpp"
 #include "ovb/gpt_schedule.hpp"
 #include "ovb/model/compute_cost.hpp"
 #include "ovb/model/machine.hpp"
+#include "ovb/model/plan_comm.hpp"
 
 namespace ovb::model {
+
+class KernelCosts;
 
 class StepCoster {
  public:
   StepCoster(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
+  ~StepCoster();
+  StepCoster(const StepCoster&) = delete;  // the costs refer to ct_ and pc_
+  StepCoster& operator=(const StepCoster&) = delete;
   double compute_us(const Step& s) const;  // s.kind == compute
   const ComputeTerms& terms() const { return ct_; }
 
  private:
-  const LinearCompute& linear(const Step& s) const;
-  const GptShape& m_;
-  const GptPlanOptions& o_;
-  const Machine& mc_;
   ComputeTerms ct_;
-  double bucket_elements_ = 0;  // every bucket's data chunk, summed (the optimizer's share)
+  PlanComm pc_;
+  std::unique_ptr<KernelCosts> costs_;  // remembers GEMM costs by shape as it goes
 };
 
 }  // namespace ovb::model

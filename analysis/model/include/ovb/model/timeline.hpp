@@ -1,24 +1,22 @@
-// Overlap term of the model: one iteration replayed on a compute stream and three communication
-// streams (tensor-parallel all-reduces, Z all-gathers, gradient reductions), in the order gpt4d
-// runs it (docs/algorithm.md, "Streams and the overlap optimisations"):
-//  - without flags every collective blocks the compute stream;
-//  - OAR: the backward dX all-reduce runs while the dW GEMM computes;
-//  - ORS: Z reduce-scatters, block/head small-parameter and data-parallel bucket all-reduces are
-//    queued on the gradient stream and waited for once, before the step (when a layer's dX
-//    all-reduce is not issued - its group has size 1 - the dW GEMM and its reduce-scatter come
-//    before the dX GEMM);
-//  - sharded optimizer: the data reduce-scatters take the place of the bucket all-reduces (and
-//    are queued like them under ORS); in the step each bucket's data all-gather of updated
-//    weights follows its share of AdamW: blocking without ORS, with ORS on the gradient stream
-//    behind the next buckets' updates, all waited for at the end of the step;
-//  - OAG: each Z all-gather is issued when the previous one of its phase was consumed (one layer
-//    ahead), so it hides behind the previous layer's work.
-// Micro-steps: forward and backward run once per micro-step, the Z small-parameter and data
-// reductions in the last one only; the gradient stream carries over from one micro-step to the
-// next (the ORS ring included), and a micro-step after the first waits, before adding a layer's
-// accumulated shard, for that layer's reduce-scatter of the micro-step before (as gpt4d does).
-// A collective running asynchronously is stretched by (1 + comm_slowdown); the compute stream is
-// stretched by compute_slowdown times the time the collective ran under it (interference).
+// Overlap term of the model: a replay of the iteration's schedule (ovb::visit_gpt_schedule(), the
+// steps gpt4d performs, docs/schedule.md) on a compute stream and the schedule's three
+// communication streams (tp, gather, grad). Nothing about the order is written here: a new
+// overlap scheme in the generator is priced by the same replay.
+//  - compute step: its GEMM at the step's own shape (gemm_term(): the machine's GEMM rate, so a
+//    GEMM cut into chunks runs each at the chunks' rate), plus for a forward or dX GEMM the
+//    layer's memory-bound epilogue (bias, activation, residual, in proportion to the step's
+//    rows); a memory-bound kernel by its name from ComputeTerms (layer norms, attention,
+//    embedding, cross-entropy, accumulations, AdamW in proportion to each bucket's chunk; the
+//    norms' statistics, RoPE, SwiGLU and GELU are inside the terms they belong to and cost 0);
+//  - issue: the collective's cost (PlanComm's table on o.grid, else cost_collective() for a
+//    (group, kind, count, dtype) the table lacks), starting after the compute stream's work so
+//    far, its stream's previous collective and its dependencies;
+//  - wait: the compute stream moves to the collective's end; slot takes and releases are both
+//    compute-stream steps in order, so a take never precedes the release it needs.
+// Interference: a collective waited for right after its issue runs alone (not stretched); any
+// other runs while the compute stream works and is stretched by (1 + comm_slowdown); at a wait
+// (or a run of consecutive waits, e.g. the end of backward) the compute stream is stretched by
+// compute_slowdown times the time each collective ran before the first of those waits.
 // iteration = compute + interference + exposed communication, exactly.
 #pragma once
 
@@ -50,12 +48,11 @@ struct Timeline {
 };
 
 // One interval of the predicted iteration on one stream (what `ovb-model explain --timeline`
-// writes as a trace). Compute spans are on StreamId::compute (interference included in the op that
-// ran stretched: the compute stream's last op, else a span "interference"); a collective's span is
-// its time on its communication stream (stream_of(op)); the compute stream's wait for it, where it
-// was exposed, is a span named "wait <op>" on the compute stream. Spans of one stream never
-// overlap, and the compute stream's add up to iteration_us (compute + interference + exposed).
-// Empty intervals are left out.
+// writes as a trace). Compute spans are on StreamId::compute; the interference charged at a wait
+// is added to the compute op just before it (the last that ran under the collective; a span named
+// "interference" where there is none); a collective's span is its time on its communication
+// stream; the compute stream's wait for it, where it was exposed, is a span named "wait <op>" on
+// the compute stream. The compute stream's spans tile [0, iteration].
 struct Span {
   StreamId stream = StreamId::compute;
   std::string name;  // the step's op: "qkv.fwd", "attention", ...; a collective's CollOp::op
@@ -68,22 +65,33 @@ struct Span {
   int layer = -1;  // block index (a wait's: that of its collective's issue); -1 outside the blocks
 };
 
-// give_up_at_us: the search's shortcut for a variant that cannot beat one already found. The
-// compute stream's clock only moves forward, so once it reaches this time (checked after every
-// block) the iteration cannot end earlier: the replay stops and returns iteration_us =
-// infinity (the other terms partial). spans: when given, every interval of the replay is
-// appended (no cost when null, as in the search).
-Timeline simulate(const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
-                  const Machine& mc,
+// The replay of gpt_schedule(m, o) with ct's compute costs and pc's collective costs (pc costed on
+// o.grid). give_up_at_us: the search's shortcut for a variant that cannot beat one already found.
+// The compute stream's clock only moves forward, so once it reaches this time (checked at every
+// compute step and at the end) the iteration cannot end earlier: the replay stops and returns
+// iteration_us = infinity (the other terms partial). spans: when given, every interval of the
+// replay is appended (no cost when null, as in the search). When no collective can overlap under
+// o (every one waited for at its issue: blocking_comm_us() is all of pc) and no spans are asked
+// for, the result is computed as what the replay then is, the sum of its terms (equal to the
+// replay up to rounding, tested): the search's configurations without overlap flags.
+Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
+                  const GptPlanOptions& o, const Machine& mc,
                   double give_up_at_us = std::numeric_limits<double>::infinity(),
                   std::vector<Span>* spans = nullptr);
 
-// The communication the compute stream waits for in full under o's overlap flags: the blocking
-// calls of simulate() (every collective without flags; with OAG the Z all-gathers, with OAR the
-// dX all-reduces, with ORS the gradient reductions and the step's all-gathers run
-// asynchronously and are left out), each with its multiplicity per iteration. Nothing is
-// subtracted from the iteration, so ct.total_us() + this is a lower bound of iteration_us; without
-// overlap flags (and so nothing asynchronous) it is the iteration itself, up to rounding.
+// The same replay of a schedule given as a list: gpt_schedule(m, o), or one changed by hand (a
+// test's chunked collective). Its collectives are costed on o.grid like simulate()'s.
+Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const ComputeTerms& ct,
+                         const PlanComm& pc, const GptPlanOptions& o, const Machine& mc,
+                         std::vector<Span>* spans = nullptr);
+
+// The communication the compute stream waits for in full under o's overlap flags: the roles the
+// schedule always waits for right after their issue (every collective without flags; with OAG
+// the Z all-gathers, with OAR the dX all-reduces, with ORS the gradient reductions and the step's
+// all-gathers are waited for later and are left out), each with its multiplicity per iteration.
+// Nothing is subtracted from the iteration, so ct.total_us() + this is a lower bound of
+// iteration_us; without overlap flags (and so nothing asynchronous) it is the iteration itself, up
+// to rounding.
 double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o);
 
 }  // namespace ovb::model
