@@ -3,6 +3,7 @@
 // predicted here, one by one, and the fastest that fits taken, the earliest on a tie).
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "ovb/model/choices.hpp"
 #include "ovb/model/predict.hpp"
 #include "ovb/model/search.hpp"
+#include "ovb/model/timeline.hpp"
 
 using namespace ovb;
 using namespace ovb::model;
@@ -125,4 +127,23 @@ TEST(TpChoice, SearchChoosesTheFastestChunkCountPerConfiguration) {
   }
   EXPECT_GT(tp_won, 0);
   EXPECT_GT(tp_lost, 0);
+}
+
+// tp alone (no other overlap flag): its output all-reduces run under the GEMM slices, so the
+// iteration is the replay's (asked for spans, simulate() always replays), not the sum of the
+// terms with every collective blocking, which would price tp like no overlap at all.
+TEST(TpChoice, TpAloneIsReplayedNotSummed) {
+  const Machine mc = load_machine("perlmutter-a100");
+  const GptShape m = gpt_preset("1.3B");
+  GptPlanOptions o = test::plan_on("2x2x1x2", 16);
+  o.act_dtype = DType::bf16;
+  o.otp = true;
+  const Prediction p = predict(m, o, mc);
+  std::vector<Span> spans;
+  const Timeline replayed = simulate(m, p.compute, p.comm, o, mc,
+                                     std::numeric_limits<double>::infinity(), &spans);
+  EXPECT_EQ(p.timeline.iteration_us, replayed.iteration_us);
+  GptPlanOptions none = o;
+  none.otp = false;
+  EXPECT_NE(p.timeline.iteration_us, predict(m, none, mc).timeline.iteration_us);
 }
