@@ -152,9 +152,9 @@ StrategySearch search_4d(const StrategyQuery& q) {
     j.update(choice_json(c.options));
     return j;
   };
-  out.columns = {"grid",    "order",   "mb",     "steps",   "shard", "tp",    "iter ms",
-                 "compute", "interf",  "exposed", "x",      "y",     "z",     "data",
-                 "world",   "mem GB",  "fits",    "MFU %"};
+  out.columns = {"grid",    "order",   "mb",     "steps",   "shard", "tp",
+                 "iter ms", "compute", "interf", "exposed", "x",     "y",
+                 "z",       "data",    "world",  "mem GB",  "fits",  "MFU %"};
   out.row = [r](std::size_t i, const nlohmann::json& j) {
     const Candidate& c = r->ranked.at(i);
     const Timeline& tl = c.timeline;

@@ -322,7 +322,8 @@ TEST(Search, MicroBatchCandidatesAreEveryDivisor) {
   }
   EXPECT_EQ(zero2, 3);
   c.shard_optimizer = false;  // not chosen: o's own sharding, ZeRO-2
-  for (const GptPlanOptions& x : plan_variants(test::small_gpt(), o, c)) EXPECT_TRUE(gradients_sharded(x));
+  for (const GptPlanOptions& x : plan_variants(test::small_gpt(), o, c))
+    EXPECT_TRUE(gradients_sharded(x));
 }
 
 // The search's shortcut: a replay told to give up at a time after the iteration's end gives the

@@ -34,14 +34,16 @@ Prediction fastest_by_hand(const GptShape& m, const GptPlanOptions& o, const Cho
   for (const GptPlanOptions& v : plan_variants(m, o, c)) ps.push_back(predict(m, v, mc));
   std::size_t best = 0;
   for (std::size_t i = 1; i < ps.size(); ++i)
-    if (ps[i].fits && (!ps[best].fits ||
-                       ps[i].timeline.iteration_us < ps[best].timeline.iteration_us))
+    if (ps[i].fits &&
+        (!ps[best].fits || ps[i].timeline.iteration_us < ps[best].timeline.iteration_us))
       best = i;
   EXPECT_TRUE(ps[best].fits);
   return ps[best];
 }
 
-int chunks_of(const GptPlanOptions& o) { return o.otp ? o.tp_chunks : 0; }
+int chunks_of(const GptPlanOptions& o) {
+  return o.otp ? o.tp_chunks : 0;
+}
 
 }  // namespace
 
@@ -140,8 +142,8 @@ TEST(TpChoice, TpAloneIsReplayedNotSummed) {
   o.otp = true;
   const Prediction p = predict(m, o, mc);
   std::vector<Span> spans;
-  const Timeline replayed = simulate(m, p.compute, p.comm, o, mc,
-                                     std::numeric_limits<double>::infinity(), &spans);
+  const Timeline replayed =
+      simulate(m, p.compute, p.comm, o, mc, std::numeric_limits<double>::infinity(), &spans);
   EXPECT_EQ(p.timeline.iteration_us, replayed.iteration_us);
   GptPlanOptions none = o;
   none.otp = false;

@@ -1,6 +1,6 @@
 // What ovb-model chooses per configuration when the user leaves it open (--micro-batch auto,
-// --shard-optimizer auto, --tp-chunks auto): the plan variants tried for one grid, and which of two outcomes wins.
-// The search tries them per grid and order; explain per grid (choose()).
+// --shard-optimizer auto, --tp-chunks auto): the plan variants tried for one grid, and which of two
+// outcomes wins. The search tries them per grid and order; explain per grid (choose()).
 #pragma once
 
 #include <cstdint>
