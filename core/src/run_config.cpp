@@ -1,6 +1,8 @@
 // The run-configuration table and its CLI, validation and JSON (see ovb/run_config.hpp).
 #include "ovb/run_config.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <sstream>
 
 #include "ovb/cli.hpp"
@@ -147,15 +149,25 @@ CLI::Option* add_grid_row(CLI::App& app, GridShape& g, const RunOption& r) {
 }
 
 // --micro-batch: a whole number >= 0, or auto (refused later where the binary does not choose).
-const CLI::Validator& micro_batch_check() {
-  static const CLI::Validator v(
-      [](std::string& s) {
+// A whole number that `base` accepts, or auto (--micro-batch, --tp-chunks).
+CLI::Validator whole_or_auto(const CLI::Validator& base) {
+  return CLI::Validator(
+      [base](std::string& s) {
         if (s == "auto") return std::string();
         std::int64_t n = 0;
         if (!CLI::detail::lexical_cast(s, n)) return "must be a whole number or auto, got " + s;
-        return ovb::non_negative()(s);
+        return base(s);
       },
       "INT|auto");
+}
+
+const CLI::Validator& micro_batch_check() {
+  static const CLI::Validator v = whole_or_auto(ovb::non_negative());
+  return v;
+}
+
+const CLI::Validator& tp_chunks_check() {
+  static const CLI::Validator v = whole_or_auto(ovb::positive());
   return v;
 }
 
@@ -359,12 +371,37 @@ std::vector<RunOption> make_table() {
       "issued this many layers earlier)",
       kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
       true));
-  t.push_back(number<int>(
-      "--tp-chunks", "tp_chunks",
-      "With --overlap tp: row slices (of the tokens per rank and micro-step, which it must "
-      "divide) that each forward GEMM with an output all-reduce is cut into, each slice's "
-      "all-reduce running while the next slice computes",
-      kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.tp_chunks; }, pos, true));
+  t.push_back(
+      {"--tp-chunks", "tp_chunks",
+       "With --overlap tp: row slices (of the tokens per rank and micro-step, which it must "
+       "divide) that each forward GEMM with an output all-reduce is cut into, each slice's "
+       "all-reduce running while the next slice computes; auto (ovb-model search and explain): "
+       "the fastest that fits per configuration, among tp off and tp with 2, 4 or 8 slices "
+       "(those that divide the tokens; only where the tensor-parallel group is larger than 1)",
+       kScheduleGroup, false,
+       [](CLI::App& app, RunConfig& c, const RunOption& r) {
+         return app
+             .add_option_function<std::string>(
+                 r.flag,
+                 [&c](const std::string& s) {
+                   c.tp_chunks_auto = s == "auto";
+                   // Checked below; beyond int, a count no token count divides.
+                   if (!c.tp_chunks_auto)
+                     c.plan.tp_chunks = static_cast<int>(
+                         std::min<long long>(std::stoll(s), std::numeric_limits<int>::max()));
+                 },
+                 r.help)
+             ->check(tp_chunks_check())
+             ->default_str(std::to_string(kDefaultTpChunks));
+       },
+       [](const RunConfig& c) { return c.tp_chunks_auto ? json("auto") : json(c.plan.tp_chunks); },
+       [](const json& v, RunConfig& c, const std::string& what) {
+         c.tp_chunks_auto = v.is_string() && v.get<std::string>() == "auto";
+         if (c.tp_chunks_auto) return;
+         if (!v.is_number_integer()) bad_type(what, "a whole number or \"auto\"", v);
+         c.plan.tp_chunks = v.get<int>();
+       },
+       true});
   // A flag that also takes a value: --shard-optimizer alone is "on", as it always was.
   t.push_back(
       {"--shard-optimizer", "shard_optimizer",
@@ -539,8 +576,10 @@ void validate(const RunConfig& cfg) {
       throw UsageError("grid " + g.str() + ": " + names[static_cast<int>(d)] +
                        " must be >= 1, got " + std::to_string(g.size(d)));
   g.world();  // throws when the product overflows
-  if (cfg.micro_batch_auto || cfg.shard_optimizer_auto)
-    throw UsageError(std::string(cfg.micro_batch_auto ? "micro_batch" : "shard_optimizer") +
+  if (cfg.micro_batch_auto || cfg.shard_optimizer_auto || cfg.tp_chunks_auto)
+    throw UsageError(std::string(cfg.micro_batch_auto       ? "micro_batch"
+                                 : cfg.shard_optimizer_auto ? "shard_optimizer"
+                                                            : "tp_chunks") +
                      " is auto: only ovb-model chooses it; give a value");
   validate_gpt_plan(cfg.model, cfg.plan);
 }

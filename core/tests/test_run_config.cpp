@@ -283,7 +283,26 @@ TEST(RunConfig, AutoChoicesOnlyWhereTheBinaryChooses) {
                   "must be >= 0, got -2"));
   EXPECT_TRUE(has(parse({"--preset", "tiny", "--shard-optimizer=maybe"}, nullptr, choosing),
                   "expected on, off or auto, got 'maybe'"));
+  // --tp-chunks auto likewise: chosen by ovb-model, refused elsewhere, said in the JSON.
+  ASSERT_EQ(parse({"--preset", "tiny", "--tp-chunks", "auto"}, &c, choosing), "");
+  EXPECT_TRUE(c.tp_chunks_auto);
+  EXPECT_EQ(to_json(c)["tp_chunks"], "auto");
+  EXPECT_TRUE(run_config_from_json(to_json(c), "r: '").tp_chunks_auto);
+  ASSERT_EQ(parse({"--preset", "tiny", "--tp-chunks", "8"}, &c, choosing), "");
+  EXPECT_FALSE(c.tp_chunks_auto);
+  EXPECT_EQ(c.plan.tp_chunks, 8);
+  EXPECT_TRUE(
+      has(parse({"--preset", "tiny", "--tp-chunks", "auto"}), "auto is ovb-model's choice"));
+  EXPECT_TRUE(has(parse({"--preset", "tiny", "--tp-chunks", "x"}, nullptr, choosing),
+                  "must be a whole number or auto, got x"));
+  s = sample();
+  s.tp_chunks_auto = true;
+  EXPECT_TRUE(has(error_of([&] { validate(s); }), "tp_chunks is auto"));
   json bad = to_json(sample());
+  bad["tp_chunks"] = "four";
+  EXPECT_TRUE(has(error_of([&] { run_config_from_json(bad, "r: '"); }),
+                  "'tp_chunks' must be a whole number or \"auto\""));
+  bad = to_json(sample());
   bad["micro_batch"] = "four";
   EXPECT_TRUE(has(error_of([&] { run_config_from_json(bad, "r: '"); }),
                   "'micro_batch' must be a whole number or \"auto\""));

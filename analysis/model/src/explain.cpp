@@ -68,8 +68,9 @@ std::string explain_text(const Prediction& p) {
   const ComputeTerms& ct = p.compute;
   std::ostringstream os;
   os << describe(m) << ", " << m.parameter_count() << " parameters, batch " << o.batch << ", grid "
-     << o.grid.str() << ", overlap " << overlap_string(o) << ", recompute "
-     << (o.recompute ? "yes" : "no") << ", weights "
+     << o.grid.str() << ", overlap " << overlap_string(o)
+     << (o.otp ? " (tp " + std::to_string(o.tp_chunks) + " chunks)" : std::string())
+     << ", recompute " << (o.recompute ? "yes" : "no") << ", weights "
      << (o.cache_weights ? "cached" : "gathered again")
      << (o.ors ? ", ORS window " + std::to_string(o.ors_window) : std::string()) << ", optimizer "
      << (o.shard_optimizer ? "sharded over data" : "not sharded")

@@ -58,7 +58,8 @@ nlohmann::json choice_json(const GptPlanOptions& o) {
   return {{"micro_batch", micro_batch(o)},
           {"micro_steps", micro_steps(o)},
           {"shard_optimizer", o.shard_optimizer},
-          {"shard_gradients", gradients_sharded(o)}};
+          {"shard_gradients", gradients_sharded(o)},
+          {"tp_chunks", o.otp ? o.tp_chunks : 0}};
 }
 
 nlohmann::json config_json(const GridShape& g, const Timeline& t, double memory_bytes,

@@ -64,6 +64,7 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
     GptPlanOptions o = opt.base;
     o.grid = g;
     if (opt.choose.micro_batch) o.micro_batch = 0;  // every variant is valid when this one is
+    if (opt.choose.tp_chunks) o.otp = false;        // each variant's chunks divide its tokens
     try {
       validate_gpt_plan(m, o);
     } catch (const UsageError& e) {
@@ -73,7 +74,7 @@ SearchResult search(const GptShape& m, const SearchOptions& opt, const Machine& 
     }
     const std::vector<GridShape> orders =
         opt.all_orders ? distinct_orders(g) : std::vector<GridShape>{g};
-    const std::vector<GptPlanOptions> variants = plan_variants(o, opt.choose);
+    const std::vector<GptPlanOptions> variants = plan_variants(m, o, opt.choose);
     r.variants += static_cast<std::int64_t>(variants.size() * orders.size());
     std::vector<Candidate> best =
         choose_per_order(m, variants, orders, mc, r.memory_limit_bytes, opt.exhaustive);

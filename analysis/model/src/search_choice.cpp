@@ -7,7 +7,9 @@
 //  - a variant is replayed only when a lower bound of its iteration can beat the best so far:
 //    first its compute time (no collective list needed), then its compute time plus the
 //    communication that blocks the compute stream (blocking_comm_us(), which without overlap
-//    flags is the iteration itself);
+//    flags is the iteration itself); with tp (sliced GEMMs, rated per slice) the compute part of
+//    both bounds is 0, so a tp variant is only ruled out by its blocking communication or its
+//    replay's give-up;
 //  - the variant with the lowest tighter bound is replayed first (without overlap flags it is
 //    the winner), then those that their bounds do not rule out, from the lowest tighter bound up;
 //  - a replay gives up once its clock passes the best so far (simulate(), give_up_at_us);
@@ -59,12 +61,10 @@ class Chooser {
 
   // Lower bounds of variant i's iteration: compute alone (any order), and compute plus blocking
   // communication on order k.
-  double compute_bound_us(std::size_t i) {
-    return compute(i).total_us(m_.layers, vs_[i].options.recompute) * margin(i);
-  }
+  double compute_bound_us(std::size_t i) { return compute_lower_us(i) * margin(i); }
   double bound_us(std::size_t i, std::size_t k) {
     const double comm = blocking_comm_us(comm_on(i, k), vs_[i].options);
-    return (compute(i).total_us(m_.layers, vs_[i].options.recompute) + comm) * margin(i);
+    return (compute_lower_us(i) + comm) * margin(i);
   }
 
   Timeline replay(std::size_t i, std::size_t k, double give_up_at_us) {
@@ -92,6 +92,14 @@ class Chooser {
     Variant& v = vs_[i];
     if (!v.compute) v.compute = compute_terms(m_, v.options, mc_);
     return *v.compute;
+  }
+
+  // The compute the replay spends at least. With tp the replay runs each GEMM with an output
+  // all-reduce as row slices, each at its own shape's rate, which an interpolated GEMM table may
+  // rate faster than the whole GEMM: no bound from the whole-GEMM terms, 0.
+  double compute_lower_us(std::size_t i) {
+    if (vs_[i].options.otp) return 0;
+    return compute(i).total_us(m_.layers, vs_[i].options.recompute);
   }
 
   const PlanComm& comm_on(std::size_t i, std::size_t k) {

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "ovb/error.hpp"
 #include "ovb/model/flops.hpp"
@@ -70,16 +72,21 @@ std::string summary(const SearchResult& r, const SearchOptions& so, double ms) {
      << (so.pow2_only ? "powers of two" : "all divisors") << "), " << r.invalid << " invalid, "
      << r.configs << " configurations with orders, " << r.unfit << " do not fit in "
      << fmt(r.memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1) << " ms\n";
-  if (so.choose.micro_batch || so.choose.shard_optimizer)
-    os << "  chosen per configuration (the fastest that fits, else the smallest):"
-       << (so.choose.micro_batch ? " micro-batch (one micro-step or a divisor of the local batch)"
-                                 : "")
-       << (so.choose.micro_batch && so.choose.shard_optimizer ? " and" : "")
-       << (so.choose.shard_optimizer
-               ? (so.base.shard_gradients ? " sharding (off, optimizer, optimizer and gradients)"
-                                          : " sharded optimizer (off or on)")
-               : "")
-       << "; " << r.variants << " variants costed\n";
+  std::vector<std::string> chosen;
+  if (so.choose.micro_batch)
+    chosen.emplace_back("micro-batch (one micro-step or a divisor of the local batch)");
+  if (so.choose.shard_optimizer)
+    chosen.emplace_back(so.base.shard_gradients
+                            ? "sharding (off, optimizer, optimizer and gradients)"
+                            : "sharded optimizer (off or on)");
+  if (so.choose.tp_chunks)
+    chosen.emplace_back("tp chunks (off, or 2, 4, 8 where they divide the tokens and Gx*Gy > 1)");
+  if (!chosen.empty()) {
+    os << "  chosen per configuration (the fastest that fits, else the smallest):";
+    for (std::size_t i = 0; i < chosen.size(); ++i)
+      os << (i == 0 ? " " : i + 1 == chosen.size() ? " and " : ", ") << chosen[i];
+    os << "; " << r.variants << " variants costed\n";
+  }
   if (r.unfit > 0) {
     os << "  largest memory term of those that do not fit:";
     for (const auto& [term, n] : r.unfit_by_term) os << " " << term << " " << n;
@@ -97,10 +104,11 @@ std::string none_fit(const SearchResult& r, const SearchOptions& so) {
   if (!f) return "";
   std::ostringstream os;
   os << "  fastest ignoring memory: " << f->grid.str() << " micro-batch " << micro_batch(f->options)
-     << (f->options.shard_optimizer ? ", sharded" : "") << " "
+     << (f->options.shard_optimizer ? ", sharded" : "")
+     << (f->options.otp ? ", tp " + std::to_string(f->options.tp_chunks) + " chunks" : "") << " "
      << fmt(f->timeline.iteration_us / 1e3, 1) << " ms, " << fmt(f->memory_bytes / 1e9)
      << " GB per GPU"
-     << (so.choose.micro_batch || so.choose.shard_optimizer
+     << (so.choose.micro_batch || so.choose.shard_optimizer || so.choose.tp_chunks
              ? " (of each configuration's smallest variant)"
              : "")
      << "\n";
@@ -144,8 +152,9 @@ StrategySearch search_4d(const StrategyQuery& q) {
     j.update(choice_json(c.options));
     return j;
   };
-  out.columns = {"grid", "order", "mb", "steps", "shard", "iter ms", "compute", "interf", "exposed",
-                 "x",    "y",     "z",  "data",  "world", "mem GB",  "fits",    "MFU %"};
+  out.columns = {"grid",    "order",   "mb",     "steps",   "shard", "tp",
+                 "iter ms", "compute", "interf", "exposed", "x",     "y",
+                 "z",       "data",    "world",  "mem GB",  "fits",  "MFU %"};
   out.row = [r](std::size_t i, const nlohmann::json& j) {
     const Candidate& c = r->ranked.at(i);
     const Timeline& tl = c.timeline;
@@ -158,6 +167,7 @@ StrategySearch search_4d(const StrategyQuery& q) {
     row.push_back(gradients_sharded(c.options) ? "grads"
                   : c.options.shard_optimizer  ? "on"
                                                : "off");
+    row.push_back(c.options.otp ? std::to_string(c.options.tp_chunks) : "-");
     for (double v : {tl.iteration_us, tl.compute_us, tl.interference_us, tl.exposed_total_us()})
       row.push_back(fmt(v / 1e3, 3));
     for (Group g : kGroups) row.push_back(fmt(tl.comm_group_us(g) / 1e3, 3));
@@ -183,6 +193,11 @@ StrategyView predict_4d(const StrategyQuery& q, const nlohmann::json& e) {
   if (mb > 0 && micro_batch(o) != mb) o.micro_batch = mb;
   o.shard_optimizer = e.value("shard_optimizer", o.shard_optimizer);
   o.shard_gradients = e.value("shard_gradients", o.shard_gradients);
+  if (e.contains("tp_chunks")) {  // 0: tp off
+    const int n = e["tp_chunks"].get<int>();
+    o.otp = n > 0;
+    if (n > 0) o.tp_chunks = n;
+  }
   const Prediction p = predict(q.model, o, *q.machine);
   return view_of(p.options.grid, p.timeline, p.memory.total(), p.fits);
 }

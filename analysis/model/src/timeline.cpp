@@ -210,7 +210,7 @@ bool always_blocking(CollRole r, const GptPlanOptions& o) {
     case CollRole::param_grad_reduce:
     case CollRole::data_grad_reduce:
     case CollRole::param_gather: return !o.ors;
-    case CollRole::output_reduce:
+    case CollRole::output_reduce: return !o.otp;  // tp: chunked under its GEMM's slices
     case CollRole::ln_stats:
     case CollRole::ln_grad_stats:
     case CollRole::ce_stats:

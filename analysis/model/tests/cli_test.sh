@@ -77,6 +77,17 @@ ok explain-auto "$model" explain 1x1x2x4 --machine perlmutter-a100 --preset 1.3B
 has "$work/explain-auto.json" "d['inputs']['micro_batch'] == 'auto' and d['config']['micro_batch'] * d['config']['micro_steps'] == 2 and d['config']['shard_optimizer'] in (True, False)"
 grep -q "^chosen .*: micro-batch [12] " "$work/explain-auto.out" || fail "explain-auto: no chosen line"
 
+# --tp-chunks auto: each configuration's tp chunk count in the JSON (0: tp off; only 2, 4, 8 and
+# only with a tensor-parallel group) and the table's tp column; explain names it in its header.
+ok search-tp-auto "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 \
+  --overlap all --tp-chunks auto --top 50 --json "$work/search-tp-auto.json"
+has "$work/search-tp-auto.json" "d['inputs']['tp_chunks'] == 'auto' and d['counts']['variants'] > d['counts']['configs'] and all(c['tp_chunks'] in (0, 2, 4, 8) and (c['tp_chunks'] == 0 or c['gx'] * c['gy'] > 1) for c in d['configs'])"
+grep -q " tp  *iter ms" "$work/search-tp-auto.out" || fail "search-tp-auto: no tp column"
+grep -q "tp chunks (off, or 2, 4, 8" "$work/search-tp-auto.out" || fail "search-tp-auto: no chosen line"
+ok explain-tp-auto "$model" explain 2x2x1x2 --machine perlmutter-a100 --preset 1.3B --batch 16 \
+  --overlap all --tp-chunks auto --json "$work/explain-tp-auto.json"
+has "$work/explain-tp-auto.json" "d['inputs']['tp_chunks'] == 'auto' and d['config']['tp_chunks'] in (0, 2, 4, 8)"
+grep -q "^chosen .*, tp \(off\|[248] chunks\) among 4 variants" "$work/explain-tp-auto.out" || fail "explain-tp-auto: no chosen line"
 ok calibrate "$model" calibrate --base generic-h100-8nic \
   --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \
   --overlap "$fixtures/microbench/overlap.json" --overlap-filter prio=equal --name fixture-h100 \
@@ -117,6 +128,8 @@ nofit_rc=$?
 { [ "$nofit_rc" = 1 ] && grep -q "^ovb-model: error: none of the .* fits in .* try --recompute" \
   "$work/nofit.out"; } || fail "nofit: exit $nofit_rc: $(cat "$work/nofit.out")"
 bad micro-batch-word "--micro-batch: must be a whole number or auto, got two" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --micro-batch two
+bad tp-chunks-word "--tp-chunks: must be a whole number or auto, got x" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --tp-chunks x
+bad tp-chunks-zero "--tp-chunks: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --tp-chunks 0
 bad shard-word "expected on, off or auto, got 'maybe'" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 8 --shard-optimizer maybe
 bad zero-gpus "--gpus: must be > 0, got 0" "$model" search --machine perlmutter-a100 "${common[@]}" --gpus 0
 bad zero-seq "--seq: must be > 0, got 0" "$model" search --machine perlmutter-a100 --preset 1.3B --batch 16 --gpus 8 --seq 0

@@ -305,15 +305,15 @@ TEST(Search, MicroBatchCandidatesAreEveryDivisor) {
   GptPlanOptions o = test::plan_on("1x1x2x1", 8);
   Choices c;
   c.shard_optimizer = true;
-  EXPECT_EQ(plan_variants(o, c).size(), 1u);
+  EXPECT_EQ(plan_variants(test::small_gpt(), o, c).size(), 1u);
   o.grid = GridShape::parse("1x1x1x2");
-  EXPECT_EQ(plan_variants(o, c).size(), 2u);
+  EXPECT_EQ(plan_variants(test::small_gpt(), o, c).size(), 2u);
   c.micro_batch = true;
-  EXPECT_EQ(plan_variants(o, c).size(), 6u);  // local batch 4: 0, 2, 1, twice
+  EXPECT_EQ(plan_variants(test::small_gpt(), o, c).size(), 6u);  // local batch 4: 0, 2, 1, twice
   // With --shard-gradients a third level, ZeRO-2; every variant valid (no sharded gradients
   // without the sharded optimizer).
   o.shard_optimizer = o.shard_gradients = true;
-  const std::vector<GptPlanOptions> v = plan_variants(o, c);
+  const std::vector<GptPlanOptions> v = plan_variants(test::small_gpt(), o, c);
   ASSERT_EQ(v.size(), 9u);
   int zero2 = 0;
   for (const GptPlanOptions& x : v) {
@@ -322,7 +322,8 @@ TEST(Search, MicroBatchCandidatesAreEveryDivisor) {
   }
   EXPECT_EQ(zero2, 3);
   c.shard_optimizer = false;  // not chosen: o's own sharding, ZeRO-2
-  for (const GptPlanOptions& x : plan_variants(o, c)) EXPECT_TRUE(gradients_sharded(x));
+  for (const GptPlanOptions& x : plan_variants(test::small_gpt(), o, c))
+    EXPECT_TRUE(gradients_sharded(x));
 }
 
 // The search's shortcut: a replay told to give up at a time after the iteration's end gives the

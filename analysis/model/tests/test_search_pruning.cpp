@@ -79,6 +79,9 @@ SearchResult expect_same_search(const Case& c, SearchOptions so) {
     EXPECT_EQ(a.options.micro_batch, b.options.micro_batch) << where;
     EXPECT_EQ(a.options.shard_optimizer, b.options.shard_optimizer) << where;
     EXPECT_EQ(a.options.shard_gradients, b.options.shard_gradients) << where;
+    EXPECT_EQ(a.options.otp, b.options.otp) << where;
+    EXPECT_EQ(a.options.otp ? a.options.tp_chunks : 0, b.options.otp ? b.options.tp_chunks : 0)
+        << where;
     EXPECT_EQ(a.fits, b.fits) << where;
     EXPECT_EQ(a.memory_bytes, b.memory_bytes) << where;
     EXPECT_EQ(a.memory.total(), b.memory.total()) << where;
@@ -142,6 +145,31 @@ TEST(SearchPruning, SameWithoutChoicesAndOrders) {
   expect_same_search(c, so);
 }
 
+// --tp-chunks auto as well: tp variants (their compute part of the bound is 0, the sliced GEMMs
+// are rated per slice) next to the others, with and without the other overlap flags and with
+// interference; the reference must choose tp on some configurations and not on others.
+TEST(SearchPruning, SameWithTpChunksChosen) {
+  const Machine a100 = load_machine("perlmutter-a100");
+  Machine noisy = load_machine("dgx-h100");
+  noisy.compute_slowdown = 0.2;
+  noisy.comm_slowdown = 0.3;
+  const std::vector<Case> cases = {
+      {"1.3B/16 all,tp", gpt_preset("1.3B"), a100, 16, 64, "all"},
+      {"1.3B/8 none", gpt_preset("1.3B"), a100, 8, 16, "none"},
+      {"13B/64 oar,ors interference", gpt_preset("13B"), noisy, 64, 256, "oar,ors", true},
+  };
+  std::int64_t with_tp = 0, without_tp = 0;
+  for (const Case& c : cases) {
+    SearchOptions so = options_of(c);
+    so.choose.tp_chunks = true;
+    const SearchResult ref = expect_same_search(c, so);
+    for (const Candidate& x : ref.ranked)
+      if (x.fits && x.grid.gx * x.grid.gy > 1) (x.options.otp ? with_tp : without_tp) += 1;
+  }
+  EXPECT_GT(with_tp, 0);
+  EXPECT_GT(without_tp, 0);
+}
+
 // The bound the search prunes with, on every overlap flag: never above the iteration; without
 // flags the iteration itself (every collective blocks), to rounding.
 TEST(SearchPruning, ComputePlusBlockingCommBoundsTheIteration) {
@@ -163,6 +191,13 @@ TEST(SearchPruning, ComputePlusBlockingCommBoundsTheIteration) {
         const std::string where = std::string(overlap) + " sharded " +
                                   std::to_string(sharded) + " mb " + std::to_string(mb);
         EXPECT_LE(bound, t * (1 + 1e-12)) << where;
+        // With tp the output all-reduces run under the GEMM slices: blocking communication alone
+        // still bounds the iteration, and it is smaller by those all-reduces.
+        GptPlanOptions tp = o;
+        tp.otp = true;
+        const Prediction q = predict(m, tp, mc);
+        EXPECT_LE(blocking_comm_us(q.comm, tp), q.timeline.iteration_us * (1 + 1e-12)) << where;
+        EXPECT_LT(blocking_comm_us(q.comm, tp), blocking_comm_us(p.comm, o)) << where;
         if (std::string(overlap) == "none") {
           EXPECT_NEAR(bound, t, 1e-12 * t) << where;
         }

@@ -38,13 +38,14 @@ class Explain : public Command {
     // An impossible grid: the plan's validation message. With auto: the variant search picks.
     const Choices ch = args_.choices();
     const Prediction p = choose(m, o, ch, mc);
-    if (ch.micro_batch || ch.shard_optimizer)
+    if (ch.micro_batch || ch.shard_optimizer || ch.tp_chunks)
       std::cout << "chosen (the fastest that fits, else the smallest): micro-batch "
                 << micro_batch(p.options) << " (" << micro_steps(p.options) << " micro-step"
                 << (micro_steps(p.options) > 1 ? "s" : "") << "), optimizer "
                 << (p.options.shard_optimizer ? "sharded" : "not sharded")
-                << (gradients_sharded(p.options) ? ", gradients too" : "") << " among "
-                << plan_variants(p.options, ch).size() << " variants\n";
+                << (gradients_sharded(p.options) ? ", gradients too" : "") << ", tp "
+                << (p.options.otp ? std::to_string(p.options.tp_chunks) + " chunks" : "off")
+                << " among " << plan_variants(m, p.options, ch).size() << " variants\n";
     std::cout << explain_text(p);
     if (!json_.empty()) {
       nlohmann::json j = explain_json(p);

@@ -45,6 +45,7 @@ Choices ModelArgs::choices() const {
   Choices c;
   c.micro_batch = run.micro_batch_auto;
   c.shard_optimizer = run.shard_optimizer_auto;
+  c.tp_chunks = run.tp_chunks_auto;
   return c;
 }
 
@@ -55,6 +56,7 @@ nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o
   c.plan = o;
   c.micro_batch_auto = run.micro_batch_auto;  // as given: "auto", the choices are per config
   c.shard_optimizer_auto = run.shard_optimizer_auto;
+  c.tp_chunks_auto = run.tp_chunks_auto;
   nlohmann::json j = to_json(c);
   j["model"]["parameters"] = m.parameter_count();  // as gpt4d's result reports it
   j.erase("grid");  // one per configuration, in "configs"

@@ -49,11 +49,12 @@ struct RunConfig {
   // --dtype as given: "auto" leaves plan.act_dtype to the binary (gpt4d: host fp32, cuda bf16;
   // ovb-model: the machine's precision); resolve_dtype() applies it.
   std::string dtype = "auto";
-  // --micro-batch auto, --shard-optimizer auto: ovb-model chooses the value per configuration
-  // (plan.micro_batch and plan.shard_optimizer are then ignored). Only binaries that register
-  // with kAutoChoices accept them; validate() refuses them.
+  // --micro-batch auto, --shard-optimizer auto, --tp-chunks auto: ovb-model chooses the value per
+  // configuration (plan.micro_batch, plan.shard_optimizer, plan.otp and plan.tp_chunks are then
+  // ignored). Only binaries that register with kAutoChoices accept them; validate() refuses them.
   bool micro_batch_auto = false;
   bool shard_optimizer_auto = false;
+  bool tp_chunks_auto = false;
 };
 
 // Which binaries register an option: each binary passes the groups it uses.
@@ -68,8 +69,9 @@ enum RunOptionGroup : unsigned {
   kGradDtypeGroup = 32  // --grad-dtype
 };
 inline constexpr unsigned kAllRunGroups = 63;
-// Not a group of options: the binary chooses --micro-batch and --shard-optimizer itself, so they
-// accept "auto" (ovb-model search and explain). Without it "auto" is refused at parsing.
+// Not a group of options: the binary chooses --micro-batch, --shard-optimizer and --tp-chunks
+// itself, so they accept "auto" (ovb-model search and explain). Without it "auto" is refused at
+// parsing.
 inline constexpr unsigned kAutoChoices = 64;
 
 struct RunOption {
