@@ -62,6 +62,12 @@ def cmd_pick_configs(args):
     try:
         cfgs = [c for c in doc["configs"] if c["fits"]]
         picks = cfgs[:args.count - 1] + cfgs[-1:] if len(cfgs) > args.count else cfgs
+        for c in picks:  # the model check runs every pick under one --overlap: tp cannot vary
+            if int(c.get("tp_chunks") or 0) > 0:
+                raise AnalysisError(f"{args.search}: configuration {c['gx']}x{c['gy']}x{c['gz']}x"
+                                    f"{c['gdata']} chose tp ({c['tp_chunks']} chunks), which the "
+                                    "model check's runs do not take: search without --tp-chunks "
+                                    "auto")
         runs = [{"tag": "g{gx}x{gy}x{gz}x{gdata}-".format(**c) + str(c["order"]).replace(",", ""),
                  "args": ["--gx", str(c["gx"]), "--gy", str(c["gy"]), "--gz", str(c["gz"]),
                           "--gdata", str(c["gdata"]), "--grid-order", str(c["order"]),

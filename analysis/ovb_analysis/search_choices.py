@@ -1,5 +1,8 @@
 """The gpt4d options that carry what an `ovb-model search` entry chose for its configuration (its
-micro-batch and optimizer sharding), for `ovb-analysis pick-configs` and `slurm/emit-sbatch`."""
+micro-batch, optimizer sharding and, with --tp-chunks auto, tp's chunk count), for
+`ovb-analysis pick-configs` and `slurm/emit-sbatch`."""
+
+from . import overlap_flags
 
 
 def choice_args(config, inputs=None):
@@ -20,4 +23,18 @@ def choice_args(config, inputs=None):
         words.append("--shard-optimizer")
         if config.get("shard_gradients", inputs.get("shard_gradients") is True) is True:
             words.append("--shard-gradients")
+    if int(config.get("tp_chunks", 0) or 0) > 0:
+        words += ["--tp-chunks", str(int(config["tp_chunks"]))]
     return words
+
+
+def config_overlap(config, overlap):
+    """gpt4d's --overlap for one entry: the search's flags (a comma string), with tp added where
+    the entry chose it (`tp_chunks` > 0) and removed where it chose tp off (`tp_chunks` 0); an
+    entry without the key (no choice made) keeps the search's flags."""
+    if config.get("tp_chunks") is None:
+        return overlap
+    flags = [f for f in str(overlap).split(",") if f and f not in (overlap_flags.NONE, "tp")]
+    if int(config.get("tp_chunks") or 0) > 0:
+        flags.append("tp")
+    return overlap_flags.text(flags)

@@ -1,6 +1,6 @@
 """The gpt4d options that carry a search entry's choices: micro-batch, sharded optimizer and
 sharded gradients, from the entry or, for older files, from what the inputs pinned."""
-from ovb_analysis.search_choices import choice_args
+from ovb_analysis.search_choices import choice_args, config_overlap
 
 
 def test_chosen_sharding_levels_become_gpt4d_options():
@@ -19,3 +19,15 @@ def test_older_files_take_the_pinned_inputs():
         "--micro-batch", "2", "--shard-optimizer", "--shard-gradients"]
     assert choice_args({}, {"shard_optimizer": True}) == ["--shard-optimizer"]
     assert choice_args({}, {}) == []
+
+
+def test_chosen_tp_chunks_become_the_overlap_flag_and_its_count():
+    chosen = {"micro_batch": 2, "micro_steps": 1, "tp_chunks": 4}
+    off = {"micro_batch": 2, "micro_steps": 1, "tp_chunks": 0}
+    assert choice_args(chosen, {}) == ["--tp-chunks", "4"]
+    assert choice_args(off, {}) == []
+    assert config_overlap(chosen, "oar,ors,oag") == "oar,ors,oag,tp"
+    assert config_overlap(chosen, "none") == "tp"
+    assert config_overlap(off, "oar,ors,oag,tp") == "oar,ors,oag"
+    assert config_overlap(off, "tp") == "none"
+    assert config_overlap({}, "oar,tp") == "oar,tp"  # no choice recorded: the search's flags

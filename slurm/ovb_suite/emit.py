@@ -29,7 +29,7 @@ from .launch import find_binary, pick_build
 from .util import OneLineParser, SuiteError, atomic_write_text, read_json
 
 from ovb_analysis import overlap_flags  # noqa: E402 (the path is set by .util)
-from ovb_analysis.search_choices import choice_args  # noqa: E402
+from ovb_analysis.search_choices import choice_args, config_overlap  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 MODEL_KEYS = ("layers", "hidden", "heads", "seq", "vocab")
@@ -79,7 +79,7 @@ def read_search(path):
         if c.get("fits", True):
             out.append({"rank": int(c.get("rank", i + 1)), "grid": grid,
                         "order": str(c.get("order") or "x,y,z"),
-                        "choices": choice_args(c, inputs)})
+                        "choices": choice_args(c, inputs), "tp_chunks": c.get("tp_chunks")})
     return shape, batch, gpus, str(overlap), sorted(out, key=lambda c: c["rank"])
 
 
@@ -103,7 +103,8 @@ def gpt4d_words(c, shape, batch, overlap, backend, extra):
     if shape.get("recompute"):
         words.append("--recompute")
     words += c.get("choices", [])
-    return words + ["--batch", str(batch), "--overlap", overlap, "--data", "synthetic"] + extra
+    return words + ["--batch", str(batch), "--overlap", config_overlap(c, overlap), "--data",
+                    "synthetic"] + extra
 
 
 def _header(name, gpus, a, array=None):
