@@ -161,6 +161,44 @@ CLI::Validator whole_or_auto(const CLI::Validator& base) {
       "INT|auto");
 }
 
+// A whole number that ovb-model also takes as "auto" (its choice per configuration: `chosen`
+// is set), registered with `check` (whole_or_auto()), written and read back as the number or
+// "auto". A value beyond T is held as T's largest (a count nothing divides).
+template <class T>
+RunOption number_or_auto(const char* flag, const char* key, const char* help, unsigned group,
+                         Field<T> field, Field<bool> chosen, const CLI::Validator& check,
+                         std::string default_text) {
+  return {flag,
+          key,
+          help,
+          group,
+          false,
+          [field, chosen, &check, default_text](CLI::App& app, RunConfig& c, const RunOption& r) {
+            return app
+                .add_option_function<std::string>(
+                    r.flag,
+                    [&c, field, chosen](const std::string& s) {
+                      chosen(c) = s == "auto";
+                      if (!chosen(c))  // checked by `check`
+                        field(c) = static_cast<T>(std::min<long long>(
+                            std::stoll(s), std::numeric_limits<T>::max()));
+                    },
+                    r.help)
+                ->check(check)
+                ->default_str(default_text);
+          },
+          [field, chosen](const RunConfig& c) {
+            return get(c, chosen) ? json("auto") : json(get(c, field));
+          },
+          [field, chosen](const json& v, RunConfig& c, const std::string& what) {
+            chosen(c) = v.is_string() && v.get<std::string>() == "auto";
+            if (chosen(c)) return;
+            if (!v.is_number_integer()) bad_type(what, "a whole number or \"auto\"", v);
+            field(c) = v.get<T>();
+          },
+          true};
+}
+
 const CLI::Validator& micro_batch_check() {
   static const CLI::Validator v = whole_or_auto(ovb::non_negative());
   return v;
@@ -284,36 +322,15 @@ std::vector<RunOption> make_table() {
       "--batch", "batch",
       "Global batch in sequences (split over Gdata*Gz, whole sequences per rank)", kBatchGroup,
       true, [](RunConfig & c) -> auto& { return c.plan.batch; }, pos, false));
-  t.push_back(
-      {"--micro-batch", "micro_batch",
-       "Sequences per data-and-Z shard per micro-step (gradient accumulation over batch / "
-       "(micro-batch x Gdata x Gz) micro-steps; batch must be divisible by micro-batch x Gdata x "
-       "Gz); 0, the default: the whole local batch in one micro-step; auto (ovb-model search "
-       "and explain): the fastest that fits per configuration, among 0 and every divisor of the "
-       "local batch",
-       kBatchGroup, false,
-       [](CLI::App& app, RunConfig& c, const RunOption& r) {
-         return app
-             .add_option_function<std::string>(
-                 r.flag,
-                 [&c](const std::string& s) {
-                   c.micro_batch_auto = s == "auto";
-                   if (!c.micro_batch_auto) c.plan.micro_batch = std::stoll(s);  // checked below
-                 },
-                 r.help)
-             ->check(micro_batch_check())
-             ->default_str("0");
-       },
-       [](const RunConfig& c) {
-         return c.micro_batch_auto ? json("auto") : json(c.plan.micro_batch);
-       },
-       [](const json& v, RunConfig& c, const std::string& what) {
-         c.micro_batch_auto = v.is_string() && v.get<std::string>() == "auto";
-         if (c.micro_batch_auto) return;
-         if (!v.is_number_integer()) bad_type(what, "a whole number or \"auto\"", v);
-         c.plan.micro_batch = v.get<std::int64_t>();
-       },
-       true});
+  t.push_back(number_or_auto<std::int64_t>(
+      "--micro-batch", "micro_batch",
+      "Sequences per data-and-Z shard per micro-step (gradient accumulation over batch / "
+      "(micro-batch x Gdata x Gz) micro-steps; batch must be divisible by micro-batch x Gdata x "
+      "Gz); 0, the default: the whole local batch in one micro-step; auto (ovb-model search "
+      "and explain): the fastest that fits per configuration, among 0 and every divisor of the "
+      "local batch",
+      kBatchGroup, [](RunConfig & c) -> auto& { return c.plan.micro_batch; },
+      [](RunConfig & c) -> auto& { return c.micro_batch_auto; }, micro_batch_check(), "0"));
   // Schedule.
   std::string overlap_help = "Overlap optimisations: none, all, or a comma-separated subset of";
   std::string in_all, named;
@@ -371,37 +388,16 @@ std::vector<RunOption> make_table() {
       "issued this many layers earlier)",
       kScheduleGroup, false, [](RunConfig & c) -> auto& { return c.plan.ors_window; }, pos,
       true));
-  t.push_back(
-      {"--tp-chunks", "tp_chunks",
-       "With --overlap tp: row slices (of the tokens per rank and micro-step, which it must "
-       "divide) that each forward GEMM with an output all-reduce is cut into, each slice's "
-       "all-reduce running while the next slice computes; auto (ovb-model search and explain): "
-       "the fastest that fits per configuration, among tp off and tp with 2, 4 or 8 slices "
-       "(those that divide the tokens; only where the tensor-parallel group is larger than 1)",
-       kScheduleGroup, false,
-       [](CLI::App& app, RunConfig& c, const RunOption& r) {
-         return app
-             .add_option_function<std::string>(
-                 r.flag,
-                 [&c](const std::string& s) {
-                   c.tp_chunks_auto = s == "auto";
-                   // Checked below; beyond int, a count no token count divides.
-                   if (!c.tp_chunks_auto)
-                     c.plan.tp_chunks = static_cast<int>(
-                         std::min<long long>(std::stoll(s), std::numeric_limits<int>::max()));
-                 },
-                 r.help)
-             ->check(tp_chunks_check())
-             ->default_str(std::to_string(kDefaultTpChunks));
-       },
-       [](const RunConfig& c) { return c.tp_chunks_auto ? json("auto") : json(c.plan.tp_chunks); },
-       [](const json& v, RunConfig& c, const std::string& what) {
-         c.tp_chunks_auto = v.is_string() && v.get<std::string>() == "auto";
-         if (c.tp_chunks_auto) return;
-         if (!v.is_number_integer()) bad_type(what, "a whole number or \"auto\"", v);
-         c.plan.tp_chunks = v.get<int>();
-       },
-       true});
+  t.push_back(number_or_auto<int>(
+      "--tp-chunks", "tp_chunks",
+      "With --overlap tp: row slices (of the tokens per rank and micro-step, which it must "
+      "divide) that each forward GEMM with an output all-reduce is cut into, each slice's "
+      "all-reduce running while the next slice computes; auto (ovb-model search and explain): "
+      "the fastest that fits per configuration, among tp off and tp with 2, 4 or 8 slices "
+      "(those that divide the tokens; only where the tensor-parallel group is larger than 1)",
+      kScheduleGroup, [](RunConfig & c) -> auto& { return c.plan.tp_chunks; },
+      [](RunConfig & c) -> auto& { return c.tp_chunks_auto; }, tp_chunks_check(),
+      std::to_string(kDefaultTpChunks)));
   // A flag that also takes a value: --shard-optimizer alone is "on", as it always was.
   t.push_back(
       {"--shard-optimizer", "shard_optimizer",
