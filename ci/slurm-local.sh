@@ -39,7 +39,7 @@ need_tools() {
 pid_alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 
 write_config() {
-  mkdir -p "$dir"/{etc,munge,log,run,state/ctld,state/d}
+  mkdir -p "$dir"/{etc,munge,log,run,state/ctld,state/d,tmp}
   chmod 700 "$dir/munge"
   if [ ! -s "$dir/munge/munge.key" ]; then
     # 1024 random bytes, as mungekey makes; only this private munged reads it.
@@ -59,6 +59,10 @@ AuthInfo=socket=$dir/munge/munge.socket
 CredType=cred/munge
 StateSaveLocation=$dir/state/ctld
 SlurmdSpoolDir=$dir/state/d
+# Steps' scratch (PMIx's spmix_appdir_UID_JOB.STEP) in this folder, not /tmp: a cancelled step leaves
+# its folder behind, and a later cluster that numbers its jobs from 1 again would fail to launch
+# that step ("task launch failed: Unspecified error", slurmd: "Cannot create client cli tmpdir").
+TmpFS=$dir/tmp
 SlurmctldPidFile=$dir/run/slurmctld.pid
 SlurmdPidFile=$dir/run/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
@@ -97,6 +101,9 @@ start() {
   need_tools
   if cluster_ready; then say "already running ($conf)"; return 0; fi
   write_config
+  # No step of this cluster runs while its slurmd is down: scratch left by cancelled steps goes.
+  pid_alive "$dir/run/slurmd.pid" || find "$dir/tmp" -mindepth 1 -maxdepth 1 -name 'spmix_appdir_*' \
+    -exec rm -rf {} +
   if ! pid_alive "$dir/run/munged.pid"; then
     munged --force --key-file="$dir/munge/munge.key" --socket="$dir/munge/munge.socket" \
       --pid-file="$dir/run/munged.pid" --log-file="$dir/log/munged.log" \
