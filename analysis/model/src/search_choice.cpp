@@ -13,7 +13,10 @@
 //  - the variant with the lowest tighter bound is replayed first (without overlap flags it is
 //    the winner), then those that their bounds do not rule out, from the lowest tighter bound up;
 //  - a replay gives up once its clock passes the best so far (simulate(), give_up_at_us);
-//  - the collective list of a variant is built only when first needed, and costed once per order.
+//  - the collective list of a variant is built only when first needed, and costed once per order;
+//  - on a grid of several orders a variant's schedule is compiled once and replayed per order,
+//    an order whose collective costs equal an earlier one's reusing its replay (order_replays.hpp),
+//    within a budget of steps held (beyond it, simulate()).
 #include "search_choice.hpp"
 
 #include <algorithm>
@@ -21,6 +24,7 @@
 #include <limits>
 #include <optional>
 
+#include "order_replays.hpp"
 #include "ovb/model/compute_cost.hpp"
 #include "ovb/model/plan_comm.hpp"
 
@@ -29,6 +33,9 @@ namespace ovb::model {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The steps the compiled schedules of one grid's variants may hold, 4 bytes each: 64 MiB.
+constexpr std::size_t kCompiledStepsBudget = std::size_t{1} << 24;
 
 // A variant of the grid: what does not depend on the X/Y/Z order, built once.
 struct Variant {
@@ -39,13 +46,15 @@ struct Variant {
   std::optional<ComputeTerms> compute;
   std::optional<PlanComm> comm;
   std::size_t costed_for = static_cast<std::size_t>(-1);  // the order comm is costed for
+  OrderReplays replays;                                   // on a grid of several orders
 };
 
 class Chooser {
  public:
+  // exhaustive: every replay is simulate()'s (the reference keeps to the replay of the visit).
   Chooser(const GptShape& m, const std::vector<GptPlanOptions>& variants,
-          const std::vector<GridShape>& orders, const Machine& mc, double limit)
-      : m_(m), orders_(orders), mc_(mc) {
+          const std::vector<GridShape>& orders, const Machine& mc, double limit, bool exhaustive)
+      : m_(m), orders_(orders), mc_(mc), compiled_(!exhaustive && orders.size() > 1) {
     for (const GptPlanOptions& v : variants) {
       Variant x;
       x.options = v;
@@ -71,7 +80,8 @@ class Chooser {
     const PlanComm& pc = comm_on(i, k);
     GptPlanOptions o = vs_[i].options;
     o.grid = orders_[k];
-    return simulate(m_, compute(i), pc, o, mc_, give_up_at_us);
+    if (!compiled_) return simulate(m_, compute(i), pc, o, mc_, give_up_at_us);
+    return vs_[i].replays.replay(m_, compute(i), pc, o, mc_, give_up_at_us, budget_steps_);
   }
 
   Candidate candidate(std::size_t i, std::size_t k, Timeline tl) const {
@@ -126,6 +136,8 @@ class Chooser {
   const std::vector<GridShape>& orders_;
   const Machine& mc_;
   std::vector<Variant> vs_;
+  bool compiled_;  // replays through each variant's OrderReplays
+  std::size_t budget_steps_ = kCompiledStepsBudget;
 };
 
 // Every variant replayed in full, the winner by preferred() in plan_variants() order.
@@ -187,7 +199,7 @@ std::vector<Candidate> choose_per_order(const GptShape& m,
                                         const std::vector<GptPlanOptions>& variants,
                                         const std::vector<GridShape>& orders, const Machine& mc,
                                         double memory_limit_bytes, bool exhaustive) {
-  Chooser ch(m, variants, orders, mc, memory_limit_bytes);
+  Chooser ch(m, variants, orders, mc, memory_limit_bytes, exhaustive);
   std::vector<Candidate> out;
   if (exhaustive) {
     for (std::size_t k = 0; k < orders.size(); ++k) out.push_back(exhaustive_choice(ch, k));

@@ -11,8 +11,8 @@ namespace ovb::model {
 
 // One Candidate per order, in the order of `orders` (every order of one grid's sizes), chosen
 // among `variants` (plan_variants() of a valid plan on that grid). `exhaustive`: replay every
-// variant on every order in full; otherwise only what can still win is replayed
-// (search_choice.cpp), with the same result.
+// variant on every order in full with simulate(); otherwise only what can still win is replayed,
+// from compiled schedules (search_choice.cpp), with the same result.
 std::vector<Candidate> choose_per_order(const GptShape& m,
                                         const std::vector<GptPlanOptions>& variants,
                                         const std::vector<GridShape>& orders, const Machine& mc,

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <span>
 #include <vector>
 
+#include "compiled_schedule.hpp"
 #include "kernel_cost.hpp"
 #include "ovb/error.hpp"
 
@@ -45,31 +47,19 @@ struct Coll {
   std::string_view op;
 };
 
-class Replay final : public StepVisitor {
+// The replay's timing rules (timeline.hpp), fed priced steps: by PricedVisit below as the
+// generator makes them, or from a compiled schedule (replay_compiled()).
+class Replay {
  public:
-  Replay(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
-         const Machine& mc, double give_up_at_us, std::vector<Span>* spans, Timeline& out)
-      : costs_(m, ct, pc, o, mc), mc_(mc), give_up_(give_up_at_us), spans_(spans), out_(out) {
+  Replay(const Machine& mc, double give_up_at_us, std::vector<Span>* spans, Timeline& out)
+      : mc_(mc), give_up_(give_up_at_us), spans_(spans), out_(out) {
     colls_.clear();
   }
 
-  void step(const Step& s, const CollOp* issued) override {
-    switch (s.kind) {
-      case StepKind::compute: {
-        const double us = costs_.compute_us(s);
-        if (held_ >= 0 && us > 0) start_held(false);
-        return compute(s, us);
-      }
-      case StepKind::issue:
-        if (held_ >= 0) start_held(false);
-        return issue(s, *issued);
-      case StepKind::wait:  // a wait for another collective takes no compute time either
-        if (held_ == s.coll) start_held(true);
-        waits_.push_back(s.coll);
-        return;
-      case StepKind::slot_take:
-      case StepKind::slot_release: return;  // both on the compute stream, in order: no time
-    }
+  // A wait for another collective takes no compute time either.
+  void wait(int id) {
+    if (held_ == id) start_held(true);
+    waits_.push_back(id);
   }
 
   void finish() {
@@ -79,10 +69,11 @@ class Replay final : public StepVisitor {
     out_.iteration_us = t_;
   }
 
- private:
+  // A compute step of `us` (s: where it is, for its span).
   void compute(const Step& s, double us) {
+    if (held_ >= 0 && us > 0) start_held(false);
     if (us > 0) flush_waits();  // a step of no time does not end a run of waits
-    if (spans_ && us > 0) {  // a step of no time is no interval
+    if (spans_ && us > 0) {     // a step of no time is no interval
       spans_->push_back(span(StreamId::compute, s.op, t_, t_ + us, s.phase, s.micro_step, s.layer));
       last_compute_ = spans_->size() - 1;
     }
@@ -94,31 +85,25 @@ class Replay final : public StepVisitor {
   // An issue is started when a later step shows whether the compute stream waits for it before
   // any compute time passes (then it runs alone) or works under it (then it is stretched by
   // comm_slowdown): its wait, or a compute step that takes time, or another issue. Its start is
-  // known at its issue; only its end waits.
-  void issue(const Step& s, const CollOp& op) {
+  // known at its issue; only its end waits. `c`: the collective's group, kind, stream and where
+  // it is issued; `id`: its id (issue order).
+  void issue(Coll c, std::span<const int> deps, double cost_us, int id) {
+    if (held_ >= 0) start_held(false);
     flush_waits();
-    const double cost_us = costs_.collective_us(op);
-    if (static_cast<std::size_t>(s.coll) != colls_.size())
+    if (static_cast<std::size_t>(id) != colls_.size())
       throw Error("ovb-model: the schedule's collectives are not numbered in issue order");
-    Coll c;
-    c.group = op.group;
-    c.kind = op.kind;
-    c.stream = s.stream;
-    c.phase = op.phase;
-    c.micro_step = op.micro_step;
-    c.layer = op.layer;
-    c.op = s.op;
     double ready = t_;
-    for (int d : s.deps) ready = std::max(ready, colls_[static_cast<std::size_t>(d)].end);
-    c.start = std::max(ready, stream_free_[static_cast<int>(s.stream)]);
+    for (int d : deps) ready = std::max(ready, colls_[static_cast<std::size_t>(d)].end);
+    c.start = std::max(ready, stream_free_[static_cast<int>(c.stream)]);
     c.end = cost_us;  // the duration until started
     colls_.push_back(c);
-    held_ = s.coll;
-    const int g = static_cast<int>(op.group), k = static_cast<int>(op.kind);
+    held_ = id;
+    const int g = static_cast<int>(c.group), k = static_cast<int>(c.kind);
     out_.comm_us[g][k] += cost_us;
     out_.count[g][k] += 1;
   }
 
+ private:
   void start_held(bool alone) {
     Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
@@ -185,7 +170,6 @@ class Replay final : public StepVisitor {
     return s;
   }
 
-  KernelCosts costs_;
   const Machine& mc_;
   double give_up_;
   std::vector<Span>* spans_;
@@ -200,6 +184,40 @@ class Replay final : public StepVisitor {
 };
 
 thread_local std::vector<Coll> Replay::colls_;
+
+// The generator's steps priced as they come (KernelCosts) and fed to the replay; slot steps take
+// no time.
+class PricedVisit final : public StepVisitor {
+ public:
+  PricedVisit(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
+              const GptPlanOptions& o, const Machine& mc, Replay& replay)
+      : costs_(m, ct, pc, o, mc), replay_(replay) {}
+
+  void step(const Step& s, const CollOp* issued) override {
+    switch (s.kind) {
+      case StepKind::compute: return replay_.compute(s, costs_.compute_us(s));
+      case StepKind::issue: {
+        const CollOp& op = *issued;
+        Coll c;
+        c.group = op.group;
+        c.kind = op.kind;
+        c.stream = s.stream;
+        c.phase = op.phase;
+        c.micro_step = op.micro_step;
+        c.layer = op.layer;
+        c.op = s.op;
+        return replay_.issue(c, s.deps, costs_.collective_us(op), s.coll);
+      }
+      case StepKind::wait: return replay_.wait(s.coll);
+      case StepKind::slot_take:
+      case StepKind::slot_release: return;  // both on the compute stream, in order: no time
+    }
+  }
+
+ private:
+  KernelCosts costs_;
+  Replay& replay_;
+};
 
 // Whether the schedule waits for a collective of this role right after its issue under o's flags.
 bool always_blocking(CollRole r, const GptPlanOptions& o) {
@@ -229,15 +247,13 @@ double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o) {
   return us;
 }
 
-namespace {
-
-// Every collective waited for at its issue: nothing runs under anything, so the replay's result is
-// the sum of its terms (ct.total_us() and each collective once per call).
 bool nothing_overlaps(const PlanComm& pc, const GptPlanOptions& o) {
   bool all = true;
   for_each_slot(pc, [&](const CommSlot& s, double) { all = all && always_blocking(s.op.role, o); });
   return all;
 }
+
+namespace {
 
 Timeline summed(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                 const GptPlanOptions& o) {
@@ -267,9 +283,10 @@ Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
     return out;
   }
   Timeline out;
-  Replay replay(m, ct, pc, o, mc, give_up_at_us, spans, out);
+  Replay replay(mc, give_up_at_us, spans, out);
   try {
-    visit_gpt_schedule(m, o, replay);
+    PricedVisit visit(m, ct, pc, o, mc, replay);
+    visit_gpt_schedule(m, o, visit);
     replay.finish();
   } catch (const GiveUp&) {
     out.iteration_us = std::numeric_limits<double>::infinity();
@@ -281,12 +298,51 @@ Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const Comp
                          const PlanComm& pc, const GptPlanOptions& o, const Machine& mc,
                          std::vector<Span>* spans) {
   Timeline out;
-  Replay replay(m, ct, pc, o, mc, std::numeric_limits<double>::infinity(), spans, out);
+  Replay replay(mc, std::numeric_limits<double>::infinity(), spans, out);
+  PricedVisit visit(m, ct, pc, o, mc, replay);
   for (const Step& s : sched.steps)
-    replay.step(s, s.kind == StepKind::issue
-                       ? &sched.collectives.at(static_cast<std::size_t>(s.coll))
-                       : nullptr);
+    visit.step(s, s.kind == StepKind::issue
+                      ? &sched.collectives.at(static_cast<std::size_t>(s.coll))
+                      : nullptr);
   replay.finish();
+  return out;
+}
+
+Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<double>& collective_us,
+                         const Machine& mc, double give_up_at_us) {
+  using C = CompiledSchedule;
+  if (collective_us.size() != cs.collectives.size())
+    throw Error("ovb-model: a compiled schedule priced with " +
+                std::to_string(collective_us.size()) + " collective costs for its " +
+                std::to_string(cs.collectives.size()));
+  std::vector<Coll> colls(cs.collectives.size());  // what an issue of each records
+  for (std::size_t i = 0; i < colls.size(); ++i) {
+    colls[i].group = cs.collectives[i].op.group;
+    colls[i].kind = cs.collectives[i].op.kind;
+    colls[i].stream = cs.collectives[i].stream;
+  }
+  static const Step kNoSpan;  // no spans: where a compute step is does not matter
+  Timeline out;
+  Replay replay(mc, give_up_at_us, nullptr, out);
+  std::vector<int> deps;
+  int id = 0;
+  try {
+    for (const std::uint32_t word : cs.steps) {
+      const std::uint32_t i = word & C::kIndexMask;
+      switch (word >> C::kKindShift) {
+        case C::compute: replay.compute(kNoSpan, cs.compute_us[i]); break;
+        case C::dep: deps.push_back(static_cast<int>(i)); break;
+        case C::issue:
+          replay.issue(colls[i], deps, collective_us[i], id++);
+          deps.clear();
+          break;
+        case C::wait: replay.wait(static_cast<int>(i)); break;
+      }
+    }
+    replay.finish();
+  } catch (const GiveUp&) {
+    out.iteration_us = std::numeric_limits<double>::infinity();
+  }
   return out;
 }
 

@@ -26,8 +26,8 @@ struct SearchOptions {
   bool all_orders = true;  // every distinct X/Y/Z order, else x,y,z only
   GptPlanOptions base;     // batch, recompute, caching, dtypes, overlap flags (grid ignored)
   Choices choose;          // chosen per configuration instead of taken from base
-  // Replay every variant of every configuration in full (the reference the tests compare the
-  // search with; the same result, slower).
+  // Replay every variant of every configuration in full, each with simulate() (the reference the
+  // tests compare the search with; the same result, slower).
   bool exhaustive = false;
 };
 

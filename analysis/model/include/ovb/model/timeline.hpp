@@ -94,4 +94,9 @@ Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const Comp
 // to rounding.
 double blocking_comm_us(const PlanComm& pc, const GptPlanOptions& o);
 
+// Whether every collective is waited for at its issue under o's flags (blocking_comm_us() is all
+// of pc): nothing runs under anything, so the replay is the sum of its terms, which simulate()
+// then returns without replaying.
+bool nothing_overlaps(const PlanComm& pc, const GptPlanOptions& o);
+
 }  // namespace ovb::model
