@@ -66,7 +66,14 @@ class Generator {
       current_.assign(static_cast<std::size_t>(L_ + 1), kNone);
       first_.assign(static_cast<std::size_t>(L_ + 1), kNone);
     }
+    issued_.swap(spare_issued_);  // the last visit's buffer (empty), so it need not grow again
   }
+  ~Generator() {
+    issued_.clear();
+    issued_.swap(spare_issued_);
+  }
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
 
   ScheduleCounts run() {
     for (int k = 0; k < steps_; ++k) {
@@ -314,7 +321,8 @@ class Generator {
     // The slices' issues are consecutive ids (nothing else is issued between them).
     int first = kNone;
     for (std::int64_t c = 0; c < k; ++c) {
-      compute(layer, linear_ops(L.spec.id).fwd, {rows, L.out_local, L.in_local}, ordinal(layer, li));
+      compute(layer, linear_ops(L.spec.id).fwd, {rows, L.out_local, L.in_local},
+              ordinal(layer, li));
       if (c == k - 1) release(layer, li);
       const int id = issue(op(layer, name, CollRole::output_reduce, CollKind::all_reduce,
                               group_of(L.in_dim), rows * L.out_local, o_.act_dtype),
@@ -503,6 +511,9 @@ class Generator {
     bool waited;
   };
   std::vector<Issued> issued_;
+  // issued_'s buffer between visits on this thread (the model's search visits thousands of
+  // schedules of up to millions of collectives: growing it anew each time was a tenth of a visit).
+  static thread_local std::vector<Issued> spare_issued_;
   // Gathers.
   std::vector<Request> gathers_;
   std::vector<int> gather_slot_, gather_id_;
@@ -520,6 +531,8 @@ class Generator {
   std::vector<int> current_, first_;
   std::vector<int> bucket_deps_;
 };
+
+thread_local std::vector<Generator::Issued> Generator::spare_issued_;
 
 }  // namespace
 
