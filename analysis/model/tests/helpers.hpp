@@ -1,11 +1,15 @@
 // Test helpers: a synthetic machine with round numbers (so expected values can be worked out by
-// hand) and small GPT shapes.
+// hand), small GPT shapes and the comparison of two timelines term by term.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "ovb/gpt_plan.hpp"
 #include "ovb/model/machine.hpp"
+#include "ovb/model/timeline.hpp"
 
 namespace ovb::model::test {
 
@@ -44,6 +48,16 @@ inline GptPlanOptions plan_on(const char* grid, std::int64_t batch) {
   o.grid = GridShape::parse(grid);
   o.batch = batch;
   return o;
+}
+
+// Every term of two timelines equal, to the bit.
+inline void expect_same_timeline(const Timeline& a, const Timeline& b, const std::string& where) {
+  EXPECT_EQ(a.iteration_us, b.iteration_us) << where;
+  EXPECT_EQ(a.compute_us, b.compute_us) << where;
+  EXPECT_EQ(a.interference_us, b.interference_us) << where;
+  EXPECT_EQ(a.comm_us, b.comm_us) << where;
+  EXPECT_EQ(a.exposed_us, b.exposed_us) << where;
+  EXPECT_EQ(a.count, b.count) << where;
 }
 
 }  // namespace ovb::model::test

@@ -48,15 +48,6 @@ SearchOptions options_of(const Case& c) {
   return so;
 }
 
-void expect_same_timeline(const Timeline& a, const Timeline& b, const std::string& where) {
-  EXPECT_EQ(a.iteration_us, b.iteration_us) << where;
-  EXPECT_EQ(a.compute_us, b.compute_us) << where;
-  EXPECT_EQ(a.interference_us, b.interference_us) << where;
-  EXPECT_EQ(a.comm_us, b.comm_us) << where;
-  EXPECT_EQ(a.exposed_us, b.exposed_us) << where;
-  EXPECT_EQ(a.count, b.count) << where;
-}
-
 // Runs both searches and compares everything they report. Returns the exhaustive result.
 SearchResult expect_same_search(const Case& c, SearchOptions so) {
   const SearchResult fast = search(c.model, so, c.machine);
@@ -85,7 +76,7 @@ SearchResult expect_same_search(const Case& c, SearchOptions so) {
     EXPECT_EQ(a.fits, b.fits) << where;
     EXPECT_EQ(a.memory_bytes, b.memory_bytes) << where;
     EXPECT_EQ(a.memory.total(), b.memory.total()) << where;
-    expect_same_timeline(a.timeline, b.timeline, where);
+    test::expect_same_timeline(a.timeline, b.timeline, where);
   }
   return ref;
 }
@@ -120,8 +111,7 @@ TEST(SearchPruning, SameRankedListAndCountsAsTheExhaustiveSearch) {
       {"1.3B/128 all interference", gpt_preset("1.3B"), noisy, 128, 256, "all"},
       {"175B/256 pow2 recompute", gpt_preset("175B"), a100, 256, 64, "all", true, false, false,
        true},
-      {"175B/512 none limit 30 GB", gpt_preset("175B"), with_limit_gb(h100, 30), 512, 128,
-       "none"},
+      {"175B/512 none limit 30 GB", gpt_preset("175B"), with_limit_gb(h100, 30), 512, 128, "none"},
   };
   std::int64_t unfit = 0;
   for (const Case& c : cases) {
@@ -188,8 +178,8 @@ TEST(SearchPruning, ComputePlusBlockingCommBoundsTheIteration) {
         const double bound =
             p.compute.total_us(m.layers, o.recompute) + blocking_comm_us(p.comm, o);
         const double t = p.timeline.iteration_us;
-        const std::string where = std::string(overlap) + " sharded " +
-                                  std::to_string(sharded) + " mb " + std::to_string(mb);
+        const std::string where = std::string(overlap) + " sharded " + std::to_string(sharded) +
+                                  " mb " + std::to_string(mb);
         EXPECT_LE(bound, t * (1 + 1e-12)) << where;
         // With tp the output all-reduces run under the GEMM slices: blocking communication alone
         // still bounds the iteration, and it is smaller by those all-reduces.

@@ -68,15 +68,6 @@ void for_each_plan(const GptShape& m, F&& f) {
         }
 }
 
-void expect_same_timeline(const Timeline& a, const Timeline& b, const std::string& where) {
-  EXPECT_EQ(a.iteration_us, b.iteration_us) << where;
-  EXPECT_EQ(a.compute_us, b.compute_us) << where;
-  EXPECT_EQ(a.interference_us, b.interference_us) << where;
-  EXPECT_EQ(a.comm_us, b.comm_us) << where;
-  EXPECT_EQ(a.exposed_us, b.exposed_us) << where;
-  EXPECT_EQ(a.count, b.count) << where;
-}
-
 // The synthetic machine with interference, so that stretched collectives and compute count.
 Machine interfering_machine() {
   Machine mc = test::synthetic_machine();
@@ -95,7 +86,7 @@ void expect_same_verdict(const Timeline& got, const Timeline& want, double give_
   if (std::isinf(want.iteration_us))
     EXPECT_TRUE(std::isinf(got.iteration_us)) << where << " give up at " << give_up;
   else
-    expect_same_timeline(got, want, where + " give up at " + std::to_string(give_up));
+    test::expect_same_timeline(got, want, where + " give up at " + std::to_string(give_up));
 }
 
 }  // namespace
@@ -121,7 +112,7 @@ TEST(TimelineCompiled, SameAsTheVisitedReplayOnEveryOrder) {
         const std::vector<double> us = price_collectives(*cs, m, p.compute, p.comm, o, mc);
         const Timeline want = replay_schedule(gpt_schedule(m, o), m, p.compute, p.comm, o, mc);
         const Timeline got = replay_compiled(*cs, us, mc);
-        expect_same_timeline(got, want, at);
+        test::expect_same_timeline(got, want, at);
         if (want.interference_us > 0) ++replays_with_overlap;
         if (nothing_overlaps(p.comm, o)) continue;  // simulate() sums instead of replaying
         for (double give_up : give_ups(want.iteration_us))
