@@ -253,8 +253,9 @@ TEST(Timeline, ShardedGradientsReduceEveryMicroStep) {
     EXPECT_NEAR(t2.compute_us, zero2.compute.total_us(m.layers, false), 1e-6) << ov;
     EXPECT_NEAR(t2.iteration_us, t2.compute_us + t2.interference_us + t2.exposed_total_us(), 1e-6)
         << ov;
-    if (std::string(ov) == "none")
+    if (std::string(ov) == "none") {
       EXPECT_NEAR(t2.exposed_total_us(), total_comm(t2), 1e-9 * total_comm(t2));
+    }
     // Memory: the gradients shrink to the chunks and the bucket buffers, nothing else changes.
     EXPECT_LT(zero2.memory.grads, zero1.memory.grads) << ov;
     EXPECT_DOUBLE_EQ(zero2.memory.optimizer, zero1.memory.optimizer);
