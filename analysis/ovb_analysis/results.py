@@ -1,7 +1,8 @@
 """Find and load the result files in folders, recognising each by its shape (results/SCHEMA.md).
 
 Kinds: `gbench` (Google Benchmark JSON of ovb-collective / ovb-gemm / ovb-overlap), `gpt4d`,
-`trace` (ovb-trace analysis), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
+`trace` (ovb-trace analysis), `merged_trace` (ovb-trace merge's output, its header kept; a merged
+trace above SNIFF_ABOVE_BYTES is skipped unparsed like any big trace), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
 log, a parsed log as JSON, or a run folder with megatron_config.json beside its log). Files are
 visited in sorted order so every output built from a ResultSet is deterministic. Files that cannot be
 read are kept in `failed` with the reason, so a failed step shows up in the report.
@@ -63,7 +64,9 @@ def classify(doc):
     if "benchmarks" in doc:
         return "gbench"
     if "traceEvents" in doc:
-        return "raw_trace"  # a Chrome/Kineto trace: input of ovb-trace analyze, not a result
+        # `ovb-trace merge`'s output is listed for Perfetto (its header only); any other
+        # Chrome/Kineto trace is input of ovb-trace analyze, not a result.
+        return "merged_trace" if "mergedFrom" in doc else "raw_trace"
     if {"gpu", "comm", "interference"} <= doc.keys():
         return "machine"  # an ovb-model machine description (e.g. from calibrate): not a result
     if doc.get("kind") == "megatron_run":
@@ -224,6 +227,8 @@ def load_inputs(paths, exclude=()):
                 else:
                     rs.failed.append((rel, reason))
                 continue
+            if kind == "merged_trace":
+                doc = {k: v for k, v in doc.items() if k != "traceEvents"}
             if kind == "raw_trace":
                 rs.ignored.append((rel, "raw trace (analyse it with ovb-trace analyze)"))
                 continue
