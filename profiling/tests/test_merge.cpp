@@ -89,7 +89,8 @@ std::string measured_trace(int rank, long long base_ns, const std::vector<int>& 
   int t = 0;
   for (const int d : durations_us) {
     ev += R"(, {"ph": "X", "cat": "user_annotation", "name": "iteration", "pid": 77, "tid": 77,)"
-          R"( "ts": )" + std::to_string(t) + R"(, "dur": )" + std::to_string(d) +
+          R"( "ts": )" +
+          std::to_string(t) + R"(, "dur": )" + std::to_string(d) +
           R"(, "args": {"category": "iteration"}})";
     ev += R"(, {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": )" +
           std::to_string(t) + R"(, "dur": 10})";
@@ -155,8 +156,8 @@ TEST(Merge, PredictedBesideMeasuredAlignedAtTheMedianSteadyStateIteration) {
   std::vector<int> sorted = kept;
   std::sort(sorted.begin(), sorted.end());
   const int median = sorted[sorted.size() / 2];
-  const int chosen = warmup + static_cast<int>(std::find(kept.begin(), kept.end(), median) -
-                                               kept.begin());
+  const int chosen =
+      warmup + static_cast<int>(std::find(kept.begin(), kept.end(), median) - kept.begin());
   ASSERT_EQ(chosen, 6);
   std::int64_t start_ns = 0;
   for (int i = 0; i < chosen; ++i) start_ns += d0[static_cast<std::size_t>(i)] * 1000LL;

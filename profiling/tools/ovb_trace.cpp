@@ -55,14 +55,15 @@ int main(int argc, char** argv) {
     const std::vector<std::string> paths = ovb::trace::expand_trace_paths(inputs);
     if (merge->parsed()) {
       const auto s = ovb::trace::merge_traces(paths, merge_out);
-      std::cout << "ovb-trace: merged " << s.ranks << " ranks";
+      std::cout << "ovb-trace: merged " << s.ranks << (s.ranks == 1 ? " rank" : " ranks");
       if (s.predicted > 0) std::cout << " and " << s.predicted << " predicted";
       std::cout << " (" << s.events << " events) into " << merge_out << "\n";
       if (const auto& a = s.alignment)
         std::cout << "ovb-trace: predicted iteration aligned with measured rank " << a->rank
                   << "'s " << a->rule
-                  << (a->iteration >= 0 ? " (iteration " + std::to_string(a->iteration) + " of " +
-                                              std::to_string(a->iterations) + ")"
+                  << (a->iteration >= 0 ? " (index " + std::to_string(a->iteration) + " of " +
+                                              std::to_string(a->iterations) + " iterations, " +
+                                              std::to_string(a->warmup) + " warm-up)"
                                         : std::string())
                   << ": measured " << ovb::trace::format_us(a->measured_ns) << " us, predicted "
                   << ovb::trace::format_us(a->predicted_ns) << " us\n";

@@ -28,7 +28,7 @@ struct Input {
   int rank = 0;
   Source source = Source::measured;
   std::int64_t base_ns = 0;
-  std::int64_t shift_ns = 0;  // added to every time: a predicted trace moved onto the measured clock
+  std::int64_t shift_ns = 0;  // added to every time: a predicted input moved onto measured time
   json top;
 };
 

@@ -25,8 +25,8 @@ struct SteadyState {
 // The iteration ranges of t (GPU spans when it has them, else CPU ranges), in time order.
 std::vector<RangeEvent> iteration_ranges(const RankTrace& t);
 
-// The iteration ranges of t and the window after `warmup` of them (warmup < 0: stats::default_warmup(iterations)). Throws
-// UsageError when warmup leaves no iteration.
+// The iteration ranges of t and the window after `warmup` of them (warmup < 0:
+// stats::default_warmup(iterations)). Throws UsageError when warmup leaves no iteration.
 SteadyState find_steady_state(const RankTrace& t, int warmup = -1);
 
 // One steady-state iteration to stand for the run: of the iterations the warm-up rule keeps, the
