@@ -68,6 +68,22 @@ def test_median_steady_iteration_beside_the_prediction(inputs, capsys):
     assert "predicted 1.000 ms, measured 1.700 ms; wrote" in capsys.readouterr().out
 
 
+def test_gpu_spans_of_the_iterations_win_over_their_cpu_ranges(inputs):
+    """A CUDA trace marks each iteration twice: the CPU range and its GPU span. Only the spans
+    count (as in ovb-trace analyze and merge): here they last 1.2 ms longer than the CPU ranges
+    (1700 -> 2900 us median); the CPU ranges alone or both mixed would give another iteration."""
+    for r in (0, 1):
+        path = inputs / "traces" / f"rank-0000{r}.trace.json"
+        doc = json.loads(path.read_text())
+        doc["traceEvents"] += [dict(e, cat="gpu_user_annotation", pid=0, tid=1000000,
+                                    dur=e["dur"] + 1200) for e in doc["traceEvents"]
+                               if e["args"].get("category") == "iteration"]
+        path.write_text(json.dumps(doc))
+    _, _, meas_ms = timeline.make(inputs / "pred.trace.json", inputs / "traces",
+                                  inputs / "out" / "g.png")
+    assert meas_ms == pytest.approx(2.9, abs=1e-12)
+
+
 def test_rows_are_the_tracks_with_events_in_the_window():
     rows = timeline._rows(predicted(), 0, 1000, "predicted:")
     assert [label for label, _ in rows] == ["predicted: compute stream", "predicted: thread 1"]

@@ -3,7 +3,9 @@
 track of its trace), in ms from the iteration's start. Compute kernels blue, collectives orange,
 the compute stream's exposed waits (predicted "wait" spans, measured MPI_Wait / sync events) red.
 The measured iteration is the one of median duration on the first rank among those the warm-up
-rule keeps (stats.default_warmup); the other ranks are drawn over the same interval of time.
+rule keeps (stats.default_warmup; the earliest of equally near ones); the other ranks are drawn
+over the same interval of time. `ovb-trace merge` aligns the predicted iteration with the same one
+in its Perfetto file (median_iteration() in profiling/src/analyze/steady_state.hpp).
 Used by `ovb-analysis timeline PREDICTED TRACE_DIR -o OUT.png` (the suite's model-timeline-plot
 steps)."""
 
@@ -41,9 +43,15 @@ def _tracks(doc):
 
 
 def _iterations(doc):
-    return sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]))
-                  for e in doc.get("traceEvents", [])
-                  if e.get("ph") == "X" and (e.get("args") or {}).get("category") == "iteration")
+    """(start, end) us of the iteration ranges in time order: their GPU spans
+    (gpu_user_annotation) when the trace has them, else the CPU ranges - as ovb-trace analyze and
+    merge take them; a CUDA trace has both, and mixing them would count each iteration twice."""
+    its = {}
+    for e in doc.get("traceEvents", []):
+        if e.get("ph") == "X" and (e.get("args") or {}).get("category") == "iteration":
+            its.setdefault(e.get("cat") == "gpu_user_annotation", []).append(
+                (float(e["ts"]), float(e["ts"]) + float(e["dur"])))
+    return sorted(its.get(True) or its.get(False) or [])
 
 
 def _rows(doc, t0, t1, label):
