@@ -1,11 +1,12 @@
 """Find and load the result files in folders, recognising each by its shape (results/SCHEMA.md).
 
 Kinds: `gbench` (Google Benchmark JSON of ovb-collective / ovb-gemm / ovb-overlap), `gpt4d`,
-`trace` (ovb-trace analysis), `merged_trace` (ovb-trace merge's output, its header kept; a merged
-trace above SNIFF_ABOVE_BYTES is skipped unparsed like any big trace), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
-log, a parsed log as JSON, or a run folder with megatron_config.json beside its log). Files are
-visited in sorted order so every output built from a ResultSet is deterministic. Files that cannot be
-read are kept in `failed` with the reason, so a failed step shows up in the report.
+`trace` (ovb-trace analysis), `merged_trace` (ovb-trace merge's output, its header kept; one
+above SNIFF_ABOVE_BYTES is skipped unparsed like any big trace), `model_search`, `model_compare`
+and `model_validation` (ovb-model), `megatron` (a Megatron-LM log, a parsed log as JSON, or a run
+folder with megatron_config.json beside its log). Files are visited in sorted order so every
+output built from a ResultSet is deterministic. Files that cannot be read are kept in `failed`
+with the reason, so a failed step shows up in the report.
 """
 
 import re

@@ -194,7 +194,8 @@ def merged_trace_table(rs, options=None):
         if not isinstance(a, dict):
             aligned = "-"
         elif int(a.get("iteration", -1)) < 0:
-            aligned = f"start of measured rank {a.get('measured_rank')}'s trace (no iteration marks)"
+            aligned = (f"start of measured rank {a.get('measured_rank')}'s trace (no iteration "
+                       "marks)")
         else:
             aligned = (f"measured rank {a.get('measured_rank')}'s iteration {a['iteration']} of "
                        f"{a.get('iterations')} (median steady-state, {a.get('warmup')} warm-up)")

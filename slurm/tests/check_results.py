@@ -270,7 +270,7 @@ def check_merged_timelines(root, problems):
                 float(pred_its[0]["ts"]) != float(its[i]["ts"]):
             problems.append(f"{path}: predicted iteration at {pred_its[0]['ts']} us, alignment "
                             f"{merged.get('alignment')}; measured rank {rank0}'s median "
-                            f"steady-state iteration is #{i} at {its[i]['ts']} us")
+                            f"steady-state iteration is index {i} at {its[i]['ts']} us")
 
 
 def report_unfinished(root):

@@ -119,8 +119,9 @@ class CheckResults(unittest.TestCase):
 
     def write_timelines(self, shift_us=0.0, drop=0):
         """A traced run's measured rank (5 iterations of 100 200 150 120 130 us: the warm-up rule
-        leaves out 3, the kept 120 and 130 have the median 125, the first nearest is #3 at 450 us),
-        its predicted trace, and their merge with the predicted iteration `shift_us` off #3."""
+        leaves out 3, the kept 120 and 130 have the median 125, the first nearest is index 3 at
+        450 us), its predicted trace, and their merge with the predicted iteration `shift_us` off
+        index 3."""
         durs, t, meas = [100, 200, 150, 120, 130], 0, []
         for d in durs:
             meas += [{"ph": "X", "cat": "user_annotation", "name": "iteration", "pid": 5, "tid": 5,
@@ -149,7 +150,7 @@ class CheckResults(unittest.TestCase):
         r = self.check()
         self.assertEqual(r.returncode, 0, r.stdout)
         self.write_timelines(shift_us=0.5)
-        self.assert_fails("median steady-state iteration is #3 at 450 us")
+        self.assert_fails("median steady-state iteration is index 3 at 450 us")
         self.write_timelines(drop=1)
         self.assert_fails("X events per process")
         os.unlink(self.path("model/timeline-vs-measured-traced-a.trace.json"))
