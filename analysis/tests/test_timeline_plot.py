@@ -84,6 +84,15 @@ def test_gpu_spans_of_the_iterations_win_over_their_cpu_ranges(inputs):
     assert meas_ms == pytest.approx(2.9, abs=1e-12)
 
 
+def test_two_middle_iterations_tie_exactly_and_the_earlier_wins():
+    # The median of 22092.782 and 86269.036 us is 54180.909 us; in floating point the first lies
+    # 32088.127 from it and the second 32088.126999999993, which would pick the second.
+    assert timeline.median_index([22092.782, 86269.036]) == 0
+    assert timeline.median_index([86269.036, 22092.782]) == 0
+    assert timeline.median_index([300, 130, 110, 100]) == 1  # median 120: 130 and 110 tie
+    assert timeline.median_index([100, 140, 300, 130, 110]) == 3  # odd: the middle one, 130
+
+
 def test_rows_are_the_tracks_with_events_in_the_window():
     rows = timeline._rows(predicted(), 0, 1000, "predicted:")
     assert [label for label, _ in rows] == ["predicted: compute stream", "predicted: thread 1"]

@@ -224,13 +224,16 @@ def _iterations(doc):
 
 def _median_iteration(its):
     """Index of the iteration the merge must align with: of those the warm-up rule keeps (the
-    first max(3, ceil(n/10)) left out, at least one kept), the first one nearest their median."""
+    first max(3, ceil(n/10)) left out, at least one kept), the earliest one nearest their
+    median."""
     n = len(its)
     warmup = 0 if n <= 1 else min(max(3, math.ceil(n / 10)), n - 1)
-    durs = [float(e["dur"]) for e in its[warmup:]]
+    # In whole nanoseconds (the format's 3 decimals of us) and twice the median, so that the two
+    # middle ones of an even count tie exactly and the earlier wins.
+    durs = [round(float(e["dur"]) * 1000) for e in its[warmup:]]
     srt, m = sorted(durs), len(durs)
-    median = srt[m // 2] if m % 2 else (srt[m // 2 - 1] + srt[m // 2]) / 2
-    return warmup + min(range(m), key=lambda i: (abs(durs[i] - median), i))
+    median2 = 2 * srt[m // 2] if m % 2 else srt[m // 2 - 1] + srt[m // 2]
+    return warmup + min(range(m), key=lambda i: (abs(2 * durs[i] - median2), i))
 
 
 def check_merged_timelines(root, problems):

@@ -54,6 +54,17 @@ def _iterations(doc):
     return sorted(its.get(True) or its.get(False) or [])
 
 
+def median_index(durations_us):
+    """Index of the duration nearest the median (the middle one, or the mean of the two middle
+    ones), the first of equally near ones - as ovb-trace merge chooses (median_iteration()):
+    compared exactly in whole nanoseconds, with twice the median, since the two middle ones of an
+    even count are always equally near and float rounding must not pick the later one."""
+    ns = [round(d * 1000) for d in durations_us]
+    srt, n = sorted(ns), len(ns)
+    median2 = 2 * srt[n // 2] if n % 2 else srt[n // 2 - 1] + srt[n // 2]
+    return min(range(n), key=lambda i: (abs(2 * ns[i] - median2), i))
+
+
 def _rows(doc, t0, t1, label):
     """[(row label, [(start_ms, dur_ms, colour)])] of the events overlapping [t0, t1] (us), one row
     per track that has any, clipped to the window and moved to start at 0."""
@@ -98,9 +109,8 @@ def make(predicted_path, trace_dir, out_png):
     if not its:
         raise AnalysisError(f"{trace_dir}: the first rank's trace marks no iteration")
     kept = its[stats.default_warmup(len(its)):] or its[-1:]
+    t0, t1 = kept[median_index([b - a for a, b in kept])]
     durations = [b - a for a, b in kept]
-    median = stats.median(durations)
-    t0, t1 = min(kept, key=lambda it: abs((it[1] - it[0]) - median))
     p_its = _iterations(pred)
     p0, p1 = p_its[0] if p_its else (0.0, max(float(e["ts"]) + float(e.get("dur", 0))
                                               for e in pred["traceEvents"] if e.get("ph") == "X"))

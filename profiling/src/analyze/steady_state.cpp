@@ -2,7 +2,7 @@
 #include "steady_state.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <span>
 #include <string>
@@ -45,12 +45,18 @@ std::optional<ChosenIteration> median_iteration(const RankTrace& t) {
   ChosenIteration c;
   c.window = find_steady_state(t);
   const auto kept = std::span(iters).subspan(static_cast<std::size_t>(c.window.warmup));
-  std::vector<double> durations;
-  for (const RangeEvent& e : kept) durations.push_back(static_cast<double>(e.end_ns - e.begin_ns));
-  c.median_ns = stats::percentile(durations, 50);
-  double best = std::numeric_limits<double>::infinity();
+  std::vector<std::int64_t> durations;
+  for (const RangeEvent& e : kept) durations.push_back(e.end_ns - e.begin_ns);
+  // Twice the median, in integers: with an even count the two middle iterations are equally near
+  // the median, and only exact arithmetic makes the earlier one win every time.
+  std::vector<std::int64_t> sorted = durations;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  const std::int64_t median2 = n % 2 ? 2 * sorted[n / 2] : sorted[n / 2 - 1] + sorted[n / 2];
+  c.median_ns = static_cast<double>(median2) / 2;
+  std::int64_t best = std::numeric_limits<std::int64_t>::max();
   for (std::size_t i = 0; i < kept.size(); ++i)
-    if (const double d = std::abs(durations[i] - c.median_ns); d < best) {
+    if (const std::int64_t d = std::abs(2 * durations[i] - median2); d < best) {
       best = d;
       c.index = c.window.warmup + static_cast<int>(i);
       c.begin_ns = kept[i].begin_ns;

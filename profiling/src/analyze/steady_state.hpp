@@ -30,9 +30,11 @@ std::vector<RangeEvent> iteration_ranges(const RankTrace& t);
 SteadyState find_steady_state(const RankTrace& t, int warmup = -1);
 
 // One steady-state iteration to stand for the run: of the iterations the warm-up rule keeps, the
-// one whose duration is nearest their median (stats::percentile 50; the earliest of equally near
-// ones). `ovb-trace merge` aligns a predicted iteration with it, and `ovb-analysis timeline`
-// (plots/timeline.py) draws the same one. nullopt when t marks no iteration.
+// one whose duration is nearest their median (the middle duration, or the mean of the two middle
+// ones), compared exactly in nanoseconds, the earliest in time of equally near ones (of an even
+// count the two middle ones are always equally near). `ovb-trace merge` aligns a predicted
+// iteration with it, and `ovb-analysis timeline` (plots/timeline.py) draws the same one. nullopt
+// when t marks no iteration.
 struct ChosenIteration {
   int index = 0;       // among all marked iterations, in time order, from 0
   SteadyState window;  // the iterations, the warm-up left out and the kept window
