@@ -1,7 +1,8 @@
 // The replay's cost of each step of the schedule (timeline.cpp; the rules in timeline.hpp):
 // compute steps by op name from ComputeTerms and by GEMM shape through gemm_term(), collectives
-// from PlanComm's table, else cost_collective(), with the link each uses (link_share.hpp). Each is looked up in a small table filled on
-// first use, so that a replay of millions of steps computes a few dozen costs.
+// from PlanComm's table, else cost_collective(), with the link each uses (link_share.hpp). Each is
+// looked up in a small table filled on first use, so that a replay of millions of steps computes a
+// few dozen costs.
 #pragma once
 
 #include <array>
@@ -10,8 +11,8 @@
 
 #include "ovb/gpt_schedule.hpp"
 #include "ovb/grid.hpp"
-#include "ovb/model/link_share.hpp"
 #include "ovb/model/compute_cost.hpp"
+#include "ovb/model/link_share.hpp"
 #include "ovb/model/plan_comm.hpp"
 
 namespace ovb::model {
@@ -21,7 +22,7 @@ class KernelCosts {
   KernelCosts(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
               const GptPlanOptions& o, const Machine& mc);
 
-  double compute_us(const Step& s);        // a compute step; Error for an op without a cost
+  double compute_us(const Step& s);      // a compute step; Error for an op without a cost
   LinkUse collective(const CollOp& op);  // an issued collective on o.grid: its time and link
 
  private:

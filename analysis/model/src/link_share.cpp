@@ -32,6 +32,7 @@ void LinkShare::clear() {
   for (auto& q : queue_) q.clear();
   head_.fill(0);
   now_ = 0;
+  planned_ = false;
 }
 
 void LinkShare::add(int stream, double ready, const std::vector<int>& deps, const LinkUse& use,
@@ -51,6 +52,7 @@ void LinkShare::add(int stream, double ready, const std::vector<int>& deps, cons
   f.deps_end = static_cast<int>(deps_.size());
   queue_[static_cast<std::size_t>(stream)].push_back(static_cast<int>(flows_.size()));
   flows_.push_back(f);
+  planned_ = false;
 }
 
 bool LinkShare::startable(const Flow& f) const {
@@ -62,20 +64,28 @@ bool LinkShare::startable(const Flow& f) const {
 // Max-min fair shares of each link among the bandwidth terms on it: while those left ask for more
 // than an equal split of what is left, the smallest is served in full.
 void LinkShare::set_rates() {
-  for (Link l : {Link::nvlink, Link::nic}) {
-    std::array<Flow*, kStreams> on{};
-    std::size_t n = 0;
-    for (std::size_t s = 0; s < kStreams; ++s) {
-      if (head_[s] >= queue_[s].size()) continue;
-      Flow& f = flows_[static_cast<std::size_t>(queue_[s][head_[s]])];
-      if (f.start >= 0 && f.latency_left <= 0 && f.link == l) on[n++] = &f;
-    }
-    std::sort(on.begin(), on.begin() + static_cast<std::ptrdiff_t>(n),
-              [](const Flow* a, const Flow* b) { return a->share < b->share; });
+  std::array<std::array<Flow*, kStreams>, 2> on{};  // by Link
+  std::array<std::size_t, 2> n{};
+  std::array<double, 2> asked{};
+  for (std::size_t s = 0; s < kStreams; ++s) {
+    if (head_[s] >= queue_[s].size()) continue;
+    Flow& f = flows_[static_cast<std::size_t>(queue_[s][head_[s]])];
+    if (f.start < 0 || f.latency_left > 0) continue;
+    const auto l = static_cast<std::size_t>(f.link);
+    on[l][n[l]++] = &f;
+    asked[l] += f.share;
+    f.rate = 1;
+  }
+  for (std::size_t l = 0; l < 2; ++l) {
+    if (asked[l] <= 1) continue;  // room for all: each at its own rate
+    auto* first = on[l].data();
+    for (std::size_t i = 1; i < n[l]; ++i)  // by share (at most one per stream)
+      for (std::size_t j = i; j > 0 && first[j]->share < first[j - 1]->share; --j)
+        std::swap(first[j], first[j - 1]);
     double left = 1;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double fair = left / static_cast<double>(n - i);
-      Flow& f = *on[i];
+    for (std::size_t i = 0; i < n[l]; ++i) {
+      const double fair = left / static_cast<double>(n[l] - i);
+      Flow& f = *first[i];
       f.rate = f.share <= fair ? 1.0 : fair / f.share;
       left -= f.share * f.rate;
     }
@@ -89,24 +99,33 @@ double LinkShare::event_at(const Flow& f) const {
   return now_ + f.work_left / f.rate;
 }
 
-bool LinkShare::step(double limit) {
+// Rates and each stream head's next event, recomputed only after something changed.
+void LinkShare::plan() {
   set_rates();
-  double next = std::numeric_limits<double>::infinity();
+  next_ = kNever;
   for (std::size_t s = 0; s < kStreams; ++s) {
+    at_[s] = kNever;
     if (head_[s] >= queue_[s].size()) continue;
     const Flow& f = flows_[static_cast<std::size_t>(queue_[s][head_[s]])];
     if (f.start >= 0)
-      next = std::min(next, event_at(f));
+      next_ = std::min(next_, at_[s] = event_at(f));
     else if (startable(f))
-      next = std::min(next, std::max(f.ready, now_));
+      next_ = std::min(next_, std::max(f.ready, now_));
   }
+  planned_ = true;
+}
+
+bool LinkShare::step(double limit) {
+  if (!planned_) plan();
+  const double next = next_;
+  const auto& at = at_;
   if (!(next <= limit)) return false;  // none, or later
+  planned_ = false;
   const double dt = next - now_;
   for (std::size_t s = 0; s < kStreams; ++s) {
-    if (head_[s] >= queue_[s].size()) continue;
+    if (at[s] == kNever) continue;
     Flow& f = flows_[static_cast<std::size_t>(queue_[s][head_[s]])];
-    if (f.start < 0) continue;
-    const bool here = event_at(f) == next;
+    const bool here = at[s] == next;
     if (f.latency_left > 0) {
       f.latency_left = here ? 0 : f.latency_left - dt;
       continue;

@@ -82,7 +82,7 @@ class Replay final : public StepVisitor {
  private:
   void compute(const Step& s, double us) {
     if (us > 0) flush_waits();  // a step of no time does not end a run of waits
-    if (spans_ && us > 0) {  // a step of no time is no interval
+    if (spans_ && us > 0) {     // a step of no time is no interval
       spans_->push_back(span(StreamId::compute, s.op, t_, t_ + us, s.phase, s.micro_step, s.layer));
       last_compute_ = spans_->size() - 1;
     }
@@ -202,8 +202,8 @@ class Replay final : public StepVisitor {
   // One record per collective, reused from one replay to the next (a search replays thousands).
   static thread_local std::vector<Coll> colls_;
   static thread_local LinkShare links_;  // the collectives' times
-  std::vector<int> waits_;  // the run of waits not yet applied
-  int held_ = -1;           // the issue not yet started, issued at held_ready_
+  std::vector<int> waits_;               // the run of waits not yet applied
+  int held_ = -1;                        // the issue not yet started, issued at held_ready_
   double held_ready_ = 0;
   std::vector<int> held_deps_;
   LinkUse held_use_;

@@ -75,9 +75,9 @@ TEST(LinkShare, AShortCollectiveInsideALongOneDelaysItByItsBandwidthTerm) {
 TEST(LinkShare, StretchStreamOrderAndDependencies) {
   LinkShare ls;
   ls.clear();
-  ls.add(kGrad, 0, {}, use(10, 90, Link::nic), 1.5);    // 0: ends at 150
-  ls.add(kGrad, 0, {}, use(10, 90, Link::nvlink), 1);   // 1: after 0 on its stream
-  ls.add(kTp, 0, {0}, use(0, 40, Link::nvlink), 1);     // 2: after 0, beside 1 on NVLink
+  ls.add(kGrad, 0, {}, use(10, 90, Link::nic), 1.5);   // 0: ends at 150
+  ls.add(kGrad, 0, {}, use(10, 90, Link::nvlink), 1);  // 1: after 0 on its stream
+  ls.add(kTp, 0, {0}, use(0, 40, Link::nvlink), 1);    // 2: after 0, beside 1 on NVLink
   EXPECT_DOUBLE_EQ(ls.end(0), 150);
   EXPECT_DOUBLE_EQ(ls.start(1), 150);
   EXPECT_DOUBLE_EQ(ls.start(2), 150);
@@ -146,8 +146,7 @@ GptSchedule issues_then_waits(const std::vector<std::pair<CollOp, StreamId>>& co
 }
 
 CollOp op(Group g, int p, CollKind k, std::int64_t count) {
-  return CollOp{Phase::backward, 0, "test", CollRole::data_grad_reduce, k, g, p, count,
-                DType::f32};
+  return CollOp{Phase::backward, 0, "test", CollRole::data_grad_reduce, k, g, p, count, DType::f32};
 }
 
 }  // namespace
@@ -174,9 +173,9 @@ TEST(LinkShare, ReplayedCollectivesShareTheirLink) {
   const double tol = 1e-9 * cd.time_us;
 
   // Two data all-reduces on two streams: the NIC's bandwidth is halved for both.
-  const Timeline two = replay_schedule(
-      issues_then_waits({{data, StreamId::grad}, {data, StreamId::gather}}), m, p.compute, p.comm,
-      o, mc);
+  const Timeline two =
+      replay_schedule(issues_then_waits({{data, StreamId::grad}, {data, StreamId::gather}}), m,
+                      p.compute, p.comm, o, mc);
   const double bw = cd.time_us - cd.alpha_us;
   EXPECT_NEAR(two.iteration_us, cd.alpha_us + 2 * bw, tol);
   EXPECT_NEAR(two.exposed_total_us(), two.iteration_us, tol);
@@ -187,8 +186,8 @@ TEST(LinkShare, ReplayedCollectivesShareTheirLink) {
   EXPECT_NEAR(apart.iteration_us, std::max(cd.time_us, cx.time_us), tol);
 
   // The same two data all-reduces on one stream: one after the other, as without sharing.
-  const Timeline queued = replay_schedule(
-      issues_then_waits({{data, StreamId::grad}, {data, StreamId::grad}}), m, p.compute, p.comm,
-      o, mc);
+  const Timeline queued =
+      replay_schedule(issues_then_waits({{data, StreamId::grad}, {data, StreamId::grad}}), m,
+                      p.compute, p.comm, o, mc);
   EXPECT_NEAR(queued.iteration_us, 2 * cd.time_us, tol);
 }

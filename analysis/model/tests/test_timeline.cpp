@@ -178,8 +178,7 @@ TEST(Timeline, OrsWindowBoundsTheReduceScattersInFlight) {
   double previous = all.exposed_us[z][rs];
   for (int w : {16, 8, 4, 2, 1}) {
     const Timeline t = at(w);
-    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6)
-        << w;
+    EXPECT_NEAR(t.iteration_us, t.compute_us + t.interference_us + t.exposed_total_us(), 1e-6) << w;
     EXPECT_GE(t.exposed_us[z][rs], previous - 1e-6) << "window " << w;
     previous = t.exposed_us[z][rs];
   }
@@ -199,7 +198,8 @@ TEST(Timeline, ShardedOptimizerGathersTheUpdatedWeights) {
   const Machine mc = load_machine("perlmutter-a100");
   const GptShape m = test::small_gpt(3);
   const int data = static_cast<int>(Group::data);
-  const int rs = static_cast<int>(CollKind::reduce_scatter), ag = static_cast<int>(CollKind::all_gather),
+  const int rs = static_cast<int>(CollKind::reduce_scatter),
+            ag = static_cast<int>(CollKind::all_gather),
             ar = static_cast<int>(CollKind::all_reduce);
   for (const char* ov : {"none", "all"}) {
     GptPlanOptions o = flags("1x2x1x4", 8, ov);
@@ -237,7 +237,8 @@ TEST(Timeline, ShardedGradientsReduceEveryMicroStep) {
   // 8 blocks: enough that the two ring buffers of ORS weigh less than the chunks save.
   const GptShape m = test::small_gpt(8);
   const int data = static_cast<int>(Group::data), z = static_cast<int>(Group::z);
-  const int rs = static_cast<int>(CollKind::reduce_scatter), ar = static_cast<int>(CollKind::all_reduce);
+  const int rs = static_cast<int>(CollKind::reduce_scatter),
+            ar = static_cast<int>(CollKind::all_reduce);
   for (const char* ov : {"none", "all"}) {
     GptPlanOptions o = flags("1x1x2x2", 16, ov);
     o.micro_batch = 1;
@@ -253,7 +254,8 @@ TEST(Timeline, ShardedGradientsReduceEveryMicroStep) {
     EXPECT_NEAR(t2.comm_us[data][rs], 4 * t1.comm_us[data][rs], 1e-9 * t2.comm_us[data][rs]) << ov;
     // The chunk additions: a block bucket's chunk and the head bucket's, fp32, read two write one.
     const double chunk_us =
-        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, o.grid), o), MemClass::grad_accum).time_us;
+        mem_term(mc, 12.0 * data_chunk(block_bucket_count(m, o.grid), o), MemClass::grad_accum)
+            .time_us;
     EXPECT_DOUBLE_EQ(zero2.compute.block.accumulate_us, chunk_us);
     for (const LinearCompute& c : zero2.compute.block.lin) EXPECT_EQ(c.accumulate.time_us, 0);
     EXPECT_NEAR(t2.compute_us, zero2.compute.total_us(m.layers, false), 1e-6) << ov;

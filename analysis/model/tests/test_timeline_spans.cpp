@@ -3,7 +3,8 @@
 // tile [0, iteration] with no gap, its compute spans adding up to compute + interference and its
 // waits to the exposed communication (each group and kind); every collective has one span on its
 // communication stream (stream_of), lasting at least its time and at most that time stretched by
-// comm_slowdown and slowed by sharing its link with the other two streams. Over grids, overlap flags, micro-steps, recomputation, sharding and interference.
+// comm_slowdown and slowed by sharing its link with the other two streams. Over grids, overlap
+// flags, micro-steps, recomputation, sharding and interference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,9 +29,8 @@ struct Case {
 
 void check_spans(const Prediction& p, const Machine& mc, const std::string& what) {
   std::vector<Span> spans;
-  const Timeline t =
-      simulate(p.shape, p.compute, p.comm, p.options, mc, std::numeric_limits<double>::infinity(),
-               &spans);
+  const Timeline t = simulate(p.shape, p.compute, p.comm, p.options, mc,
+                              std::numeric_limits<double>::infinity(), &spans);
   const Timeline& ref = p.timeline;  // the same iteration without spans
   ASSERT_FALSE(spans.empty()) << what;
   // Sums of a few thousand terms of the iteration's size: a relative tolerance of 1e-12 per

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ovb/model/comm_cost.hpp"
@@ -56,7 +57,7 @@ class LinkShare {
  private:
   struct Flow {
     double ready = 0, start = -1, end = -1;
-    double duration = 0;                  // alone, stretched
+    double duration = 0;                     // alone, stretched
     double latency_left = 0, work_left = 0;  // stretched microseconds
     double share = 1;
     double rate = 1;  // of its bandwidth term, while in flight
@@ -65,7 +66,9 @@ class LinkShare {
     int deps_begin = 0, deps_end = 0;  // in deps_
   };
   static constexpr int kStreams = 4;
+  static constexpr double kNever = std::numeric_limits<double>::infinity();
 
+  void plan();
   bool step(double limit);  // the next start or end, if at or before limit
   bool startable(const Flow& f) const;
   void set_rates();
@@ -76,6 +79,9 @@ class LinkShare {
   std::array<std::vector<int>, kStreams> queue_;  // by stream, in issue order
   std::array<std::size_t, kStreams> head_{};      // its first collective not ended
   double now_ = 0;
+  bool planned_ = false;               // next_ and at_ hold for the state as it is
+  double next_ = kNever;               // the next event
+  std::array<double, kStreams> at_{};  // each stream head's next event, kNever if not in flight
 };
 
 }  // namespace ovb::model
