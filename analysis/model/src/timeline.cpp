@@ -33,10 +33,8 @@ namespace {
 
 struct GiveUp {};  // thrown out of the visit once the replay cannot end before give_up_at_us
 
-// A collective of the replay, by id.
+// A collective of the replay, by id: what its spans say. Its times are the links' (LinkShare).
 struct Coll {
-  double start = 0, end = 0;
-  double duration = 0;  // its cost, stretched when it runs under compute
   Group group = Group::x;
   CollKind kind = CollKind::all_reduce;
   StreamId stream = StreamId::tp;
@@ -51,6 +49,7 @@ class Replay final : public StepVisitor {
          const Machine& mc, double give_up_at_us, std::vector<Span>* spans, Timeline& out)
       : costs_(m, ct, pc, o, mc), mc_(mc), give_up_(give_up_at_us), spans_(spans), out_(out) {
     colls_.clear();
+    links_.clear();
   }
 
   void step(const Step& s, const CollOp* issued) override {
@@ -77,12 +76,13 @@ class Replay final : public StepVisitor {
     flush_waits();
     if (t_ >= give_up_) throw GiveUp{};
     out_.iteration_us = t_;
+    if (spans_) collective_spans();
   }
 
  private:
   void compute(const Step& s, double us) {
     if (us > 0) flush_waits();  // a step of no time does not end a run of waits
-    if (spans_ && us > 0) {  // a step of no time is no interval
+    if (spans_ && us > 0) {     // a step of no time is no interval
       spans_->push_back(span(StreamId::compute, s.op, t_, t_ + us, s.phase, s.micro_step, s.layer));
       last_compute_ = spans_->size() - 1;
     }
@@ -93,11 +93,12 @@ class Replay final : public StepVisitor {
 
   // An issue is started when a later step shows whether the compute stream waits for it before
   // any compute time passes (then it runs alone) or works under it (then it is stretched by
-  // comm_slowdown): its wait, or a compute step that takes time, or another issue. Its start is
-  // known at its issue; only its end waits.
+  // comm_slowdown): its wait, or a compute step that takes time, or another issue. Until then the
+  // links are not run (every flush_waits() comes after it), so its start is decided by the time
+  // known at its issue and its predecessors; its end by the collectives beside it (LinkShare).
   void issue(const Step& s, const CollOp& op) {
     flush_waits();
-    const double cost_us = costs_.collective_us(op);
+    const LinkUse use = costs_.collective(op);
     if (static_cast<std::size_t>(s.coll) != colls_.size())
       throw Error("ovb-model: the schedule's collectives are not numbered in issue order");
     Coll c;
@@ -108,25 +109,31 @@ class Replay final : public StepVisitor {
     c.micro_step = op.micro_step;
     c.layer = op.layer;
     c.op = s.op;
-    double ready = t_;
-    for (int d : s.deps) ready = std::max(ready, colls_[static_cast<std::size_t>(d)].end);
-    c.start = std::max(ready, stream_free_[static_cast<int>(s.stream)]);
-    c.end = cost_us;  // the duration until started
     colls_.push_back(c);
     held_ = s.coll;
+    held_ready_ = t_;
+    held_deps_.assign(s.deps.begin(), s.deps.end());
+    held_use_ = use;
     const int g = static_cast<int>(op.group), k = static_cast<int>(op.kind);
-    out_.comm_us[g][k] += cost_us;
+    out_.comm_us[g][k] += use.us;
     out_.count[g][k] += 1;
   }
 
   void start_held(bool alone) {
-    Coll& c = colls_[static_cast<std::size_t>(held_)];
+    const Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
-    c.duration = c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
-    c.end = c.start + c.duration;
-    stream_free_[static_cast<int>(c.stream)] = c.end;
-    if (spans_ && c.end > c.start) {
-      Span sp = span(c.stream, c.op, c.start, c.end, c.phase, c.micro_step, c.layer);
+    links_.add(static_cast<int>(c.stream), held_ready_, held_deps_, held_use_,
+               alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
+  }
+
+  // Every collective's span on its stream, once the iteration is replayed.
+  void collective_spans() {
+    for (std::size_t id = 0; id < colls_.size(); ++id) {
+      const Coll& c = colls_[id];
+      const double end = links_.end(static_cast<int>(id));
+      const double start = links_.start(static_cast<int>(id));
+      if (end <= start) continue;
+      Span sp = span(c.stream, c.op, start, end, c.phase, c.micro_step, c.layer);
       sp.comm = true;
       sp.group = c.group;
       sp.kind = c.kind;
@@ -139,11 +146,9 @@ class Replay final : public StepVisitor {
   void flush_waits() {
     if (waits_.empty()) return;
     const double t0 = t_;
+    links_.run_through(t0);
     double extra = 0;
-    for (int id : waits_) {
-      const Coll& c = colls_[static_cast<std::size_t>(id)];
-      extra += std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(c.end, t0) - c.start);
-    }
+    for (int id : waits_) extra += std::max(0.0, mc_.compute_slowdown) * links_.ran_before(id, t0);
     if (extra > 0) {
       if (spans_ && last_compute_ < spans_->size() && (*spans_)[last_compute_].end_us == t_)
         (*spans_)[last_compute_].end_us += extra;  // the op that ran under the collective
@@ -155,19 +160,22 @@ class Replay final : public StepVisitor {
     }
     for (int id : waits_) {
       const Coll& c = colls_[static_cast<std::size_t>(id)];
-      if (c.end <= t_) continue;
-      // All of a collective that started after the compute stream arrived: its duration exactly.
-      const double exposed = c.start >= t_ ? (c.start - t_) + c.duration : c.end - t_;
+      const double end = links_.end(id), start = links_.start(id);
+      if (end <= t_) continue;
+      // All of a collective that started after the compute stream arrived and ran alone: its
+      // duration exactly.
+      const double exposed =
+          start >= t_ && !links_.shared(id) ? (start - t_) + links_.duration(id) : end - t_;
       out_.exposed_us[static_cast<int>(c.group)][static_cast<int>(c.kind)] += exposed;
       if (spans_) {
-        Span sp = span(StreamId::compute, {}, t_, c.end, c.phase, c.micro_step, c.layer);
+        Span sp = span(StreamId::compute, {}, t_, end, c.phase, c.micro_step, c.layer);
         sp.name = "wait " + std::string(c.op);
         sp.comm = true;
         sp.group = c.group;
         sp.kind = c.kind;
         spans_->push_back(std::move(sp));
       }
-      t_ = c.end;
+      t_ = end;
     }
     waits_.clear();
   }
@@ -191,15 +199,19 @@ class Replay final : public StepVisitor {
   std::vector<Span>* spans_;
   Timeline& out_;
   double t_ = 0;
-  std::array<double, 4> stream_free_{};  // by StreamId
   // One record per collective, reused from one replay to the next (a search replays thousands).
   static thread_local std::vector<Coll> colls_;
-  std::vector<int> waits_;  // the run of waits not yet applied
-  int held_ = -1;           // the issue not yet started
+  static thread_local LinkShare links_;  // the collectives' times
+  std::vector<int> waits_;               // the run of waits not yet applied
+  int held_ = -1;                        // the issue not yet started, issued at held_ready_
+  double held_ready_ = 0;
+  std::vector<int> held_deps_;
+  LinkUse held_use_;
   std::size_t last_compute_ = static_cast<std::size_t>(-1);
 };
 
 thread_local std::vector<Coll> Replay::colls_;
+thread_local LinkShare Replay::links_;
 
 // Whether the schedule waits for a collective of this role right after its issue under o's flags.
 bool always_blocking(CollRole r, const GptPlanOptions& o) {
