@@ -1,12 +1,15 @@
 """Find and load the result files in folders, recognising each by its shape (results/SCHEMA.md).
 
 Kinds: `gbench` (Google Benchmark JSON of ovb-collective / ovb-gemm / ovb-overlap), `gpt4d`,
-`trace` (ovb-trace analysis), `model_search`, `model_compare` and `model_validation` (ovb-model), `megatron` (a Megatron-LM
-log, a parsed log as JSON, or a run folder with megatron_config.json beside its log). Files are
-visited in sorted order so every output built from a ResultSet is deterministic. Files that cannot be
-read are kept in `failed` with the reason, so a failed step shows up in the report.
+`trace` (ovb-trace analysis), `merged_trace` (ovb-trace merge's output, its header kept; one
+above SNIFF_ABOVE_BYTES is known by its header alone), `model_search`, `model_compare`
+and `model_validation` (ovb-model), `megatron` (a Megatron-LM log, a parsed log as JSON, or a run
+folder with megatron_config.json beside its log). Files are visited in sorted order so every
+output built from a ResultSet is deterministic. Files that cannot be read are kept in `failed`
+with the reason, so a failed step shows up in the report.
 """
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +24,7 @@ RUN_CONFIG = "megatron_config.json"
 SNIFF_ABOVE_BYTES = 16 * 2**20
 SNIFF_BYTES = 2**20
 RAW_TRACE_KEYS = (b'"traceEvents"', b'"distributedInfo"', b'"deviceProperties"')
+TRACE_EVENTS_LINE = b',\n  "traceEvents": ['  # where the suite's trace writer ends its header
 # Signs that Megatron-LM itself ran: its start-up lines or a traceback through its files.
 MEGATRON_RUN_RE = re.compile(r"-+ arguments -+|^> building \S+ tokenizer|"
                              r'File "[^"]*(?:megatron/|pretrain_gpt\.py)', re.MULTILINE)
@@ -63,7 +67,9 @@ def classify(doc):
     if "benchmarks" in doc:
         return "gbench"
     if "traceEvents" in doc:
-        return "raw_trace"  # a Chrome/Kineto trace: input of ovb-trace analyze, not a result
+        # `ovb-trace merge`'s output is listed for Perfetto (its header only); any other
+        # Chrome/Kineto trace is input of ovb-trace analyze, not a result.
+        return "merged_trace" if "mergedFrom" in doc else "raw_trace"
     if {"gpu", "comm", "interference"} <= doc.keys():
         return "machine"  # an ovb-model machine description (e.g. from calibrate): not a result
     if doc.get("kind") == "megatron_run":
@@ -121,17 +127,31 @@ def _load_log(path):
     return _megatron_doc(parsed.records, config, parsed.warnings)
 
 
-def looks_like_raw_trace(path):
-    """A big JSON file whose start names Chrome-trace keys: skipped without parsing it (a trace can
-    be gigabytes; reading it whole only to ignore it would cost minutes and memory)."""
+def big_trace_head(path):
+    """The first SNIFF_BYTES of a big JSON file whose start names Chrome-trace keys, else None: such
+    a file is not parsed whole (a trace can be gigabytes; reading it only to ignore it would cost
+    minutes and memory)."""
     try:
         if path.stat().st_size < SNIFF_ABOVE_BYTES:
-            return False
+            return None
         with open(path, "rb") as f:
             head = f.read(SNIFF_BYTES)
     except OSError:
-        return False
-    return any(key in head for key in RAW_TRACE_KEYS)
+        return None
+    return head if any(key in head for key in RAW_TRACE_KEYS) else None
+
+
+def trace_header(head):
+    """The top-level keys of a trace the suite's writer wrote (core/src/trace_writer.cpp: they come
+    first, then `"traceEvents": [` on a line of its own), parsed from its head with an empty event
+    list; None when the head holds no such line or does not parse."""
+    end = head.find(TRACE_EVENTS_LINE)
+    if end < 0:
+        return None
+    try:
+        return json.loads(head[:end] + b',"traceEvents": []}')
+    except ValueError:
+        return None
 
 
 def load_file(path):
@@ -140,7 +160,11 @@ def load_file(path):
     path = Path(path)
     if path.suffix in LOG_SUFFIXES:
         return "megatron", _load_log(path)
-    if looks_like_raw_trace(path):
+    head = big_trace_head(path)
+    if head is not None:
+        header = trace_header(head)
+        if header is not None and classify(header) == "merged_trace":
+            return "merged_trace", _checked("merged_trace", header, path)
         return "raw_trace", None
     doc = load_json(path)
     kind = classify(doc)
@@ -224,6 +248,8 @@ def load_inputs(paths, exclude=()):
                 else:
                     rs.failed.append((rel, reason))
                 continue
+            if kind == "merged_trace":
+                doc = {k: v for k, v in doc.items() if k != "traceEvents"}
             if kind == "raw_trace":
                 rs.ignored.append((rel, "raw trace (analyse it with ovb-trace analyze)"))
                 continue

@@ -21,6 +21,7 @@ REQUIRED = {
     "trace": ("ranks:list", "summary:dict", "summary.span_us:num", "summary.busy_us:num",
               "summary.idle_us:num", "summary.compute_us:num", "summary.comm_us:num",
               "summary.exposed_comm_us:num", "summary.overlap_pct:num"),
+    "merged_trace": ("mergedFrom:list", "mergedFrom[].rank:num", "mergedFrom[].file"),
     "model_compare": ("configs:list", "configs[].gx:num", "configs[].gy:num", "configs[].gz:num",
                       "configs[].gdata:num", "configs[].predicted_ms:num",
                       "configs[].measured_ms:num"),

@@ -172,6 +172,45 @@ def trace_table(rs, options=None):
                                                       "exposed comm ms", "overlap %"], rows)
 
 
+def _ranks_text(ranks):
+    ranks = sorted(ranks)
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    if ranks == list(range(ranks[0], ranks[-1] + 1)):
+        return f"ranks {ranks[0]}-{ranks[-1]}"
+    return "ranks " + ", ".join(map(str, ranks))
+
+
+def merged_trace_table(rs, options=None):
+    """ovb-trace merge's files: which sources and ranks each holds, and where a predicted
+    iteration was put on the measured run's clock (its header's mergedFrom and alignment)."""
+    rows = []
+    for f in rs.of("merged_trace"):
+        by_source = {}
+        for m in f.doc["mergedFrom"]:
+            by_source.setdefault(m.get("source", "measured"), []).append(int(m["rank"]))
+        held = "; ".join(f"{src} {_ranks_text(r)}" for src, r in sorted(by_source.items()))
+        a = f.doc.get("alignment")
+        if not isinstance(a, dict):
+            aligned = "-"
+        elif int(a.get("iteration", -1)) < 0:
+            aligned = (f"start of measured rank {a.get('measured_rank')}'s trace (no iteration "
+                       "marks)")
+        else:
+            aligned = (f"measured rank {a.get('measured_rank')}'s iteration {a['iteration']} of "
+                       f"{a.get('iterations')} (median steady-state, {a.get('warmup')} warm-up)")
+        ms = [a[k] / 1e6 if isinstance(a, dict) and k in a else None
+              for k in ("measured_ns", "predicted_ns")]
+        rows.append([f.rel, held, aligned] + [fmt(x, "{:.3f}") for x in ms])
+    return Table("Traces for Perfetto", ["file (in the results folder)", "processes",
+                                         "predicted iteration aligned with", "measured ms",
+                                         "predicted ms"], rows,
+                 note="Open a file in ui.perfetto.dev (Open trace file): each rank of "
+                      "each source is a process of its own, \"measured rank R: ...\" and "
+                      "\"predicted rank R: ...\" (ovb-trace merge, profiling/README.md)."
+                 if rows else "")
+
+
 def model_table(rs, options=None):
     rows = []
     for f in rs.of("model_compare"):
@@ -210,7 +249,8 @@ def all_tables(rs, options):
     """Every table with rows; one that cannot be made says why instead of failing the report."""
     out = []
     for make in (context_table, inputs_table, collective_table, gemm_table, overlap_table,
-                 trace_table, model_table, validation_table, training_table, megatron_table):
+                 trace_table, merged_trace_table, model_table, validation_table, training_table,
+                 megatron_table):
         try:
             out.append(make(rs, options))
         except AnalysisError as e:
@@ -226,6 +266,7 @@ def all_tables(rs, options):
 TITLES = {"context_table": "Run context", "inputs_table": "Result files read",
           "collective_table": "Collective bus bandwidth (alone)", "gemm_table": "GEMM throughput",
           "overlap_table": "Overlap microbenchmark", "trace_table": "Trace analysis",
+          "merged_trace_table": "Traces for Perfetto",
           "model_table": "Model vs measurement", "validation_table": "Model validation",
           "training_table": "Training runs",
           "megatron_table": "gpt4d vs Megatron-LM"}

@@ -134,3 +134,30 @@ def test_many_files_not_read_for_one_reason_share_a_row(tmp_path):
     assert rows == [["state.json", "not read: not a result file of a known shape (see "
                                    "results/SCHEMA.md)"],
                     ["step-0.txt and 4 more", "not read: log without Megatron-LM iteration lines"]]
+
+
+def test_merged_traces_are_listed_for_perfetto(tmp_path):
+    """ovb-trace merge's output (its header: mergedFrom, alignment) is a row of "Traces for
+    Perfetto"; a plain trace beside it stays a raw trace, not read."""
+    from ovb_analysis import results, tables
+    merged = {"mergedFrom": [{"rank": r, "source": "measured", "file": f"m{r}"} for r in range(4)]
+              + [{"rank": 0, "source": "predicted", "file": "p"}],
+              "alignment": {"rule": "median steady-state iteration", "measured_rank": 0,
+                            "iteration": 12, "iterations": 20, "warmup": 3, "begin_ns": 5,
+                            "measured_ns": 8_123_000, "predicted_ns": 6_200_400},
+              "traceEvents": [{"ph": "X", "name": "gemm", "pid": 1000, "ts": 0, "dur": 1}]}
+    (tmp_path / "model").mkdir()
+    (tmp_path / "model" / "timeline-vs-measured-x.trace.json").write_text(json.dumps(merged))
+    (tmp_path / "model" / "timeline-x.trace.json").write_text('{"traceEvents": []}')
+    rs = results.load_inputs([tmp_path])
+    t = tables.merged_trace_table(rs)
+    assert t.rows == [["model/timeline-vs-measured-x.trace.json",
+                       "measured ranks 0-3; predicted rank 0",
+                       "measured rank 0's iteration 12 of 20 (median steady-state, 3 warm-up)",
+                       "8.123", "6.200"]]
+    assert "traceEvents" not in rs.of("merged_trace")[0].doc  # the events are not kept
+    assert ["model/timeline-x.trace.json", "not read: raw trace (analyse it with ovb-trace "
+                                            "analyze)"] in tables.inputs_table(rs).rows
+    rep, files = build(tmp_path, src=tmp_path)
+    assert "| model/timeline-vs-measured-x.trace.json | measured ranks 0-3; predicted rank 0 |" \
+        in files["report.md"].decode()

@@ -103,6 +103,21 @@ def test_big_raw_trace_is_not_parsed(tmp_path, monkeypatch):
     assert [rel for rel, _ in rs.failed] == ["small.json"]  # small files are parsed: malformed
 
 
+def test_big_merged_trace_is_known_by_its_header(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "SNIFF_ABOVE_BYTES", 100)
+    # The writer's layout: header keys, then the events on a line of its own; the events are cut
+    # off (invalid JSON), so only the header can have been parsed.
+    header = '{\n  "distributedInfo": {"rank": -1},\n  "mergedFrom": [{"rank": 0, "file": "a"}]'
+    (tmp_path / "merged.trace.json").write_text(header + ',\n  "traceEvents": [' + " " * 200)
+    (tmp_path / "rank0.trace.json").write_text('{\n  "distributedInfo": {"rank": 0},\n  '
+                                               '"traceEvents": [' + " " * 200)
+    rs = results.load_inputs([tmp_path])
+    assert [(f.rel, f.kind) for f in rs.files] == [("merged.trace.json", "merged_trace")]
+    assert rs.files[0].doc["mergedFrom"] == [{"rank": 0, "file": "a"}]
+    assert rs.ignored == [("rank0.trace.json", "raw trace (analyse it with ovb-trace analyze)")]
+    assert rs.failed == []
+
+
 def test_relative_paths_and_excluded_output_folder(tmp_path, monkeypatch):
     shutil.copytree(RESULTS / "model", tmp_path / "res" / "model")
     shutil.copytree(RESULTS / "model", tmp_path / "res" / "report")

@@ -68,6 +68,31 @@ def test_median_steady_iteration_beside_the_prediction(inputs, capsys):
     assert "predicted 1.000 ms, measured 1.700 ms; wrote" in capsys.readouterr().out
 
 
+def test_gpu_spans_of_the_iterations_win_over_their_cpu_ranges(inputs):
+    """A CUDA trace marks each iteration twice: the CPU range and its GPU span. Only the spans
+    count (as in ovb-trace analyze and merge): here they last 1.2 ms longer than the CPU ranges
+    (1700 -> 2900 us median); the CPU ranges alone or both mixed would give another iteration."""
+    for r in (0, 1):
+        path = inputs / "traces" / f"rank-0000{r}.trace.json"
+        doc = json.loads(path.read_text())
+        doc["traceEvents"] += [dict(e, cat="gpu_user_annotation", pid=0, tid=1000000,
+                                    dur=e["dur"] + 1200) for e in doc["traceEvents"]
+                               if e["args"].get("category") == "iteration"]
+        path.write_text(json.dumps(doc))
+    _, _, meas_ms = timeline.make(inputs / "pred.trace.json", inputs / "traces",
+                                  inputs / "out" / "g.png")
+    assert meas_ms == pytest.approx(2.9, abs=1e-12)
+
+
+def test_two_middle_iterations_tie_exactly_and_the_earlier_wins():
+    # The median of 22092.782 and 86269.036 us is 54180.909 us; in floating point the first lies
+    # 32088.127 from it and the second 32088.126999999993, which would pick the second.
+    assert timeline.median_index([22092.782, 86269.036]) == 0
+    assert timeline.median_index([86269.036, 22092.782]) == 0
+    assert timeline.median_index([300, 130, 110, 100]) == 1  # median 120: 130 and 110 tie
+    assert timeline.median_index([100, 140, 300, 130, 110]) == 3  # odd: the middle one, 130
+
+
 def test_rows_are_the_tracks_with_events_in_the_window():
     rows = timeline._rows(predicted(), 0, 1000, "predicted:")
     assert [label for label, _ in rows] == ["predicted: compute stream", "predicted: thread 1"]

@@ -130,13 +130,16 @@ TEST(ResultFile, RecordsDeviceMaxConnections) {
   const nlohmann::json c = read_json(path)["context"];
   ASSERT_TRUE(c.contains("device_max_connections"));
   const auto& e = c["environment"];
-  if (e.contains("CUDA_DEVICE_MAX_CONNECTIONS"))
+  if (e.contains("CUDA_DEVICE_MAX_CONNECTIONS")) {
     EXPECT_EQ(c["device_max_connections"],
               std::stoi(e["CUDA_DEVICE_MAX_CONNECTIONS"].get<std::string>()));
-  else
+  } else {
     EXPECT_TRUE(c["device_max_connections"].is_null());
+  }
   ASSERT_TRUE(c["warnings"].is_array());
-  if (c["backend"] == "host") EXPECT_TRUE(c["warnings"].empty());
+  if (c["backend"] == "host") {
+    EXPECT_TRUE(c["warnings"].empty());
+  }
 }
 
 TEST(ResultFile, ConfigReadsBackWithTheRunConfigReader) {

@@ -80,6 +80,7 @@ ovb::mb::Program collective_program(CollOptions& o) {
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     ovb::mb::setup_groups(env, o.comm);
+    ovb::mb::check_cta_backend(env.backend(), o.comm);
     std::set<ovb::DType> set;  // "default" resolved, each type once, in the enum's order
     for (const std::optional<ovb::DType>& d : o.dtypes.values())
       set.insert(d ? *d : ovb::mb::default_dtype(env.backend()));

@@ -8,6 +8,7 @@
 #include "harness/bench_main.hpp"
 #include "harness/sizes.hpp"
 #include "ovb/cli.hpp"
+#include "ovb/error.hpp"
 
 namespace ovb::mb {
 
@@ -53,6 +54,16 @@ std::string cta_suffix(const CommConfig& c) {
   if (c.min_ctas < 0 && c.max_ctas < 0 && c.cta_policy < 0) return "";
   return "/cta=" + knob_text(c.min_ctas) + "," + knob_text(c.max_ctas) + "," +
          knob_text(c.cta_policy);
+}
+
+void check_cta_backend(const Backend& b, const CommOptions& o) {
+  if (b.name() != "host") return;
+  for (const Axis<std::int64_t>* a : {&o.min_ctas, &o.max_ctas, &o.cta_policy})
+    for (std::int64_t v : a->values())
+      if (v >= 0)
+        throw UsageError(a->flag() + " " + std::to_string(v) +
+                         ": the host backend's collectives are MPI's and have no NCCL CTAs to "
+                         "set; use " + a->flag() + " default");
 }
 
 DType default_dtype(const Backend& b) {

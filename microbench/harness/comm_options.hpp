@@ -58,4 +58,8 @@ DType default_dtype(const Backend& b);
 // benchmarks are then skipped with the reason).
 void setup_groups(BenchEnv& env, const CommOptions& o);
 
+// Throws UsageError where a CTA axis asks for a value on a backend without NCCL communicators
+// (host: MPI's collectives have no CTAs to set), naming the flag and value.
+void check_cta_backend(const Backend& b, const CommOptions& o);
+
 }  // namespace ovb::mb

@@ -169,6 +169,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
   };
   p.register_all = [&o](ovb::mb::BenchEnv& env) {
     ovb::mb::setup_groups(env, o.comm);
+    ovb::mb::check_cta_backend(env.backend(), o.comm);
     std::string gpt_label;
     const auto cases = Axis<ovb::mb::GemmCase>::derived(
         "GEMM cases", ovb::mb::gemm_cases(o.gemms, o.comm.grid, &gpt_label));

@@ -65,4 +65,14 @@ expect 0 "above 100 where its kernels ran on several streams at once" \
 expect 0 "merged 2 ranks" "$T" merge "$G/kineto_two_streams.json" "$G/suite_host_rank1.json" \
   -o "$D/merged.json"
 expect 0 "overlap%" "$T" analyze "$D/merged.json"
+# A predicted trace (ovb-model explain --timeline's ovbTracer) beside a measured rank 0 is merged;
+# two predicted traces of rank 0 are refused, naming the source.
+printf '%s\n' '{"distributedInfo": {"rank": 0}, "ovbTracer": {"mode": "predicted"},' \
+  '"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 0, "ts": 0,' \
+  '"dur": 10}]}' >"$D/predicted.json"
+cp "$D/predicted.json" "$D/predicted2.json"
+expect 0 "merged 1 rank and 1 predicted" "$T" merge "$G/kineto_two_streams.json" \
+  "$D/predicted.json" -o "$D/side.json"
+expect 2 "are both predicted traces of rank 0" "$T" merge "$D/predicted.json" \
+  "$D/predicted2.json" "$G/kineto_two_streams.json" -o "$D/side2.json"
 exit $fail

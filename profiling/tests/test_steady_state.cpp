@@ -1,12 +1,14 @@
 // Breakdowns from steady-state iterations only: a synthetic trace whose first (warm-up) iteration
 // is long and mostly idle, analysed with the warm-up rule, with an explicit warm-up, and without
-// iteration marks. Expected numbers are worked out by hand in the comments.
+// iteration marks; the median steady-state iteration. Expected numbers are worked out by hand in
+// the comments.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "analyze/analysis.hpp"
 #include "analyze/analysis_report.hpp"
+#include "analyze/steady_state.hpp"
 #include "ovb/error.hpp"
 #include "test_util.hpp"
 
@@ -74,4 +76,31 @@ TEST(SteadyState, ExplicitWarmupAndUnmarkedTraces) {
                   .is_null());
   // A warm-up that leaves nothing is an error naming the file, not an empty analysis.
   EXPECT_THROW(ovb::trace::analyze_traces({write_trace(dir, true)}, nullptr, 5), ovb::UsageError);
+}
+
+// median_iteration: 7 iterations, the warm-up rule leaves out 3, the kept ones last 300, 130, 110,
+// 100 us (median 120: 130 and 110 equally near, the earlier, 130 at index 4, wins); unmarked: none.
+TEST(SteadyState, MedianIterationTakesTheEarlierOfTwoEquallyNear) {
+  ovb::trace::testing::TempDir dir;
+  const std::vector<int> d = {500, 400, 400, 300, 130, 110, 100};
+  std::string ev;
+  int t = 0;
+  for (const int us : d) {
+    ev += std::string(ev.empty() ? "" : ",") +
+          R"({"ph": "X", "cat": "user_annotation", "name": "iteration", "pid": 0, "tid": 1,)" +
+          R"( "ts": )" + std::to_string(t) + R"(, "dur": )" + std::to_string(us) +
+          R"(, "args": {"category": "iteration"}})";
+    t += us;
+  }
+  const std::string path = dir.file("ties.trace.json");
+  std::ofstream(path) << R"({"traceEvents": [)" << ev << "]}";
+  const auto c = ovb::trace::median_iteration(ovb::trace::load_rank_trace(path));
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->index, 4);
+  EXPECT_EQ(c->begin_ns, (500 + 400 + 400 + 300) * 1000);
+  EXPECT_EQ(c->end_ns - c->begin_ns, 130'000);
+  EXPECT_EQ(c->median_ns, 120'000);
+  EXPECT_EQ(c->window.warmup, 3);
+  EXPECT_FALSE(
+      ovb::trace::median_iteration(ovb::trace::load_rank_trace(write_trace(dir, /*marks=*/false))));
 }

@@ -4,6 +4,7 @@
 //   ovb-trace analyze traces/ [--json analysis.json] [--top 20]   # table (+ JSON, SCHEMA.md)
 //   ovb-trace analyze rank-00000.trace.json rank-00001.trace.json
 //   ovb-trace merge traces/ -o merged.json                         # one file for Perfetto
+//   ovb-trace merge traces/ predicted.trace.json -o side-by-side.json  # model beside measurement
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "ovb/context.hpp"
 #include "ovb/io.hpp"
 #include "ovb/run_main.hpp"
+#include "ovb/trace_writer.hpp"
 
 int main(int argc, char** argv) {
   return ovb::run_main("ovb-trace", argc, argv, [&](const ovb::LaunchContext& ctx) {
@@ -43,7 +45,9 @@ int main(int argc, char** argv) {
                      "max(3, ceil(n/10)) of n); traces without iteration marks are analysed whole")
         ->check(ovb::non_negative());
     auto* merge = app.add_subcommand(
-        "merge", "Combine per-rank traces into one file, ranks as processes, for Perfetto");
+        "merge",
+        "Combine per-rank traces into one file, ranks as processes, for Perfetto; predicted "
+        "traces (ovb-model explain --timeline) beside measured ones, aligned at an iteration");
     merge->add_option("traces", inputs, "Trace files, or folders of them")->required();
     merge->add_option("-o,--out", merge_out, "Merged trace to write")->required();
     ovb::parse_cli(app, argc, argv, ctx);
@@ -51,8 +55,18 @@ int main(int argc, char** argv) {
     const std::vector<std::string> paths = ovb::trace::expand_trace_paths(inputs);
     if (merge->parsed()) {
       const auto s = ovb::trace::merge_traces(paths, merge_out);
-      std::cout << "ovb-trace: merged " << s.ranks << " ranks (" << s.events << " events) into "
-                << merge_out << "\n";
+      std::cout << "ovb-trace: merged " << s.ranks << (s.ranks == 1 ? " rank" : " ranks");
+      if (s.predicted > 0) std::cout << " and " << s.predicted << " predicted";
+      std::cout << " (" << s.events << " events) into " << merge_out << "\n";
+      if (const auto& a = s.alignment)
+        std::cout << "ovb-trace: predicted iteration aligned with measured rank " << a->rank
+                  << "'s " << a->rule
+                  << (a->iteration >= 0 ? " (index " + std::to_string(a->iteration) + " of " +
+                                              std::to_string(a->iterations) + " iterations, " +
+                                              std::to_string(a->warmup) + " warm-up)"
+                                        : std::string())
+                  << ": measured " << ovb::trace::format_us(a->measured_ns) << " us, predicted "
+                  << ovb::trace::format_us(a->predicted_ns) << " us\n";
       return 0;
     }
     const auto reports = ovb::trace::analyze_traces(paths, &std::cerr, warmup);

@@ -11,7 +11,9 @@ Groups (select with `ovb-suite run --only GROUP,...`):
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
   model       ovb-model calibrate (from this folder's microbench JSON), search, compare, and for
               each traced run its predicted iteration as a trace (explain --timeline) drawn
-              beside the measured one (ovb-analysis timeline: model/timeline-TAG.png)
+              beside the measured one (ovb-analysis timeline: model/timeline-TAG.png) and merged
+              with the measured ranks into one trace for Perfetto (ovb-trace merge:
+              model/timeline-vs-measured-TAG.trace.json)
   report      analysis/ovb-analysis report
 A step whose executable is not in the build is still listed, with the reason ("gpt4d not built"),
 and is recorded as failed when its turn comes; the rest of the suite goes on.
@@ -227,7 +229,8 @@ def _model(b):
 
 
 def _timelines(b, cal, shape):
-    """Each traced run's predicted iteration as a trace, and both drawn on one time axis."""
+    """Each traced run's predicted iteration as a trace, both drawn on one time axis, and both
+    merged into one trace (predicted and measured ranks as processes of their own)."""
     py = b.t.python or report_python(b.t.repo)
     script = os.path.join(b.t.repo, "analysis", "ovb-analysis")
     for g, ov, tag in _traced(b):
@@ -242,6 +245,11 @@ def _timelines(b, cal, shape):
               [py, script, "timeline", "{out}/" + predicted, "{out}/traces/" + tag, "-o",
                "{tmp}/" + png], 0, [png], needs=[step, tag], stall=0,
               description=f"predicted and measured iteration of {tag}, per rank and stream")
+        merged = f"model/timeline-vs-measured-{tag}.trace.json"
+        b.add(f"model-timeline-merge-{_tag(g, ov)}", "model", "ovb-trace",
+              ["merge", "{glob:{out}/traces/" + tag + "/*.json}", "{out}/" + predicted, "-o",
+               "{tmp}/" + merged], 0, [merged], needs=[step, tag], stall=0,
+              description=f"predicted and measured ranks of {tag} in one trace for Perfetto")
 
 
 def _report(b):

@@ -17,6 +17,11 @@ Reference checks (strict mode), each able to fail on a wrong number:
     the vocabulary, which a freshly initialised model makes on synthetic tokens;
   - model/machine.json (ovb-model calibrate) parses, names its microbenchmark sources and has the
     keys of a machine file;
+  - each traced run's model/timeline-vs-measured-TAG.trace.json (ovb-trace merge) holds every
+    event of the predicted trace and of each measured rank's trace, on processes labelled
+    "predicted rank 0: ..." / "measured rank R: ...", and its predicted iteration starts exactly
+    where measured rank 0's steady-state iteration of median duration starts (worked out here
+    from the measured trace: the warm-up rule, then the kept iteration nearest the median);
   - the report's list of steps that did not finish is empty.
 Prints one line per problem and exits 1 when there is any.
 """
@@ -202,6 +207,75 @@ def check_machine(root, problems):
         problems.append(f"{path}: names no microbenchmark sources (not calibrated)")
 
 
+def _x_events(doc):
+    return [e for e in doc.get("traceEvents", []) if isinstance(e, dict) and e.get("ph") == "X"]
+
+
+def _iterations(doc):
+    """A trace's iteration ranges in time order: GPU spans when it has them, else CPU ranges (as
+    ovb-trace analyze takes them)."""
+    its = {}
+    for e in _x_events(doc):
+        if (e.get("args") or {}).get("category") == "iteration":
+            its.setdefault(e.get("cat"), []).append(e)
+    chosen = its.get("gpu_user_annotation") or its.get("user_annotation") or []
+    return sorted(chosen, key=lambda e: float(e["ts"]))
+
+
+def _median_iteration(its):
+    """Index of the iteration the merge must align with: of those the warm-up rule keeps (the
+    first max(3, ceil(n/10)) left out, at least one kept), the earliest one nearest their
+    median."""
+    n = len(its)
+    warmup = 0 if n <= 1 else min(max(3, math.ceil(n / 10)), n - 1)
+    # In whole nanoseconds (the format's 3 decimals of us) and twice the median, so that the two
+    # middle ones of an even count tie exactly and the earlier wins.
+    durs = [round(float(e["dur"]) * 1000) for e in its[warmup:]]
+    srt, m = sorted(durs), len(durs)
+    median2 = 2 * srt[m // 2] if m % 2 else srt[m // 2 - 1] + srt[m // 2]
+    return warmup + min(range(m), key=lambda i: (abs(2 * durs[i] - median2), i))
+
+
+def check_merged_timelines(root, problems):
+    """model/timeline-vs-measured-TAG.trace.json of every traced run (see the module doc)."""
+    for tdir in sorted(glob.glob(os.path.join(root, "traces", "traced-*"))):
+        tag = os.path.basename(tdir)
+        path = os.path.join(root, "model", f"timeline-vs-measured-{tag}.trace.json")
+        if not os.path.isfile(path):
+            problems.append(f"{path}: missing")
+            continue
+        merged = load(path, problems)
+        predicted = load(os.path.join(root, "model", f"timeline-{tag}.trace.json"), problems)
+        measured = [load(f, problems) for f in sorted(glob.glob(os.path.join(tdir, "*.json")))]
+        if not isinstance(merged, dict) or predicted is None or None in measured:
+            continue
+        want = {f"predicted rank {predicted['distributedInfo']['rank']}": len(_x_events(predicted))}
+        for doc in measured:
+            want[f"measured rank {doc['distributedInfo']['rank']}"] = len(_x_events(doc))
+        labels = {e["pid"]: e["args"]["name"].split(":")[0] for e in merged["traceEvents"]
+                  if e.get("ph") == "M" and e.get("name") == "process_name"}
+        got, by_label = {}, {}
+        for e in _x_events(merged):
+            label = labels.get(e.get("pid"), f"unlabelled pid {e.get('pid')}")
+            got[label] = got.get(label, 0) + 1
+            by_label.setdefault(label, []).append(e)
+        if got != want:
+            problems.append(f"{path}: X events per process {got}, the inputs have {want}")
+            continue
+        rank0 = min(doc["distributedInfo"]["rank"] for doc in measured)
+        its = _iterations({"traceEvents": by_label[f"measured rank {rank0}"]})
+        pred_its = _iterations({"traceEvents": by_label["predicted rank 0"]})
+        if not its or not pred_its:
+            problems.append(f"{path}: no iteration ranges to align")
+            continue
+        i = _median_iteration(its)
+        if (merged.get("alignment") or {}).get("iteration") != i or \
+                float(pred_its[0]["ts"]) != float(its[i]["ts"]):
+            problems.append(f"{path}: predicted iteration at {pred_its[0]['ts']} us, alignment "
+                            f"{merged.get('alignment')}; measured rank {rank0}'s median "
+                            f"steady-state iteration is index {i} at {its[i]['ts']} us")
+
+
 def report_unfinished(root):
     """Step names in the report's "Suite steps that did not finish" table; None without a report."""
     path = os.path.join(root, "report", "report.md")
@@ -245,6 +319,7 @@ def main(argv):
         check_gpt4d_losses(root, problems)
         check_llama_first_loss(root, problems)
         check_machine(root, problems)
+        check_merged_timelines(root, problems)
     check_report_lists(root, steps, problems)
     for p in problems:
         print(f"check_results: {p}")

@@ -1,6 +1,7 @@
 """Unit tests of check_results.py's reference checks on small synthetic results folders: a clean
 folder passes, and each wrong number (a microbenchmark's `wrong` counter, a loss off between grids,
-a missing or malformed machine file, a report listing a failed step) makes it fail.
+a missing or malformed machine file, a report listing a failed step, a merged predicted-and-measured
+trace missing an event or misaligned) makes it fail.
 
 Run: python3 -m unittest discover -s slurm/tests -v      (ctest: slurm_driver_unit)
 """
@@ -115,6 +116,45 @@ class CheckResults(unittest.TestCase):
         self.assert_fails("machine.json: missing gpu, comm, calibration, sources")
         os.unlink(self.path("model/machine.json"))
         self.assert_fails("machine.json: missing (the calibration's machine file)")
+
+    def write_timelines(self, shift_us=0.0, drop=0):
+        """A traced run's measured rank (5 iterations of 100 200 150 120 130 us: the warm-up rule
+        leaves out 3, the kept 120 and 130 have the median 125, the first nearest is index 3 at
+        450 us), its predicted trace, and their merge with the predicted iteration `shift_us` off
+        index 3."""
+        durs, t, meas = [100, 200, 150, 120, 130], 0, []
+        for d in durs:
+            meas += [{"ph": "X", "cat": "user_annotation", "name": "iteration", "pid": 5, "tid": 5,
+                      "ts": t, "dur": d, "args": {"category": "iteration"}},
+                     {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": t,
+                      "dur": 10}]
+            t += d
+        pred = [{"ph": "X", "cat": "gpu_user_annotation", "name": "iteration", "pid": 0,
+                 "tid": 1000000, "ts": 0, "dur": 90, "args": {"category": "iteration"}},
+                {"ph": "X", "cat": "kernel", "name": "gemm qkv.fwd", "pid": 0, "tid": 0, "ts": 0,
+                 "dur": 90}]
+        write(self.path("traces/traced-a/rank-00000.trace.json"),
+              {"distributedInfo": {"rank": 0}, "traceEvents": meas})
+        write(self.path("model/timeline-traced-a.trace.json"),
+              {"distributedInfo": {"rank": 0}, "traceEvents": pred})
+        names = [{"ph": "M", "name": "process_name", "pid": p, "args": {"name": n}}
+                 for p, n in ((1000, "measured rank 0: GPU 0"), (1001, "measured rank 0: host"),
+                              (1500, "predicted rank 0: predicted rank"))]
+        moved = [dict(e, pid=1500, ts=e["ts"] + 450 + shift_us) for e in pred]
+        merged = [dict(e, pid=1001 if e["pid"] == 5 else 1000) for e in meas] + moved
+        write(self.path("model/timeline-vs-measured-traced-a.trace.json"),
+              {"alignment": {"iteration": 3}, "traceEvents": names + merged[drop:]})
+
+    def test_merged_timeline_must_hold_both_sources_aligned(self):
+        self.write_timelines()
+        r = self.check()
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.write_timelines(shift_us=0.5)
+        self.assert_fails("median steady-state iteration is index 3 at 450 us")
+        self.write_timelines(drop=1)
+        self.assert_fails("X events per process")
+        os.unlink(self.path("model/timeline-vs-measured-traced-a.trace.json"))
+        self.assert_fails("timeline-vs-measured-traced-a.trace.json: missing")
 
     def test_report_must_list_exactly_the_unfinished_steps(self):
         table = ("# OverlapBench report: r\n\n## Suite steps that did not finish\n\n"

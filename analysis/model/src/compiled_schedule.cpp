@@ -125,15 +125,15 @@ std::optional<CompiledSchedule> compile_schedule(const GptShape& m, const Comput
   return out;
 }
 
-std::vector<double> price_collectives(const CompiledSchedule& cs, const GptShape& m,
-                                      const ComputeTerms& ct, const PlanComm& pc,
-                                      const GptPlanOptions& o, const Machine& mc) {
+std::vector<LinkUse> price_collectives(const CompiledSchedule& cs, const GptShape& m,
+                                       const ComputeTerms& ct, const PlanComm& pc,
+                                       const GptPlanOptions& o, const Machine& mc) {
   KernelCosts costs(m, ct, pc, o, mc);
-  std::vector<double> us;
-  us.reserve(cs.collectives.size());
+  std::vector<LinkUse> use;
+  use.reserve(cs.collectives.size());
   for (const CompiledSchedule::Collective& c : cs.collectives)
-    us.push_back(costs.collective_us(c.op));
-  return us;
+    use.push_back(costs.collective(c.op));
+  return use;
 }
 
 }  // namespace ovb::model

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ovb/gpt_schedule.hpp"
+#include "ovb/model/link_share.hpp"
 #include "ovb/model/timeline.hpp"
 
 namespace ovb::model {
@@ -44,15 +45,15 @@ std::optional<CompiledSchedule> compile_schedule(
     const GptShape& m, const ComputeTerms& ct, const PlanComm& pc, const GptPlanOptions& o,
     const Machine& mc, std::size_t max_steps = std::numeric_limits<std::size_t>::max());
 
-// The cost of each of cs.collectives on o.grid, pc costed on o.grid: what simulate() charges
-// (KernelCosts::collective_us()).
-std::vector<double> price_collectives(const CompiledSchedule& cs, const GptShape& m,
-                                      const ComputeTerms& ct, const PlanComm& pc,
-                                      const GptPlanOptions& o, const Machine& mc);
+// The cost and link use of each of cs.collectives on o.grid, pc costed on o.grid: what simulate()
+// charges (KernelCosts::collective()).
+std::vector<LinkUse> price_collectives(const CompiledSchedule& cs, const GptShape& m,
+                                       const ComputeTerms& ct, const PlanComm& pc,
+                                       const GptPlanOptions& o, const Machine& mc);
 
-// The replay of cs with its collectives at collective_us (price_collectives()); give_up_at_us as
+// The replay of cs with its collectives at collective_use (price_collectives()); give_up_at_us as
 // simulate()'s. Defined in timeline.cpp, with the replay's timing rules.
-Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<double>& collective_us,
+Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<LinkUse>& collective_use,
                          const Machine& mc,
                          double give_up_at_us = std::numeric_limits<double>::infinity());
 

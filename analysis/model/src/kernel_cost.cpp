@@ -48,7 +48,7 @@ KernelCosts::KernelCosts(const GptShape& m, const ComputeTerms& ct, const PlanCo
     }
   for_each_slot(pc, [&](const CommSlot& s, double) {
     CollEntry& e = find(s.op);
-    if (e.count < 0) add(e, s.op, s.cost.time_us);
+    if (e.count < 0) add(e, s.op, link_use(mc, s.cost));
   });
 }
 
@@ -72,10 +72,10 @@ KernelCosts::CollEntry& KernelCosts::find(const CollOp& op) {
   }
 }
 
-void KernelCosts::add(CollEntry& e, const CollOp& op, double us) {
+void KernelCosts::add(CollEntry& e, const CollOp& op, const LinkUse& use) {
   if (2 * (coll_count_ + 1) > kSlots) return;
   ++coll_count_;
-  e = {op.count, op.group_size, op.group, op.kind, op.dtype, us};
+  e = {op.count, op.group_size, op.group, op.kind, op.dtype, use};
 }
 
 KernelCosts::Kernel KernelCosts::resolve(std::string_view op, bool head) const {
@@ -147,12 +147,12 @@ double KernelCosts::compute_us(const Step& s) {
   }
 }
 
-double KernelCosts::collective_us(const CollOp& op) {
+LinkUse KernelCosts::collective(const CollOp& op) {
   CollEntry& e = find(op);
-  if (e.count >= 0) return e.us;
-  const double us = cost_collective(mc_, grid_, op).time_us;
-  add(e, op, us);
-  return us;
+  if (e.count >= 0) return e.use;
+  const LinkUse use = link_use(mc_, cost_collective(mc_, grid_, op));
+  add(e, op, use);
+  return use;
 }
 
 }  // namespace ovb::model

@@ -1,7 +1,8 @@
 // The replay's cost of each step of the schedule (timeline.cpp; the rules in timeline.hpp):
 // compute steps by op name from ComputeTerms and by GEMM shape through gemm_term(), collectives
-// from PlanComm's table, else cost_collective(). Each is looked up in a small table filled on
-// first use, so that a replay of millions of steps computes a few dozen costs.
+// from PlanComm's table, else cost_collective(), with the link each uses (link_share.hpp). Each is
+// looked up in a small table filled on first use, so that a replay of millions of steps computes a
+// few dozen costs.
 #pragma once
 
 #include <array>
@@ -11,6 +12,7 @@
 #include "ovb/gpt_schedule.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/model/compute_cost.hpp"
+#include "ovb/model/link_share.hpp"
 #include "ovb/model/plan_comm.hpp"
 
 namespace ovb::model {
@@ -20,8 +22,8 @@ class KernelCosts {
   KernelCosts(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
               const GptPlanOptions& o, const Machine& mc);
 
-  double compute_us(const Step& s);        // a compute step; Error for an op without a cost
-  double collective_us(const CollOp& op);  // an issued collective on o.grid
+  double compute_us(const Step& s);      // a compute step; Error for an op without a cost
+  LinkUse collective(const CollOp& op);  // an issued collective on o.grid: its time and link
 
  private:
   // A compute op: fixed time, plus for a GEMM its shape's time and a share of the epilogue.
@@ -48,12 +50,12 @@ class KernelCosts {
     Group group = Group::x;
     CollKind kind = CollKind::all_reduce;
     DType dtype = DType::f32;
-    double us = 0;
+    LinkUse use;
   };
   GemmEntry& find(const GemmShape& g);  // its entry, or the empty one where it would go
   CollEntry& find(const CollOp& op);
   void add(GemmEntry& e, const GemmShape& g, double us);  // unless the table is half full
-  void add(CollEntry& e, const CollOp& op, double us);
+  void add(CollEntry& e, const CollOp& op, const LinkUse& use);
 
   const ComputeTerms& ct_;
   const Machine& mc_;

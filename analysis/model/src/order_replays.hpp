@@ -1,8 +1,8 @@
 // The replays of one plan variant on the X/Y/Z orders of its grid (search_choice.cpp): the same
 // Timeline as simulate() on each order, for less. The variant's schedule is compiled once
 // (compiled_schedule.hpp) and replayed with each order's collective costs; an order whose costs
-// equal, bit for bit, those of an order already replayed has that replay's result (the replay is a
-// function of the steps and those costs), cut by the new give-up time:
+// and link uses equal, bit for bit, those of an order already replayed has that replay's result
+// (the replay is a function of the steps and those), cut by the new give-up time:
 //  - a finished replay of time t is t, or infinity when t >= the new give_up_at_us;
 //  - one that gave up at g (so t >= g) is infinity for give_up_at_us <= g; else it is replayed.
 // A schedule longer than the caller's budget of steps is not compiled: simulate() each time; so is
@@ -28,7 +28,7 @@ class OrderReplays {
 
  private:
   struct Done {
-    std::vector<double> collective_us;
+    std::vector<LinkUse> collective_use;
     Timeline timeline;
     double give_up_at_us;
   };

@@ -35,10 +35,8 @@ namespace {
 
 struct GiveUp {};  // thrown out of the visit once the replay cannot end before give_up_at_us
 
-// A collective of the replay, by id.
+// A collective of the replay, by id: what its spans say. Its times are the links' (LinkShare).
 struct Coll {
-  double start = 0, end = 0;
-  double duration = 0;  // its cost, stretched when it runs under compute
   Group group = Group::x;
   CollKind kind = CollKind::all_reduce;
   StreamId stream = StreamId::tp;
@@ -54,6 +52,7 @@ class Replay {
   Replay(const Machine& mc, double give_up_at_us, std::vector<Span>* spans, Timeline& out)
       : mc_(mc), give_up_(give_up_at_us), spans_(spans), out_(out) {
     colls_.clear();
+    links_.clear();
   }
 
   // A wait for another collective takes no compute time either.
@@ -67,6 +66,7 @@ class Replay {
     flush_waits();
     if (t_ >= give_up_) throw GiveUp{};
     out_.iteration_us = t_;
+    if (spans_) collective_spans();
   }
 
   // A compute step of `us` (s: where it is, for its span).
@@ -84,34 +84,41 @@ class Replay {
 
   // An issue is started when a later step shows whether the compute stream waits for it before
   // any compute time passes (then it runs alone) or works under it (then it is stretched by
-  // comm_slowdown): its wait, or a compute step that takes time, or another issue. Its start is
-  // known at its issue; only its end waits. `c`: the collective's group, kind, stream and where
-  // it is issued; `id`: its id (issue order).
-  void issue(Coll c, std::span<const int> deps, double cost_us, int id) {
+  // comm_slowdown): its wait, or a compute step that takes time, or another issue. Until then the
+  // links are not run (every flush_waits() comes after it), so its start is decided by the time
+  // known at its issue and its predecessors; its end by the collectives beside it (LinkShare).
+  // `c`: the collective's group, kind, stream and where it is issued; `id`: its id (issue order).
+  void issue(const Coll& c, std::span<const int> deps, const LinkUse& use, int id) {
     if (held_ >= 0) start_held(false);
     flush_waits();
     if (static_cast<std::size_t>(id) != colls_.size())
       throw Error("ovb-model: the schedule's collectives are not numbered in issue order");
-    double ready = t_;
-    for (int d : deps) ready = std::max(ready, colls_[static_cast<std::size_t>(d)].end);
-    c.start = std::max(ready, stream_free_[static_cast<int>(c.stream)]);
-    c.end = cost_us;  // the duration until started
     colls_.push_back(c);
     held_ = id;
+    held_ready_ = t_;
+    held_deps_.assign(deps.begin(), deps.end());
+    held_use_ = use;
     const int g = static_cast<int>(c.group), k = static_cast<int>(c.kind);
-    out_.comm_us[g][k] += cost_us;
+    out_.comm_us[g][k] += use.us;
     out_.count[g][k] += 1;
   }
 
  private:
   void start_held(bool alone) {
-    Coll& c = colls_[static_cast<std::size_t>(held_)];
+    const Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
-    c.duration = c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
-    c.end = c.start + c.duration;
-    stream_free_[static_cast<int>(c.stream)] = c.end;
-    if (spans_ && c.end > c.start) {
-      Span sp = span(c.stream, c.op, c.start, c.end, c.phase, c.micro_step, c.layer);
+    links_.add(static_cast<int>(c.stream), held_ready_, held_deps_, held_use_,
+               alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
+  }
+
+  // Every collective's span on its stream, once the iteration is replayed.
+  void collective_spans() {
+    for (std::size_t id = 0; id < colls_.size(); ++id) {
+      const Coll& c = colls_[id];
+      const double end = links_.end(static_cast<int>(id));
+      const double start = links_.start(static_cast<int>(id));
+      if (end <= start) continue;
+      Span sp = span(c.stream, c.op, start, end, c.phase, c.micro_step, c.layer);
       sp.comm = true;
       sp.group = c.group;
       sp.kind = c.kind;
@@ -124,11 +131,9 @@ class Replay {
   void flush_waits() {
     if (waits_.empty()) return;
     const double t0 = t_;
+    links_.run_through(t0);
     double extra = 0;
-    for (int id : waits_) {
-      const Coll& c = colls_[static_cast<std::size_t>(id)];
-      extra += std::max(0.0, mc_.compute_slowdown) * std::max(0.0, std::min(c.end, t0) - c.start);
-    }
+    for (int id : waits_) extra += std::max(0.0, mc_.compute_slowdown) * links_.ran_before(id, t0);
     if (extra > 0) {
       if (spans_ && last_compute_ < spans_->size() && (*spans_)[last_compute_].end_us == t_)
         (*spans_)[last_compute_].end_us += extra;  // the op that ran under the collective
@@ -140,19 +145,22 @@ class Replay {
     }
     for (int id : waits_) {
       const Coll& c = colls_[static_cast<std::size_t>(id)];
-      if (c.end <= t_) continue;
-      // All of a collective that started after the compute stream arrived: its duration exactly.
-      const double exposed = c.start >= t_ ? (c.start - t_) + c.duration : c.end - t_;
+      const double end = links_.end(id), start = links_.start(id);
+      if (end <= t_) continue;
+      // All of a collective that started after the compute stream arrived and ran alone: its
+      // duration exactly.
+      const double exposed =
+          start >= t_ && !links_.shared(id) ? (start - t_) + links_.duration(id) : end - t_;
       out_.exposed_us[static_cast<int>(c.group)][static_cast<int>(c.kind)] += exposed;
       if (spans_) {
-        Span sp = span(StreamId::compute, {}, t_, c.end, c.phase, c.micro_step, c.layer);
+        Span sp = span(StreamId::compute, {}, t_, end, c.phase, c.micro_step, c.layer);
         sp.name = "wait " + std::string(c.op);
         sp.comm = true;
         sp.group = c.group;
         sp.kind = c.kind;
         spans_->push_back(std::move(sp));
       }
-      t_ = c.end;
+      t_ = end;
     }
     waits_.clear();
   }
@@ -175,15 +183,19 @@ class Replay {
   std::vector<Span>* spans_;
   Timeline& out_;
   double t_ = 0;
-  std::array<double, 4> stream_free_{};  // by StreamId
   // One record per collective, reused from one replay to the next (a search replays thousands).
   static thread_local std::vector<Coll> colls_;
-  std::vector<int> waits_;  // the run of waits not yet applied
-  int held_ = -1;           // the issue not yet started
+  static thread_local LinkShare links_;  // the collectives' times
+  std::vector<int> waits_;               // the run of waits not yet applied
+  int held_ = -1;                        // the issue not yet started, issued at held_ready_
+  double held_ready_ = 0;
+  std::vector<int> held_deps_;
+  LinkUse held_use_;
   std::size_t last_compute_ = static_cast<std::size_t>(-1);
 };
 
 thread_local std::vector<Coll> Replay::colls_;
+thread_local LinkShare Replay::links_;
 
 // The generator's steps priced as they come (KernelCosts) and fed to the replay; slot steps take
 // no time.
@@ -206,7 +218,7 @@ class PricedVisit final : public StepVisitor {
         c.micro_step = op.micro_step;
         c.layer = op.layer;
         c.op = s.op;
-        return replay_.issue(c, s.deps, costs_.collective_us(op), s.coll);
+        return replay_.issue(c, s.deps, costs_.collective(op), s.coll);
       }
       case StepKind::wait: return replay_.wait(s.coll);
       case StepKind::slot_take:
@@ -308,12 +320,12 @@ Timeline replay_schedule(const GptSchedule& sched, const GptShape& m, const Comp
   return out;
 }
 
-Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<double>& collective_us,
+Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<LinkUse>& collective_use,
                          const Machine& mc, double give_up_at_us) {
   using C = CompiledSchedule;
-  if (collective_us.size() != cs.collectives.size())
+  if (collective_use.size() != cs.collectives.size())
     throw Error("ovb-model: a compiled schedule priced with " +
-                std::to_string(collective_us.size()) + " collective costs for its " +
+                std::to_string(collective_use.size()) + " collective costs for its " +
                 std::to_string(cs.collectives.size()));
   std::vector<Coll> colls(cs.collectives.size());  // what an issue of each records
   for (std::size_t i = 0; i < colls.size(); ++i) {
@@ -333,7 +345,7 @@ Timeline replay_compiled(const CompiledSchedule& cs, const std::vector<double>& 
         case C::compute: replay.compute(kNoSpan, cs.compute_us[i]); break;
         case C::dep: deps.push_back(static_cast<int>(i)); break;
         case C::issue:
-          replay.issue(colls[i], deps, collective_us[i], id++);
+          replay.issue(colls[i], deps, collective_use[i], id++);
           deps.clear();
           break;
         case C::wait: replay.wait(static_cast<int>(i)); break;

@@ -118,7 +118,7 @@ void write_timeline_trace(const std::string& path, const Prediction& p,
   h.base_ns = 0;
   h.extra = {{"traceName", "ovb-model predicted iteration, " + p.options.grid.str()},
              {"context", nlohmann::ordered_json(context)},
-             {"ovbTracer", {{"tracer", "model"}, {"mode", "predicted"}}}};
+             {"ovbTracer", {{"tracer", "model"}, {"mode", trace::kPredictedMode}}}};
   trace::TraceWriter w(path, h);
   w.process_name(kPid, "predicted rank (" + p.machine + ", grid " + p.options.grid.str() + ")", 0);
   for (StreamId s : {StreamId::compute, StreamId::tp, StreamId::gather, StreamId::grad})

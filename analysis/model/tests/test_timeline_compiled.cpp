@@ -109,7 +109,7 @@ TEST(TimelineCompiled, SameAsTheVisitedReplayOnEveryOrder) {
         o.grid = g;
         const Prediction p = predict(m, o, mc);
         const std::string at = where + " order " + g.str();
-        const std::vector<double> us = price_collectives(*cs, m, p.compute, p.comm, o, mc);
+        const std::vector<LinkUse> us = price_collectives(*cs, m, p.compute, p.comm, o, mc);
         const Timeline want = replay_schedule(gpt_schedule(m, o), m, p.compute, p.comm, o, mc);
         const Timeline got = replay_compiled(*cs, us, mc);
         test::expect_same_timeline(got, want, at);

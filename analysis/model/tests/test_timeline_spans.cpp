@@ -2,8 +2,9 @@
 // asking for them changes no term; spans of one stream never overlap; the compute stream's spans
 // tile [0, iteration] with no gap, its compute spans adding up to compute + interference and its
 // waits to the exposed communication (each group and kind); every collective has one span on its
-// communication stream (stream_of), lasting its time, stretched by comm_slowdown when it ran
-// asynchronously. Over grids, overlap flags, micro-steps, recomputation, sharding and interference.
+// communication stream (stream_of), lasting at least its time and at most that time stretched by
+// comm_slowdown and slowed by sharing its link with the other two streams. Over grids, overlap
+// flags, micro-steps, recomputation, sharding and interference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,9 +29,8 @@ struct Case {
 
 void check_spans(const Prediction& p, const Machine& mc, const std::string& what) {
   std::vector<Span> spans;
-  const Timeline t =
-      simulate(p.shape, p.compute, p.comm, p.options, mc, std::numeric_limits<double>::infinity(),
-               &spans);
+  const Timeline t = simulate(p.shape, p.compute, p.comm, p.options, mc,
+                              std::numeric_limits<double>::infinity(), &spans);
   const Timeline& ref = p.timeline;  // the same iteration without spans
   ASSERT_FALSE(spans.empty()) << what;
   // Sums of a few thousand terms of the iteration's size: a relative tolerance of 1e-12 per
@@ -80,7 +80,7 @@ void check_spans(const Prediction& p, const Machine& mc, const std::string& what
     for (int k = 0; k < 3; ++k) EXPECT_NEAR(waits[g][k], ref.exposed_us[g][k], tol) << what;
 
   // Communication streams: one span per collective, its own stream, its time (stretched when
-  // asynchronous).
+  // asynchronous; a third of its link at worst, beside one collective of each other stream).
   std::array<std::array<double, 3>, 5> comm{}, count{};
   for (int st = 1; st < 4; ++st)
     for (const Span* s : by_stream[st]) {
@@ -93,7 +93,7 @@ void check_spans(const Prediction& p, const Machine& mc, const std::string& what
     for (int k = 0; k < 3; ++k) {
       EXPECT_EQ(count[g][k], ref.count[g][k]) << what << " group " << g << " kind " << k;
       EXPECT_GE(comm[g][k], ref.comm_us[g][k] - tol) << what;
-      EXPECT_LE(comm[g][k], ref.comm_us[g][k] * stretch + tol) << what;
+      EXPECT_LE(comm[g][k], 3 * ref.comm_us[g][k] * stretch + tol) << what;
     }
 }
 

@@ -3,7 +3,9 @@
 track of its trace), in ms from the iteration's start. Compute kernels blue, collectives orange,
 the compute stream's exposed waits (predicted "wait" spans, measured MPI_Wait / sync events) red.
 The measured iteration is the one of median duration on the first rank among those the warm-up
-rule keeps (stats.default_warmup); the other ranks are drawn over the same interval of time.
+rule keeps (stats.default_warmup; the earliest of equally near ones); the other ranks are drawn
+over the same interval of time. `ovb-trace merge` aligns the predicted iteration with the same one
+in its Perfetto file (median_iteration() in profiling/src/analyze/steady_state.hpp).
 Used by `ovb-analysis timeline PREDICTED TRACE_DIR -o OUT.png` (the suite's model-timeline-plot
 steps)."""
 
@@ -41,9 +43,26 @@ def _tracks(doc):
 
 
 def _iterations(doc):
-    return sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"]))
-                  for e in doc.get("traceEvents", [])
-                  if e.get("ph") == "X" and (e.get("args") or {}).get("category") == "iteration")
+    """(start, end) us of the iteration ranges in time order: their GPU spans
+    (gpu_user_annotation) when the trace has them, else the CPU ranges - as ovb-trace analyze and
+    merge take them; a CUDA trace has both, and mixing them would count each iteration twice."""
+    its = {}
+    for e in doc.get("traceEvents", []):
+        if e.get("ph") == "X" and (e.get("args") or {}).get("category") == "iteration":
+            its.setdefault(e.get("cat") == "gpu_user_annotation", []).append(
+                (float(e["ts"]), float(e["ts"]) + float(e["dur"])))
+    return sorted(its.get(True) or its.get(False) or [])
+
+
+def median_index(durations_us):
+    """Index of the duration nearest the median (the middle one, or the mean of the two middle
+    ones), the first of equally near ones - as ovb-trace merge chooses (median_iteration()):
+    compared exactly in whole nanoseconds, with twice the median, since the two middle ones of an
+    even count are always equally near and float rounding must not pick the later one."""
+    ns = [round(d * 1000) for d in durations_us]
+    srt, n = sorted(ns), len(ns)
+    median2 = 2 * srt[n // 2] if n % 2 else srt[n // 2 - 1] + srt[n // 2]
+    return min(range(n), key=lambda i: (abs(2 * ns[i] - median2), i))
 
 
 def _rows(doc, t0, t1, label):
@@ -90,9 +109,8 @@ def make(predicted_path, trace_dir, out_png):
     if not its:
         raise AnalysisError(f"{trace_dir}: the first rank's trace marks no iteration")
     kept = its[stats.default_warmup(len(its)):] or its[-1:]
+    t0, t1 = kept[median_index([b - a for a, b in kept])]
     durations = [b - a for a, b in kept]
-    median = stats.median(durations)
-    t0, t1 = min(kept, key=lambda it: abs((it[1] - it[0]) - median))
     p_its = _iterations(pred)
     p0, p1 = p_its[0] if p_its else (0.0, max(float(e["ts"]) + float(e.get("dur", 0))
                                               for e in pred["traceEvents"] if e.get("ph") == "X"))

@@ -35,6 +35,10 @@ inline constexpr std::string_view annotation = "user_annotation";
 inline constexpr std::string_view gpu_annotation = "gpu_user_annotation";
 }  // namespace cat
 
+// ovbTracer.mode of a predicted trace (`ovb-model explain --timeline`) as opposed to a measured
+// one ("linked", "injected"): `ovb-trace merge` keeps the two sources apart by it.
+inline constexpr std::string_view kPredictedMode = "predicted";
+
 // A complete ("X") event. Times are absolute nanoseconds on the trace's clock; the writer makes
 // them relative to baseTimeNanoseconds.
 struct CompleteEvent {

@@ -17,6 +17,8 @@
 // other runs while the compute stream works and is stretched by (1 + comm_slowdown); at a wait
 // (or a run of consecutive waits, e.g. the end of backward) the compute stream is stretched by
 // compute_slowdown times the time each collective ran before the first of those waits.
+// Collectives in flight at the same time share the link that bounds them (NVLink inside a node,
+// the NICs across nodes; ovb/model/link_share.hpp): their ends come from that fluid replay.
 // iteration = compute + interference + exposed communication, exactly.
 #pragma once
 
