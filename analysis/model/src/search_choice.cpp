@@ -15,8 +15,8 @@
 //  - a replay gives up once its clock passes the best so far (simulate(), give_up_at_us);
 //  - the collective list of a variant is built only when first needed, and costed once per order;
 //  - on a grid of several orders a variant's schedule is compiled once and replayed per order,
-//    an order whose collective costs equal an earlier one's reusing its replay (order_replays.hpp),
-//    within a budget of steps held (beyond it, simulate()).
+//    an order whose collective costs and links equal an earlier one's reusing its replay
+//    (order_replays.hpp), within a budget of steps held (beyond it, simulate()).
 #include "search_choice.hpp"
 
 #include <algorithm>
