@@ -249,6 +249,9 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   const Reader inter = top.child("interference");
   m.compute_slowdown = inter.number("compute_slowdown");
   m.comm_slowdown = inter.number("comm_slowdown");
+  m.blocking_wait_us = inter.number_or("blocking_wait_us", 0);
+  if (!(m.blocking_wait_us >= 0))
+    inter.fail_key("blocking_wait_us", "must be >= 0, got " + std::to_string(m.blocking_wait_us));
   if (top.has("sources")) m.sources = j.at("sources");
   if (top.has("calibration")) m.calibration = j.at("calibration");
   return m;
@@ -293,6 +296,7 @@ json machine_to_json(const Machine& m) {
       j["comm"][std::string(name_of(k))] = comm_to_json(*c);
   j["interference"] = {{"compute_slowdown", m.compute_slowdown},
                        {"comm_slowdown", m.comm_slowdown}};
+  if (m.blocking_wait_us > 0) j["interference"]["blocking_wait_us"] = m.blocking_wait_us;
   if (!m.sources.is_null()) j["sources"] = m.sources;
   if (!m.calibration.is_null()) j["calibration"] = m.calibration;
   return j;

@@ -88,6 +88,7 @@ class Replay final : public StepVisitor {
     }
     t_ += us;
     out_.compute_us += us;
+    if (us > 0) computed_since_wait_ = true;
     if (t_ >= give_up_) throw GiveUp{};
   }
 
@@ -122,6 +123,7 @@ class Replay final : public StepVisitor {
   void start_held(bool alone) {
     Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
+    if (alone && computed_since_wait_) charge_blocking_wait(c);
     c.duration = c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
     c.end = c.start + c.duration;
     stream_free_[static_cast<int>(c.stream)] = c.end;
@@ -132,6 +134,17 @@ class Replay final : public StepVisitor {
       sp.kind = c.kind;
       spans_->push_back(sp);
     }
+  }
+
+  // A collective waited for at its issue, with compute time since the compute stream last waited:
+  // on shared cores its partners are still computing or descheduled, so it starts (at the
+  // earliest) the machine's blocking wait after the compute stream arrives.
+  void charge_blocking_wait(Coll& c) {
+    const double delay = std::max(0.0, t_ + mc_.blocking_wait_us - c.start);
+    if (!(mc_.blocking_wait_us > 0) || delay <= 0) return;
+    c.start += delay;
+    out_.blocking_wait_us += delay;
+    out_.blocking_waits += 1;
   }
 
   // A run of waits with no compute time between them: the compute stream is first stretched by
@@ -170,6 +183,7 @@ class Replay final : public StepVisitor {
       t_ = c.end;
     }
     waits_.clear();
+    computed_since_wait_ = false;
   }
 
   static Span span(StreamId stream, std::string_view name, double start, double end, Phase phase,
@@ -196,6 +210,7 @@ class Replay final : public StepVisitor {
   static thread_local std::vector<Coll> colls_;
   std::vector<int> waits_;  // the run of waits not yet applied
   int held_ = -1;           // the issue not yet started
+  bool computed_since_wait_ = false;  // compute time passed since the compute stream last waited
   std::size_t last_compute_ = static_cast<std::size_t>(-1);
 };
 
@@ -260,7 +275,9 @@ Timeline summed(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
 Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   const GptPlanOptions& o, const Machine& mc, double give_up_at_us,
                   std::vector<Span>* spans) {
-  if (!spans && nothing_overlaps(pc, o)) {  // the search's common case, without the replay
+  // The search's common case, without the replay; not on a machine with a blocking wait, which
+  // the replay charges where compute precedes a blocking collective.
+  if (!spans && !(mc.blocking_wait_us > 0) && nothing_overlaps(pc, o)) {
     Timeline out = summed(m, ct, pc, o);
     if (out.iteration_us >= give_up_at_us)
       out.iteration_us = std::numeric_limits<double>::infinity();

@@ -103,6 +103,11 @@ struct Machine {
 
   double compute_slowdown = 0;  // t_c'/t_c - 1 under overlap (metrics.md)
   double comm_slowdown = 0;     // t_m'/t_m - 1 under overlap
+  // Host backend: what a blocking collective right after compute waits, beyond its own cost, for
+  // partner ranks still computing or descheduled on shared cores (metrics::blocking_wait, from
+  // ovb-overlap's blocking_wait scenario; calibrate_blocking_wait). 0 where nothing measured it
+  // (GPU machines: ranks do not share a core).
+  double blocking_wait_us = 0;
 
   nlohmann::json sources;      // where each number comes from (kept as written)
   nlohmann::json calibration;  // fit report of ovb-model calibrate (kept as written)
