@@ -88,7 +88,7 @@ class Replay final : public StepVisitor {
     }
     t_ += us;
     out_.compute_us += us;
-    if (us > 0) computed_since_wait_ = true;
+    computed_since_wait_us_ += us;
     if (t_ >= give_up_) throw GiveUp{};
   }
 
@@ -123,7 +123,7 @@ class Replay final : public StepVisitor {
   void start_held(bool alone) {
     Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
-    if (alone && computed_since_wait_) charge_blocking_wait(c);
+    if (alone && computed_since_wait_us_ > 0) charge_blocking_wait(c);
     c.duration = c.end * (alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
     c.end = c.start + c.duration;
     stream_free_[static_cast<int>(c.stream)] = c.end;
@@ -138,10 +138,11 @@ class Replay final : public StepVisitor {
 
   // A collective waited for at its issue, with compute time since the compute stream last waited:
   // on shared cores its partners are still computing or descheduled, so it starts (at the
-  // earliest) the machine's blocking wait after the compute stream arrives.
+  // earliest) the machine's blocking wait for that much compute after the compute stream arrives.
   void charge_blocking_wait(Coll& c) {
-    const double delay = std::max(0.0, t_ + mc_.blocking_wait_us - c.start);
-    if (!(mc_.blocking_wait_us > 0) || delay <= 0) return;
+    const double delay =
+        std::max(0.0, t_ + mc_.blocking_wait_us(computed_since_wait_us_) - c.start);
+    if (delay <= 0) return;
     c.start += delay;
     out_.blocking_wait_us += delay;
     out_.blocking_waits += 1;
@@ -183,7 +184,7 @@ class Replay final : public StepVisitor {
       t_ = c.end;
     }
     waits_.clear();
-    computed_since_wait_ = false;
+    computed_since_wait_us_ = 0;
   }
 
   static Span span(StreamId stream, std::string_view name, double start, double end, Phase phase,
@@ -210,7 +211,7 @@ class Replay final : public StepVisitor {
   static thread_local std::vector<Coll> colls_;
   std::vector<int> waits_;  // the run of waits not yet applied
   int held_ = -1;           // the issue not yet started
-  bool computed_since_wait_ = false;  // compute time passed since the compute stream last waited
+  double computed_since_wait_us_ = 0;  // compute time since the compute stream last waited
   std::size_t last_compute_ = static_cast<std::size_t>(-1);
 };
 
@@ -277,7 +278,7 @@ Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   std::vector<Span>* spans) {
   // The search's common case, without the replay; not on a machine with a blocking wait, which
   // the replay charges where compute precedes a blocking collective.
-  if (!spans && !(mc.blocking_wait_us > 0) && nothing_overlaps(pc, o)) {
+  if (!spans && mc.blocking_wait.empty() && nothing_overlaps(pc, o)) {
     Timeline out = summed(m, ct, pc, o);
     if (out.iteration_us >= give_up_at_us)
       out.iteration_us = std::numeric_limits<double>::infinity();

@@ -1,4 +1,4 @@
-// The host machine's blocking wait (Machine::blocking_wait_us) in the replay: without overlap
+// The host machine's blocking wait (Machine::blocking_wait) in the replay: without overlap
 // flags every collective is waited for at its issue, and the iteration grows by exactly the wait
 // times the number of those collectives with compute before them - counted here from the
 // compute stream's spans of the replay without the wait (a "wait" span right after a compute
@@ -47,8 +47,9 @@ int waits_after_compute(const Prediction& p, const Machine& mc) {
   return n;
 }
 
+// A wait of `us` after any compute: one point at a compute time below every segment's.
 Machine with_wait(Machine mc, double us) {
-  mc.blocking_wait_us = us;
+  mc.blocking_wait = {{1e-6, us}};
   return mc;
 }
 
@@ -58,7 +59,7 @@ const char* const kGrids[] = {"1x1x1x4", "1x1x2x2", "2x2x1x1", "2x1x2x1"};
 
 TEST(TimelineBlockingWait, WithoutFlagsEachBlockingCollectiveAfterComputeWaits) {
   const Machine mc0 = load_machine("host-cpu");
-  ASSERT_EQ(mc0.blocking_wait_us, 0);
+  ASSERT_TRUE(mc0.blocking_wait.empty());
   const Machine mc1 = with_wait(mc0, kWaitUs);
   const GptShape m = gpt_preset("tiny");
   for (const char* grid : kGrids) {
@@ -114,4 +115,15 @@ TEST(TimelineBlockingWait, WithFlagsTheWaitAddsAtMostItsCount) {
     const Timeline l = replay_schedule(gpt_schedule(m, o), m, p1.compute, p1.comm, o, mc1);
     EXPECT_NEAR(l.iteration_us, t.iteration_us, tol) << grid;
   }
+}
+
+TEST(TimelineBlockingWait, TheWaitByComputeTime) {
+  Machine mc;
+  EXPECT_EQ(mc.blocking_wait_us(500), 0);  // nothing measured
+  mc.blocking_wait = {{100, 40}, {1000, 400}};
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(0), 0);
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(50), 20);    // from (0, 0) to the first point
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(100), 40);
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(550), 220);  // halfway between the points
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(5000), 400);  // the last point's beyond it
 }

@@ -8,8 +8,8 @@
 //    that shared the device, times the ranks per device: ranks_per_device_of);
 //  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown of one
 //    scenario's rows (by default the GEMM + collective one, kDefaultOverlapScenario);
-//  - ovb-overlap, scenario blocking_wait (host backend): blocking_wait_us, the mean wait_us of its
-//    rows (0 when negative; untouched when the files have none);
+//  - ovb-overlap, scenario blocking_wait (host backend): the blocking_wait table, per GEMM shape
+//    (mean t_compute_mean_us, mean wait_us, 0 when negative); untouched when the files have none;
 //  - ovb-membw: per memory-bound kernel class (ovb/mem_class.hpp) the device GB/s (a rate measured
 //    by ranks that shared the device, times the ranks per device) over memory_bandwidth_gbps,
 //    which is the base file's, or with mem_bandwidth_from_copy the copy class's device GB/s.
@@ -107,7 +107,7 @@ std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
 nlohmann::json calibrate_memory(Machine& mc, const std::vector<std::string>& files,
                                 bool bandwidth_from_copy);
 
-// Sets mc.blocking_wait_us from the blocking_wait rows of ovb-overlap files (and its source);
+// Sets mc.blocking_wait from the blocking_wait rows of ovb-overlap files (and its source);
 // returns the report ("blocking_wait" of the calibration), null when the files have no such row.
 nlohmann::json calibrate_blocking_wait(Machine& mc, const std::vector<std::string>& files);
 

@@ -17,11 +17,11 @@
 // other runs while the compute stream works and is stretched by (1 + comm_slowdown); at a wait
 // (or a run of consecutive waits, e.g. the end of backward) the compute stream is stretched by
 // compute_slowdown times the time each collective ran before the first of those waits.
-// Blocking wait (host machines, Machine::blocking_wait_us > 0): a collective waited for right after
-// its issue, when compute time has passed since the compute stream last waited, starts no earlier
-// than blocking_wait_us after its issue - its partner ranks, on shared cores, are still computing
-// or descheduled; the delay is part of its exposed time (a collective after another, with no
-// compute between, is not charged: the first one lined the ranks up).
+// Blocking wait (host machines with a Machine::blocking_wait table): a collective waited for right
+// after its issue, when compute time C has passed since the compute stream last waited, starts no
+// earlier than blocking_wait_us(C) after its issue - its partner ranks, on shared cores, are still
+// computing or descheduled; the delay is part of its exposed time (a collective after another,
+// with no compute between, is not charged: the first one lined the ranks up).
 // iteration = compute + interference + exposed communication, exactly.
 #pragma once
 
@@ -46,7 +46,7 @@ struct Timeline {
   std::array<std::array<double, 3>, 5> comm_us{};
   std::array<std::array<double, 3>, 5> exposed_us{};
   std::array<std::array<double, 3>, 5> count{};
-  // The blocking waits charged (Machine::blocking_wait_us; included in exposed_us) and their sum.
+  // The blocking waits charged (Machine::blocking_wait; included in exposed_us) and their sum.
   int blocking_waits = 0;
   double blocking_wait_us = 0;
 
