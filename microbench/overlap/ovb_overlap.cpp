@@ -233,7 +233,10 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               const std::string name = ovb::mb::overlap_benchmark_name(pt);
                               if (!names.insert(name).second) return;  // a value listed twice
                               ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {
-                                ovb::mb::run_overlap_point(st, env, pt);
+                                if (pt.scenario->sequential)
+                                  ovb::mb::run_wait_point(st, env, pt);
+                                else
+                                  ovb::mb::run_overlap_point(st, env, pt);
                               });
                             });
   };

@@ -14,7 +14,6 @@
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
 #include "ovb/metrics.hpp"
-#include "overlap/blocking_wait.hpp"
 
 namespace ovb::mb {
 
@@ -158,7 +157,6 @@ std::string overlap_benchmark_name(const OverlapPoint& p) {
 }
 
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
-  if (p.scenario->sequential) return run_wait_point(state, env, p);
   const std::string name = overlap_benchmark_name(p);
   check_iterations_agree(state);
   if (const std::string why = env.group_problem(p.group); !why.empty()) {
