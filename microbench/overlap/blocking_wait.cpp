@@ -22,7 +22,9 @@ namespace {
 
 struct WaitState {
   WaitState(BenchEnv& env, Communicator& comm, const OverlapPoint& p)
-      : ops(p.scenario->make(env, comm, p)), timer(env.backend()), delayed(comm.rank() == ops->ranks() - 1) {}
+      : ops(p.scenario->make(env, comm, p)),
+        timer(env.backend()),
+        delayed(comm.rank() == ops->ranks() - 1) {}
   std::unique_ptr<OverlapOps> ops;
   StreamTimer timer;
   bool delayed;  // this rank sleeps inject_delay_us inside t_s (the group's last rank)
@@ -60,7 +62,8 @@ void run_wait_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& 
       state, env, name, [&] { return std::make_unique<WaitState>(env, comm, p); });
   if (!st) return;
   Stream& s = env.stream(0, Priority::normal);
-  const std::string requested = requested_transport(env.backend(), false, p.exchange, p.cfg.cta_policy);
+  const std::string requested =
+      requested_transport(env.backend(), false, p.exchange, p.cfg.cta_policy);
   if (!st->ready) {
     st->transport = observe_transport(env, *st->ops, s);
     settle_transport(name, p.require_transport, requested, st->transport);

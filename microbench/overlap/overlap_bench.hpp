@@ -43,7 +43,7 @@ struct OverlapPoint {
   int gemm_sms = -1;  // the GEMM's SM budget (cuBLASLt SM count target); -1: the device's
   Exchange exchange = Exchange::send_recv;  // ring scenarios only
   bool require_transport = false;  // a requested transport not observed is an error, not a warning
-  double inject_delay_us = 0;  // sequential scenarios, tests only: blocking_wait.hpp
+  double inject_delay_us = 0;      // sequential scenarios, tests only: blocking_wait.hpp
 };
 
 // The GEMM SM budget as Gemm::plan takes it (0: the device's count).

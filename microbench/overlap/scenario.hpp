@@ -88,7 +88,8 @@ struct OverlapScenario {
 
 // The gemm_coll scenario's work: the point's GEMM and its collective (what blocking_wait runs
 // one after the other).
-std::unique_ptr<OverlapOps> make_gemm_coll(BenchEnv& env, Communicator& comm, const OverlapPoint& p);
+std::unique_ptr<OverlapOps> make_gemm_coll(BenchEnv& env, Communicator& comm,
+                                           const OverlapPoint& p);
 
 // The registered scenarios, sorted by name.
 const std::vector<OverlapScenario>& overlap_scenarios();
@@ -108,7 +109,7 @@ struct ScenarioRegistration {
 #define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
       {#id, about, make, true, problem, bytes})
-#define OVB_OVERLAP_SEQUENTIAL_SCENARIO(id, about, make)                    \
+#define OVB_OVERLAP_SEQUENTIAL_SCENARIO(id, about, make)                  \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id( \
       {#id, about, make, false, nullptr, nullptr, false, true})
 #define OVB_OVERLAP_RING_SCENARIO(id, about, make, problem, bytes)        \

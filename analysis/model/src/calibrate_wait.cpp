@@ -31,8 +31,11 @@ json calibrate_blocking_wait(Machine& mc, const std::vector<std::string>& files)
       s.compute += c;
       s.wait += w;
       ++s.n;
-      rows.push_back({{"name", r.name}, {"t_compute_mean_us", c}, {"t_comm_us", r.number("t_comm_us")},
-                      {"wait_us", w}, {"file", f}});
+      rows.push_back({{"name", r.name},
+                      {"t_compute_mean_us", c},
+                      {"t_comm_us", r.number("t_comm_us")},
+                      {"wait_us", w},
+                      {"file", f}});
     }
   }
   if (rows.empty()) return nullptr;  // not measured (GPU results, older suite files): unchanged

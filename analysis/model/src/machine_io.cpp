@@ -266,7 +266,8 @@ Machine machine_from_json(const json& j, const std::string& origin) {
     for (std::size_t i = 0; i < a.size(); ++i) {
       const Reader e = inter.element(a[i], i, "blocking_wait");
       BlockingWaitPoint p{e.positive("compute_us"), e.number("wait_us")};
-      if (!(p.wait_us >= 0)) e.fail_key("wait_us", "must be >= 0, got " + std::to_string(p.wait_us));
+      if (!(p.wait_us >= 0))
+        e.fail_key("wait_us", "must be >= 0, got " + std::to_string(p.wait_us));
       if (!m.blocking_wait.empty() && p.compute_us <= m.blocking_wait.back().compute_us)
         e.fail_key("compute_us", "must grow from one point to the next");
       m.blocking_wait.push_back(p);

@@ -122,8 +122,8 @@ TEST(TimelineBlockingWait, TheWaitByComputeTime) {
   EXPECT_EQ(mc.blocking_wait_us(500), 0);  // nothing measured
   mc.blocking_wait = {{100, 40}, {1000, 400}};
   EXPECT_DOUBLE_EQ(mc.blocking_wait_us(0), 0);
-  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(50), 20);    // from (0, 0) to the first point
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(50), 20);  // from (0, 0) to the first point
   EXPECT_DOUBLE_EQ(mc.blocking_wait_us(100), 40);
-  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(550), 220);  // halfway between the points
+  EXPECT_DOUBLE_EQ(mc.blocking_wait_us(550), 220);   // halfway between the points
   EXPECT_DOUBLE_EQ(mc.blocking_wait_us(5000), 400);  // the last point's beyond it
 }
