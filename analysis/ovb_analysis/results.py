@@ -304,15 +304,19 @@ def benchmark_rows(doc, prefix):
 # "scenario="): ovb-overlap's default, the GEMM + collective one (core/include/ovb/metrics.hpp,
 # kDefaultOverlapScenario; tests/test_results.py pins the two together).
 DEFAULT_OVERLAP_SCENARIO = "gemm_coll"
+# The scenario that runs nothing concurrently (kBlockingWaitScenario there): its rows have no
+# overlap metrics and are left out of overlap_rows.
+BLOCKING_WAIT_SCENARIO = "blocking_wait"
 
 
 def overlap_rows(doc):
     """benchmark_rows(doc, "overlap") with label_fields["scenario"] on every row (the default
-    scenario where the label names none), so that rows of two scenarios never share a key."""
+    scenario where the label names none), so that rows of two scenarios never share a key; the
+    blocking_wait scenario's rows, which measure no overlap, left out."""
     rows = benchmark_rows(doc, "overlap")
     for row in rows:
         row["label_fields"].setdefault("scenario", DEFAULT_OVERLAP_SCENARIO)
-    return rows
+    return [r for r in rows if r["label_fields"]["scenario"] != BLOCKING_WAIT_SCENARIO]
 
 
 def parse_label(label):

@@ -41,6 +41,10 @@ BENCHMARK_COUNTERS = {
     "all_reduce": ("bytes", "busbw"), "reduce_scatter": ("bytes", "busbw"),
     "all_gather": ("bytes", "busbw"),
     "gemm": ("m", "n", "k", "tflops"),
+    # ovb-overlap's blocking_wait scenario (no overlap: a GEMM, then a collective waited for);
+    # before "overlap", whose prefix it shares (the first matching prefix wins).
+    "overlap/blocking_wait/": ("m", "n", "k", "bytes", "t_compute_mean_us", "t_comm_us",
+                               "t_sequence_us", "wait_us"),
     "overlap": ("m", "n", "k", "bytes", "t_comm_under_us", "overlap_efficiency",
                 "speedup_vs_serial", "fraction_of_ideal", "compute_slowdown", "comm_slowdown"),
 }

@@ -43,6 +43,29 @@ def test_default_scenario_is_cores():
     assert results.DEFAULT_OVERLAP_SCENARIO == name
 
 
+def test_blocking_wait_scenario_is_cores_and_not_an_overlap_row(tmp_path):
+    header = (ANALYSIS.parent / "core" / "include" / "ovb" / "metrics.hpp").read_text()
+    (name,) = re.findall(r'kBlockingWaitScenario = "(\w+)"', header)
+    assert results.BLOCKING_WAIT_SCENARIO == name
+    # A blocking_wait row beside the host run's overlap rows: the file loads (its own counters
+    # checked), and the overlap readers see only the others.
+    doc = json.loads((FIXTURES / "host_run" / "overlap.json").read_text())
+    n = len(results.overlap_rows(doc))
+    wait = {"name": "overlap/blocking_wait/all_reduce/world/65536/fp32/128x128x128/nn/equal/"
+                    "sequence/manual_time", "run_type": "iteration",
+            "label": "coll=all_reduce prio=equal order=sequence scenario=blocking_wait",
+            "m": 128, "n": 128, "k": 128, "bytes": 65536, "t_compute_mean_us": 50.0,
+            "t_comm_us": 20.0, "t_sequence_us": 100.0, "wait_us": 30.0}
+    doc["benchmarks"].append(wait)
+    (tmp_path / "overlap-wait.json").write_text(json.dumps(doc))
+    rs = results.load_inputs([tmp_path])
+    assert rs.failed == []
+    assert len(results.overlap_rows(doc)) == n
+    del wait["wait_us"]
+    (tmp_path / "overlap-wait.json").write_text(json.dumps(doc))
+    assert results.load_inputs([tmp_path]).failed
+
+
 def test_old_labels_read_as_the_default_scenario(tmp_path):
     rs, original = two_scenarios(tmp_path)
     assert original and all(r["label_fields"]["scenario"] == "gemm_coll" for r in original)

@@ -97,6 +97,10 @@ double fraction_of_ideal(double serial, double ideal, double t_overlap) {
                         : std::numeric_limits<double>::quiet_NaN();
 }
 
+double blocking_wait(double t_sequence, double t_compute, double t_comm) {
+  return t_sequence - t_compute - t_comm;
+}
+
 double decomposition_loss(double t_compute_chunks, double t_compute_whole) {
   return t_compute_chunks - t_compute_whole;
 }

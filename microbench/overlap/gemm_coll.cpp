@@ -36,12 +36,12 @@ class GemmColl : public OverlapOps {
   RangeInfo range_;
 };
 
+}  // namespace
+
 std::unique_ptr<OverlapOps> make_gemm_coll(BenchEnv& env, Communicator& comm,
                                            const OverlapPoint& p) {
   return std::make_unique<GemmColl>(env, comm, p);
 }
-
-}  // namespace
 
 OVB_OVERLAP_SCENARIO(gemm_coll, "a GEMM and a collective", make_gemm_coll);
 

@@ -6,6 +6,8 @@
 // --split and pipeline them instead; --sizes and --orders do not apply to them. The ring scenario
 // exchanges shards point to point, one step per rank (--exchange send_recv|copy_engine).
 // --gemm-sms gives the GEMM an SM budget; every result records its transport (transport.hpp).
+// The blocking_wait scenario (host only) runs the GEMM and then the collective, waited for, on one
+// stream: the wait a blocking collective costs after compute (overlap/blocking_wait.hpp).
 // On the host backend the "overlap" is MPI progress against OpenBLAS: the code path and metrics,
 // not meaningful numbers.
 // Examples:
@@ -29,6 +31,7 @@
 #include "harness/gemm_cases.hpp"
 #include "ovb/error.hpp"
 #include "ovb/run_main.hpp"
+#include "overlap/blocking_wait.hpp"
 #include "overlap/overlap_bench.hpp"
 
 namespace {
@@ -100,6 +103,7 @@ struct OverlapOptions {
       {{"send_recv", ovb::mb::Exchange::send_recv},
        {"copy_engine", ovb::mb::Exchange::copy_engine}});
   bool require_transport = false;
+  double inject_delay_us = 0;  // hidden, tests: blocking_wait's last rank sleeps this long
   std::string cdmc_run;
   bool print_cdmc = false;
   std::string cdmc_label;
@@ -155,6 +159,7 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
     app.add_flag("--require-transport", o.require_transport,
                  "A requested transport (CTA policy 2: nccl-ce) that is not observed is an error, "
                  "not a warning");
+    app.add_option("--inject-delay-us", o.inject_delay_us)->check(CLI::Range(0.0, 1e7))->group("");
     o.cdmc.add_to(app);
     app.add_option("--cdmc-run", o.cdmc_run,
                    "Run only this one of the --cdmc values (set by overlap-cdmc-sweep.sh)");
@@ -199,11 +204,17 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               pt.exchange = o.exchange.at(at);
                               pt.gemm_sms = static_cast<int>(o.gemm_sms.at(at));
                               pt.require_transport = o.require_transport;
-                              if (const std::string why = ovb::mb::backend_problem(
-                                      env.backend(), pt.gemm_sms, pt.scenario->chunk_per_rank,
-                                      pt.exchange);
-                                  !why.empty())
-                                throw ovb::UsageError(why);
+                              pt.inject_delay_us = o.inject_delay_us;
+                              for (const std::string& why :
+                                   {ovb::mb::backend_problem(env.backend(), pt.gemm_sms,
+                                                             pt.scenario->chunk_per_rank,
+                                                             pt.exchange),
+                                    ovb::mb::sequential_problem(env.backend(), *pt.scenario)})
+                                if (!why.empty()) throw ovb::UsageError(why);
+                              if (pt.scenario->sequential) {  // one stream, fixed order
+                                pt.prio = ovb::mb::PrioMode::equal;
+                                pt.comm_first = false;
+                              }
                               if (pt.scenario->chunk_per_rank) {  // --chunks, --split: n/a
                                 pt.chunks = env.group_problem(pt.group).empty()
                                                 ? env.group_size(pt.group)
@@ -223,7 +234,10 @@ ovb::mb::Program overlap_program(OverlapOptions& o) {
                               const std::string name = ovb::mb::overlap_benchmark_name(pt);
                               if (!names.insert(name).second) return;  // a value listed twice
                               ovb::mb::add_benchmark(env, name, [&env, pt](benchmark::State& st) {
-                                ovb::mb::run_overlap_point(st, env, pt);
+                                if (pt.scenario->sequential)
+                                  ovb::mb::run_wait_point(st, env, pt);
+                                else
+                                  ovb::mb::run_overlap_point(st, env, pt);
                               });
                             });
   };

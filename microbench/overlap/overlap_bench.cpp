@@ -115,9 +115,26 @@ UnderOverlap run_both(BenchEnv& env, OverlapState& st, Stream& sc, Stream& sm, b
 
 std::string order_text(const OverlapPoint& p) {
   if (p.scenario->dependent) return "pipeline";
+  if (p.scenario->sequential) return "sequence";
   return p.comm_first ? "comm_first" : "gemm_first";
 }
 }  // namespace
+
+std::string overlap_label(const OverlapPoint& p, const std::string& transport,
+                          const std::string& requested) {
+  return "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
+         " order=" + order_text(p) + " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc +
+         " group=" + p.group.name() + " dtype=" + std::string(name_of(p.gemm_type)) +
+         " min_ctas=" + knob_text(p.cfg.min_ctas) + " cta_policy=" + knob_text(p.cfg.cta_policy) +
+         " scenario=" + p.scenario->name +
+         (p.scenario->dependent
+              ? " chunks=" + std::to_string(p.chunks) + " split=" + std::string(name_of(p.split))
+              : "") +
+         " gemm_sms=" + knob_text(p.gemm_sms) + " transport=" + transport +
+         " transport_requested=" + requested +
+         (p.scenario->chunk_per_rank ? " exchange=" + std::string(name_of(p.exchange)) : "") +
+         (p.label.empty() ? "" : " " + p.label);
+}
 
 std::string overlap_benchmark_name(const OverlapPoint& p) {
   const GemmShape& s = p.gcase.shape;
@@ -234,19 +251,7 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
   k["n"] = static_cast<double>(sh.n);
   k["k"] = static_cast<double>(sh.k);
   k["wrong"] = static_cast<double>(st->wrong);
-  state.SetLabel(
-      "coll=" + std::string(name_of(p.kind)) + " prio=" + std::string(name_of(p.prio)) +
-      " order=" + order_text(p) + " max_ctas=" + knob_text(p.cfg.max_ctas) + " cdmc=" + p.cdmc +
-      " group=" + p.group.name() + " dtype=" + std::string(name_of(p.gemm_type)) +
-      " min_ctas=" + knob_text(p.cfg.min_ctas) + " cta_policy=" + knob_text(p.cfg.cta_policy) +
-      " scenario=" + p.scenario->name +
-      (p.scenario->dependent
-           ? " chunks=" + std::to_string(p.chunks) + " split=" + std::string(name_of(p.split))
-           : "") +
-      " gemm_sms=" + knob_text(p.gemm_sms) + " transport=" + st->transport +
-      " transport_requested=" + requested +
-      (p.scenario->chunk_per_rank ? " exchange=" + std::string(name_of(p.exchange)) : "") +
-      (p.label.empty() ? "" : " " + p.label));
+  state.SetLabel(overlap_label(p, st->transport, requested));
 }
 
 }  // namespace ovb::mb

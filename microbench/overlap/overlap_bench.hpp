@@ -43,6 +43,7 @@ struct OverlapPoint {
   int gemm_sms = -1;  // the GEMM's SM budget (cuBLASLt SM count target); -1: the device's
   Exchange exchange = Exchange::send_recv;  // ring scenarios only
   bool require_transport = false;  // a requested transport not observed is an error, not a warning
+  double inject_delay_us = 0;      // sequential scenarios, tests only: blocking_wait.hpp
 };
 
 // The GEMM SM budget as Gemm::plan takes it (0: the device's count).
@@ -53,13 +54,18 @@ inline int sm_target(const OverlapPoint& p) {
 // "overlap/all_reduce/world/16777216/bf16/4096x4096x4096/nn/equal/comm_first[/cta=...]"; other
 // scenarios than kDefaultScenario insert theirs after "overlap/"; dependent ones end in
 // ".../equal/pipeline/chunks=4/split=m" (no launch order: the pipeline fixes it); a GEMM SM
-// budget adds "/gemm_sms=N", a ring scenario's copy-engine exchange "/exchange=copy_engine".
+// budget adds "/gemm_sms=N", a ring scenario's copy-engine exchange "/exchange=copy_engine"; a
+// sequential one ends in ".../equal/sequence".
 std::string overlap_benchmark_name(const OverlapPoint& p);
 
 // Label: "coll=all_reduce prio=equal order=comm_first max_ctas=default cdmc=default group=world
 // dtype=bf16 min_ctas=default cta_policy=default scenario=gemm_coll gemm_sms=default
 // transport=mpi transport_requested=mpi" (ring scenarios add exchange=; then the GPT label, if
 // any); transport: transport.hpp.
+// The label of a point's result (the format below), with the observed and requested transports.
+std::string overlap_label(const OverlapPoint& p, const std::string& transport,
+                          const std::string& requested);
+
 // Counters: t_compute_us, t_comm_us, t_overlap_us, t_compute_under_us, t_comm_under_us,
 // ideal_us, serial_us, overlap_efficiency, speedup_vs_serial, fraction_of_ideal (absent when
 // serial == ideal), compute_slowdown, comm_slowdown, exposed_comm_us, bytes, ranks, m, n, k,

@@ -11,7 +11,9 @@
 // Two forms: independent (OverlapOps: the two streams' work does not depend on each other) and
 // dependent (PipelineOps: the work is cut into chunks, and chunk i's communication waits, through
 // an event, for chunk i's compute), registered with OVB_OVERLAP_PIPELINE_SCENARIO; a dependent
-// scenario is swept over --chunks and --split as well.
+// scenario is swept over --chunks and --split as well. A sequential scenario
+// (OVB_OVERLAP_SEQUENTIAL_SCENARIO, host only) runs its compute and then its communication on one
+// stream and waits: what a blocking collective after compute costs (blocking_wait.hpp).
 #pragma once
 
 #include <cstddef>
@@ -79,7 +81,15 @@ struct OverlapScenario {
   // Dependent scenarios: one chunk per rank of the group, split along M (a ring exchange); --chunks
   // and --split do not apply.
   bool chunk_per_rank = false;
+  // Sequential scenarios: compute, then the communication on the same stream, waited for; timed
+  // by run_wait_point (blocking_wait.hpp) instead of the overlap harness. Host backend only.
+  bool sequential = false;
 };
+
+// The gemm_coll scenario's work: the point's GEMM and its collective (what blocking_wait runs
+// one after the other).
+std::unique_ptr<OverlapOps> make_gemm_coll(BenchEnv& env, Communicator& comm,
+                                           const OverlapPoint& p);
 
 // The registered scenarios, sorted by name.
 const std::vector<OverlapScenario>& overlap_scenarios();
@@ -99,6 +109,9 @@ struct ScenarioRegistration {
 #define OVB_OVERLAP_PIPELINE_SCENARIO(id, about, make, problem, bytes) \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id(            \
       {#id, about, make, true, problem, bytes})
+#define OVB_OVERLAP_SEQUENTIAL_SCENARIO(id, about, make)                  \
+  static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id( \
+      {#id, about, make, false, nullptr, nullptr, false, true})
 #define OVB_OVERLAP_RING_SCENARIO(id, about, make, problem, bytes)        \
   static const ::ovb::mb::ScenarioRegistration ovb_overlap_scenario_##id( \
       {#id, about, make, true, problem, bytes, true})

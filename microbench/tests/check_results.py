@@ -5,6 +5,10 @@ docs/metrics.md, recomputed here independently of the C++ code.
 
 Usage: check_results.py --kind gemm|collective|overlap|membw FILE [--ranks N] [--backend host|cuda]
          [--min-ok N] [--allow-skip REGEX]... [--label-has TEXT]...
+         [--min-wait-us US]
+The blocking_wait scenario's rows (overlap, label scenario=blocking_wait) have their own counters:
+wait_us = t_sequence_us - t_compute_mean_us - t_comm_us; --min-wait-us asks every such row for a
+wait of at least US (an injected delay).
 Exit 0 when valid; 1 with one line per problem otherwise. Python 3 standard library only.
 """
 import argparse
@@ -27,7 +31,7 @@ LABEL = {
     "collective": r"^dtype=(bf16|fp16|fp32) group=(world|x|y|z|data) inplace=(0|1)"
                   r" min_ctas=\S+ max_ctas=\S+ cta_policy=\S+$",
     "overlap": r"^coll=(all_reduce|reduce_scatter|all_gather) prio=(equal|comm_high|compute_high)"
-               r" order=(comm_first|gemm_first|pipeline) max_ctas=(default|\d+) cdmc=(default|\d+)"
+               r" order=(comm_first|gemm_first|pipeline|sequence) max_ctas=(default|\d+) cdmc=(default|\d+)"
                r" group=\S+ dtype=\S+ min_ctas=\S+ cta_policy=\S+ scenario=[a-z0-9_]+( |$)",
     "gemm": r"plan=\S",
     "membw": r"^class=[a-z_]+ dtype=(fp32|bf16) row=\d+$",
@@ -176,6 +180,36 @@ def check_overlap(c, b, ctx):
         c.fail(w, "t_overlap_us is shorter than one op's own span under overlap")
 
 
+def check_wait(c, b, ctx, a):
+    """The blocking_wait scenario (microbench/overlap/blocking_wait.hpp)."""
+    w = b["name"]
+    tc, tcm, tm, ts = (b["t_compute_us"], b["t_compute_mean_us"], b["t_comm_us"],
+                       b["t_sequence_us"])
+    if min(tc, tcm, tm, ts) <= 0:
+        c.fail(w, "a time is not positive")
+        return
+    if ctx.get("backend") != "host":
+        c.fail(w, "blocking_wait on a backend other than host")
+    c.close(w, "t_sequence_us", ts, b["real_time"])
+    c.close(w, "wait_us", b["wait_us"], ts - tcm - tm, scale=ts)
+    if tcm > tc * (1 + 1e-9):
+        c.fail(w, f"t_compute_mean_us {tcm} above its max over ranks {tc}")
+    p10, p50, p90 = b["wait_p10_us"], b["wait_p50_us"], b["wait_p90_us"]
+    if not p10 <= p50 <= p90:
+        c.fail(w, f"wait percentiles out of order: {p10} {p50} {p90}")
+    delay = b["injected_delay_us"]
+    # The delayed rank's span holds its sleep, so every sample's t_s is at least the delay, and
+    # the wait at least the delay less the parts alone.
+    if ts < delay or b["wait_us"] < delay - tcm - tm:
+        c.fail(w, f"t_sequence_us {ts} / wait_us {b['wait_us']} below the injected {delay} us")
+    if a.min_wait_us is not None and b["wait_us"] < a.min_wait_us:
+        c.fail(w, f"wait_us = {b['wait_us']}, expected at least {a.min_wait_us}")
+
+
+WAIT_REQUIRED = ["t_compute_us", "t_compute_mean_us", "t_comm_us", "t_sequence_us", "wait_us",
+                 "wait_p10_us", "wait_p50_us", "wait_p90_us", "injected_delay_us", "bytes", "m",
+                 "n", "k", "wrong"]
+
 REQUIRED = {
     "gemm": ["m", "n", "k", "flop", "time_us", "tflops", "algo", "wrong"],
     "collective": ["bytes", "count", "ranks", "time_us", "time_max_us", "algbw", "busbw", "wrong"],
@@ -198,6 +232,7 @@ def main() -> int:
     p.add_argument("--min-ok", type=int, default=1)
     p.add_argument("--allow-skip", action="append", default=[])
     p.add_argument("--label-has", action="append", default=[])
+    p.add_argument("--min-wait-us", type=float)
     a = p.parse_args()
     c = Checker()
     try:
@@ -234,7 +269,8 @@ def main() -> int:
             continue
         if b.get("run_type") != "iteration":
             continue  # aggregates (mean/median/stddev/cv) of the counters checked below
-        missing = [k for k in REQUIRED[a.kind] if k not in b]
+        wait_row = a.kind == "overlap" and "scenario=blocking_wait" in b.get("label", "")
+        missing = [k for k in (WAIT_REQUIRED if wait_row else REQUIRED[a.kind]) if k not in b]
         if missing:
             c.fail(w, f"missing counters {missing}")
             continue
@@ -263,7 +299,10 @@ def main() -> int:
         for t in a.label_has:
             if t not in b.get("label", ""):
                 c.fail(w, f"label lacks '{t}'")
-        CHECK[a.kind](c, b, ctx)
+        if wait_row:
+            check_wait(c, b, ctx, a)
+        else:
+            CHECK[a.kind](c, b, ctx)
         ok += 1
     if ok < a.min_ok:
         c.fail(a.file, f"{ok} benchmark(s) ran, expected at least {a.min_ok}")

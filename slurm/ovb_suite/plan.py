@@ -5,7 +5,9 @@ Groups (select with `ovb-suite run --only GROUP,...`):
   microbench  ovb-gemm (1 rank), ovb-collective, ovb-overlap and ovb-membw (N ranks, as gpt4d
               runs) with the preset's sweep; on the host the GEMM rank runs one BLAS thread, as
               each gpt4d rank does: one core's rate, which the model shares among the ranks per
-              core (the collective run's context says how many)
+              core (the collective run's context says how many); on the host also ovb-overlap's
+              blocking_wait scenario (sweep blocking-wait: the wait of a blocking collective
+              after compute, on N ranks)
   gpt4d       gpt4d on every grid of the preset x every overlap flag set (the preset's GPT model, or
               its Llama model with --arch llama; the GPT quick host preset adds one llama-tiny step)
   trace       traced gpt4d runs (--trace) and `ovb-trace analyze` of each
@@ -31,6 +33,10 @@ from .step import Step, check_steps
 from ovb_analysis.overlap_flags import ALL as ALL_OVERLAP_FLAGS  # noqa: E402 (path set by .presets)
 
 GROUPS = ("microbench", "gpt4d", "trace", "model", "report")
+# The host's blocking-wait measurement: its sweep file and its result (ovb-model calibrate's
+# --overlap, beside the preset's ovb-overlap result).
+BLOCKING_WAIT_SWEEP = "blocking-wait"
+BLOCKING_WAIT_RESULT = "microbench/overlap-wait.json"
 
 
 @dataclass
@@ -128,6 +134,12 @@ def _microbench(b):
                    f"--benchmark_out={{tmp}}/{out}", "--benchmark_out_format=json"], ranks, [out],
                   description=f"ovb-{prog}, {t.preset} sweep"
                               f"{' ' + ' '.join(extra) if extra else ''}, {ranks} rank(s)")
+    if t.backend == "host":  # ranks sharing cores: the CUDA backend refuses the scenario
+        b.add("microbench-overlap-wait", "microbench", "ovb-overlap",
+              ["--backend", t.backend, "--sweep", BLOCKING_WAIT_SWEEP,
+               f"--benchmark_out={{tmp}}/{BLOCKING_WAIT_RESULT}", "--benchmark_out_format=json"],
+              t.ranks, [BLOCKING_WAIT_RESULT],
+              description=f"ovb-overlap blocking_wait scenario, {t.ranks} rank(s)")
 
 
 def _gpt4d_args(b, grid, overlap, result, trace=None, model=None):
@@ -210,6 +222,7 @@ def _model(b):
                  "{out}/microbench/collective.json@" + "x".join(
                      str(d) for d in _collective_grid(t.ranks)),
                  "--overlap", "{out}/microbench/overlap.json",
+                 *(["--overlap", "{out}/" + BLOCKING_WAIT_RESULT] if t.backend == "host" else []),
                  *mem_calibration_args(t.backend, "{out}/microbench/membw.json"),
                  "--out", "{tmp}/model/machine.json"],
                 0, ["model/machine.json"], needs=b.names("microbench"), stall=0,

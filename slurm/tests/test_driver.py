@@ -522,8 +522,9 @@ class Plan(unittest.TestCase):
         with tempfile.TemporaryDirectory() as build:
             steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick"))
         names = [s.name for s in steps]
-        self.assertEqual(names[:4], ["microbench-gemm", "microbench-collective",
-                                     "microbench-overlap", "microbench-membw"])
+        self.assertEqual(names[:5], ["microbench-gemm", "microbench-collective",
+                                     "microbench-overlap", "microbench-membw",
+                                     "microbench-overlap-wait"])
         self.assertEqual(names[-1], "report")
         gpt = [s for s in steps if s.group == "gpt4d"]
         # 3 grids x 2 overlap sets of GPT, then the one llama-tiny step.
@@ -537,7 +538,7 @@ class Plan(unittest.TestCase):
         self.assertEqual(llama[llama.index("--iters") + 1], "23")
         self.assertEqual(gpt[0].missing.split(" (")[0], "gpt4d not built")
         cal = next(s for s in steps if s.name == "model-calibrate")
-        self.assertEqual(cal.needs, names[:4])
+        self.assertEqual(cal.needs, names[:5])  # with microbench-overlap-wait (host)
         # The host's memory bandwidth and per-class efficiencies come from ovb-membw's run.
         mem = cal.command.index("--mem")
         self.assertEqual(cal.command[mem:mem + 3], ["--mem", "{out}/microbench/membw.json",
@@ -622,10 +623,24 @@ class Plan(unittest.TestCase):
                                                      ["microbench/overlap.cdmc-default.json"]])
         self.assertEqual([s.command[s.command.index("--cdmc-run") + 1] for s in over],
                          ["1", "default"])
-        # The host section lists one value (no CUDA context): one step, no --cdmc-run.
+        # The host section lists one value (no CUDA context): one step, no --cdmc-run; beside
+        # it the blocking_wait scenario's step (host only), which calibrate reads as well.
         over = [s for s in host if s.name.startswith("microbench-overlap")]
-        self.assertEqual(len(over), 1)
+        self.assertEqual([s.name for s in over], ["microbench-overlap", "microbench-overlap-wait"])
         self.assertNotIn("--cdmc-run", over[0].command)
+        wait = over[1]
+        self.assertEqual(wait.outputs, ["microbench/overlap-wait.json"])
+        self.assertEqual(wait.command[wait.command.index("--sweep") + 1], "blocking-wait")
+        self.assertEqual(wait.ranks, 4)
+        self.assertFalse(any(s.name == "microbench-overlap-wait" for s in cuda))
+        with tempfile.TemporaryDirectory() as build:
+            for backend, files in (("host", ["{out}/microbench/overlap.json",
+                                             "{out}/microbench/overlap-wait.json"]),
+                                   ("cuda", ["{out}/microbench/overlap.json"])):
+                cal = [s for s in build_plan(Target(repo, build, backend, 4, "quick"),
+                                             groups=("model",)) if s.name == "model-calibrate"][0]
+                given = [cal.command[i + 1] for i, w in enumerate(cal.command) if w == "--overlap"]
+                self.assertEqual(given, files, backend)
 
 
 class FailureLine(unittest.TestCase):

@@ -233,6 +233,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
     mc.compute_slowdown = comp.mean();
     mc.comm_slowdown = comm.mean();
   }
+  const json blocking_wait = calibrate_blocking_wait(mc, opt.overlap);
 
   json memory;
   if (!opt.mem.empty()) {
@@ -257,6 +258,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
                          {"compute_slowdown", comp.to_json()},
                          {"comm_slowdown", comm.to_json()}};
   if (!memory.is_null()) rep["memory"] = memory;
+  if (!blocking_wait.is_null()) rep["blocking_wait"] = blocking_wait;
   mc.calibration = rep;
   return cal;
 }

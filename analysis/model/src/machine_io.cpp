@@ -185,6 +185,18 @@ double Machine::memory_efficiency_for(MemClass c) const {
   return it != memory_efficiency_by_class.end() ? it->second : memory_efficiency;
 }
 
+double Machine::blocking_wait_us(double compute_us) const {
+  double c0 = 0, w0 = 0;
+  for (const BlockingWaitPoint& p : blocking_wait) {
+    if (compute_us <= p.compute_us)
+      return p.compute_us > c0 ? w0 + (p.wait_us - w0) * (compute_us - c0) / (p.compute_us - c0)
+                               : p.wait_us;
+    c0 = p.compute_us;
+    w0 = p.wait_us;
+  }
+  return w0;
+}
+
 Machine machine_from_json(const json& j, const std::string& origin) {
   const Reader top(j, origin, "");
   Machine m;
@@ -249,6 +261,18 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   const Reader inter = top.child("interference");
   m.compute_slowdown = inter.number("compute_slowdown");
   m.comm_slowdown = inter.number("comm_slowdown");
+  if (inter.has("blocking_wait")) {
+    const json& a = inter.array("blocking_wait");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const Reader e = inter.element(a[i], i, "blocking_wait");
+      BlockingWaitPoint p{e.positive("compute_us"), e.number("wait_us")};
+      if (!(p.wait_us >= 0))
+        e.fail_key("wait_us", "must be >= 0, got " + std::to_string(p.wait_us));
+      if (!m.blocking_wait.empty() && p.compute_us <= m.blocking_wait.back().compute_us)
+        e.fail_key("compute_us", "must grow from one point to the next");
+      m.blocking_wait.push_back(p);
+    }
+  }
   if (top.has("sources")) m.sources = j.at("sources");
   if (top.has("calibration")) m.calibration = j.at("calibration");
   return m;
@@ -293,6 +317,9 @@ json machine_to_json(const Machine& m) {
       j["comm"][std::string(name_of(k))] = comm_to_json(*c);
   j["interference"] = {{"compute_slowdown", m.compute_slowdown},
                        {"comm_slowdown", m.comm_slowdown}};
+  for (const BlockingWaitPoint& p : m.blocking_wait)
+    j["interference"]["blocking_wait"].push_back(
+        {{"compute_us", p.compute_us}, {"wait_us", p.wait_us}});
   if (!m.sources.is_null()) j["sources"] = m.sources;
   if (!m.calibration.is_null()) j["calibration"] = m.calibration;
   return j;

@@ -79,6 +79,7 @@ class Replay {
     }
     t_ += us;
     out_.compute_us += us;
+    computed_since_wait_us_ += us;
     if (t_ >= give_up_) throw GiveUp{};
   }
 
@@ -107,7 +108,9 @@ class Replay {
   void start_held(bool alone) {
     const Coll& c = colls_[static_cast<std::size_t>(held_)];
     held_ = -1;
-    links_.add(static_cast<int>(c.stream), held_ready_, held_deps_, held_use_,
+    double ready = held_ready_;
+    if (alone && computed_since_wait_us_ > 0) ready += charged_blocking_wait();
+    links_.add(static_cast<int>(c.stream), ready, held_deps_, held_use_,
                alone ? 1 : 1 + std::max(0.0, mc_.comm_slowdown));
   }
 
@@ -124,6 +127,19 @@ class Replay {
       sp.kind = c.kind;
       spans_->push_back(sp);
     }
+  }
+
+  // A collective waited for at its issue, with compute time since the compute stream last waited:
+  // on shared cores its partners are still computing or descheduled, so it starts (at the
+  // earliest) the machine's blocking wait for that much compute after its issue.
+  // The delay is counted from its issue: a collective that its stream or its dependencies hold
+  // back longer anyway absorbs it (it is then charged, but waits no longer).
+  double charged_blocking_wait() {
+    const double delay = std::max(0.0, mc_.blocking_wait_us(computed_since_wait_us_));
+    if (delay <= 0) return 0;
+    out_.blocking_wait_us += delay;
+    out_.blocking_waits += 1;
+    return delay;
   }
 
   // A run of waits with no compute time between them: the compute stream is first stretched by
@@ -163,6 +179,7 @@ class Replay {
       t_ = end;
     }
     waits_.clear();
+    computed_since_wait_us_ = 0;
   }
 
   static Span span(StreamId stream, std::string_view name, double start, double end, Phase phase,
@@ -191,6 +208,7 @@ class Replay {
   double held_ready_ = 0;
   std::vector<int> held_deps_;
   LinkUse held_use_;
+  double computed_since_wait_us_ = 0;  // compute time since the compute stream last waited
   std::size_t last_compute_ = static_cast<std::size_t>(-1);
 };
 
@@ -288,7 +306,9 @@ Timeline summed(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
 Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   const GptPlanOptions& o, const Machine& mc, double give_up_at_us,
                   std::vector<Span>* spans) {
-  if (!spans && nothing_overlaps(pc, o)) {  // the search's common case, without the replay
+  // The search's common case, without the replay; not on a machine with a blocking wait, which
+  // the replay charges where compute precedes a blocking collective.
+  if (!spans && mc.blocking_wait.empty() && nothing_overlaps(pc, o)) {
     Timeline out = summed(m, ct, pc, o);
     if (out.iteration_us >= give_up_at_us)
       out.iteration_us = std::numeric_limits<double>::infinity();

@@ -58,6 +58,8 @@ inline void expect_same_timeline(const Timeline& a, const Timeline& b, const std
   EXPECT_EQ(a.comm_us, b.comm_us) << where;
   EXPECT_EQ(a.exposed_us, b.exposed_us) << where;
   EXPECT_EQ(a.count, b.count) << where;
+  EXPECT_EQ(a.blocking_waits, b.blocking_waits) << where;
+  EXPECT_EQ(a.blocking_wait_us, b.blocking_wait_us) << where;
 }
 
 }  // namespace ovb::model::test

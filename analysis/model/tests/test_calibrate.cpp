@@ -315,3 +315,63 @@ TEST(Calibrate, CommittedMicrobenchFixtures) {
   EXPECT_EQ(cal.machine.gemm_table.size(), 3u);
   EXPECT_GT(cal.machine.compute_slowdown, 0);
 }
+
+TEST(Calibrate, BlockingWaitTableFromItsScenarioRows) {
+  json ov = {{"context", context(4, 4, 2)}, {"benchmarks", json::array()}};
+  ov["benchmarks"].push_back({{"name", "overlap/all_reduce/a"},
+                              {"run_type", "iteration"},
+                              {"label", "coll=all_reduce prio=equal scenario=gemm_coll"},
+                              {"compute_slowdown", 0.1},
+                              {"comm_slowdown", 0.2}});
+  struct Row {
+    const char* name;
+    int mnk;
+    double compute, wait;
+  };
+  // Two shapes: 100 and 300 us (mean over kinds), waits 30 and -10 (0: noise) and 500.
+  const Row rows[] = {{"overlap/blocking_wait/all_reduce/a", 128, 90, 30},
+                      {"overlap/blocking_wait/all_gather/a", 128, 110, -10},
+                      {"overlap/blocking_wait/all_reduce/b", 512, 300, 500}};
+  for (const Row& r : rows)
+    ov["benchmarks"].push_back(
+        {{"name", r.name},
+         {"run_type", "iteration"},
+         {"label", "coll=all_reduce prio=equal order=sequence scenario=blocking_wait"},
+         {"t_compute_mean_us", r.compute},
+         {"t_comm_us", 20.0},
+         {"wait_us", r.wait},
+         {"m", r.mnk},
+         {"n", r.mnk},
+         {"k", r.mnk}});
+  write_json(tmp("overlap-wait.json"), ov);
+  CalibrateOptions o;
+  o.base = test::synthetic_machine();
+  o.overlap = {tmp("overlap-wait.json")};
+  const Calibration cal = calibrate(o);
+  ASSERT_EQ(cal.machine.blocking_wait.size(), 2u);
+  EXPECT_DOUBLE_EQ(cal.machine.blocking_wait[0].compute_us, 100);
+  EXPECT_DOUBLE_EQ(cal.machine.blocking_wait[0].wait_us, 10);  // (30 - 10) / 2
+  EXPECT_DOUBLE_EQ(cal.machine.blocking_wait[1].compute_us, 300);
+  EXPECT_DOUBLE_EQ(cal.machine.blocking_wait[1].wait_us, 500);
+  EXPECT_NEAR(cal.machine.compute_slowdown, 0.1, 1e-12);  // the interference's rows unchanged
+  EXPECT_EQ(cal.report["interference"]["rows"], 1);
+  EXPECT_EQ(cal.report["blocking_wait"]["rows"].size(), 3u);
+  EXPECT_TRUE(cal.machine.sources.contains("interference.blocking_wait"));
+  // Written and read back; without blocking_wait rows the base's (empty) table stays.
+  const Machine back = machine_from_json(machine_to_json(cal.machine), "round trip");
+  ASSERT_EQ(back.blocking_wait.size(), 2u);
+  EXPECT_DOUBLE_EQ(back.blocking_wait[1].wait_us, 500);
+  EXPECT_DOUBLE_EQ(back.blocking_wait_us(200), 10 + (500 - 10) * 0.5);
+  json bad = machine_to_json(cal.machine);
+  bad["interference"]["blocking_wait"][1]["compute_us"] = 50;
+  try {
+    machine_from_json(bad, "bad");
+    FAIL() << "no error for a table whose compute time does not grow";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("compute_us' must grow"), std::string::npos) << e.what();
+  }
+  json only = {{"context", context(4, 4, 2)}, {"benchmarks", {ov["benchmarks"][0]}}};
+  write_json(tmp("overlap-no-wait.json"), only);
+  o.overlap = {tmp("overlap-no-wait.json")};
+  EXPECT_TRUE(calibrate(o).machine.blocking_wait.empty());
+}

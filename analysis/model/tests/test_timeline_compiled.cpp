@@ -5,7 +5,7 @@
 // per-variant replays of the search (order_replays.hpp), which reuse a replay for an order of equal
 // costs, must answer every sequence of orders and give-up times as simulate() does. Over shapes
 // (GPT, Llama), grids and their orders, overlap flags, tp chunks, micro-steps, sharding,
-// recomputation and cached weights, on a machine with interference.
+// recomputation and cached weights, on a machine with interference (and one with a blocking wait).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,36 +94,40 @@ void expect_same_verdict(const Timeline& got, const Timeline& want, double give_
 // Compiled on the grid's first order, replayed on each of its orders with that order's costs:
 // the visited replay of the same order, to the bit; every give-up time as simulate() decides it.
 TEST(TimelineCompiled, SameAsTheVisitedReplayOnEveryOrder) {
-  const Machine mc = interfering_machine();
-  int plans = 0, orders = 0, replays_with_overlap = 0;
-  for (const GptShape& m : {test::small_gpt(), gpt_preset("llama-tiny")}) {
-    for_each_plan(m, [&](const GptPlanOptions& first, const std::string& where) {
-      ++plans;
-      const Prediction p0 = predict(m, first, mc);
-      const std::optional<CompiledSchedule> cs =
-          compile_schedule(m, p0.compute, p0.comm, first, mc);
-      ASSERT_TRUE(cs) << where;
-      for (const GridShape& g : distinct_orders(first.grid)) {
-        ++orders;
-        GptPlanOptions o = first;
-        o.grid = g;
-        const Prediction p = predict(m, o, mc);
-        const std::string at = where + " order " + g.str();
-        const std::vector<LinkUse> us = price_collectives(*cs, m, p.compute, p.comm, o, mc);
-        const Timeline want = replay_schedule(gpt_schedule(m, o), m, p.compute, p.comm, o, mc);
-        const Timeline got = replay_compiled(*cs, us, mc);
-        test::expect_same_timeline(got, want, at);
-        if (want.interference_us > 0) ++replays_with_overlap;
-        if (nothing_overlaps(p.comm, o)) continue;  // simulate() sums instead of replaying
-        for (double give_up : give_ups(want.iteration_us))
-          expect_same_verdict(replay_compiled(*cs, us, mc, give_up),
-                              simulate(m, p.compute, p.comm, o, mc, give_up), give_up, at);
-      }
-    });
-  }
-  EXPECT_GT(plans, 200);
+  Machine waiting = interfering_machine();  // and a blocking wait after compute (host ranks)
+  waiting.blocking_wait = {{10, 4}, {1000, 400}};
+  int plans = 0, orders = 0, replays_with_overlap = 0, blocking_waits = 0;
+  for (const Machine& mc : {interfering_machine(), waiting})
+    for (const GptShape& m : {test::small_gpt(), gpt_preset("llama-tiny")}) {
+      for_each_plan(m, [&](const GptPlanOptions& first, const std::string& where) {
+        ++plans;
+        const Prediction p0 = predict(m, first, mc);
+        const std::optional<CompiledSchedule> cs =
+            compile_schedule(m, p0.compute, p0.comm, first, mc);
+        ASSERT_TRUE(cs) << where;
+        for (const GridShape& g : distinct_orders(first.grid)) {
+          ++orders;
+          GptPlanOptions o = first;
+          o.grid = g;
+          const Prediction p = predict(m, o, mc);
+          const std::string at = where + " order " + g.str();
+          const std::vector<LinkUse> us = price_collectives(*cs, m, p.compute, p.comm, o, mc);
+          const Timeline want = replay_schedule(gpt_schedule(m, o), m, p.compute, p.comm, o, mc);
+          const Timeline got = replay_compiled(*cs, us, mc);
+          test::expect_same_timeline(got, want, at);
+          if (want.interference_us > 0) ++replays_with_overlap;
+          blocking_waits += want.blocking_waits;
+          if (nothing_overlaps(p.comm, o)) continue;  // simulate() sums instead of replaying
+          for (double give_up : give_ups(want.iteration_us))
+            expect_same_verdict(replay_compiled(*cs, us, mc, give_up),
+                                simulate(m, p.compute, p.comm, o, mc, give_up), give_up, at);
+        }
+      });
+    }
+  EXPECT_GT(plans, 400);
   EXPECT_GT(orders, plans);  // grids of several orders
   EXPECT_GT(replays_with_overlap, 100);
+  EXPECT_GT(blocking_waits, 100);
 }
 
 // A schedule longer than max_steps is not compiled (the search then simulates); one of exactly

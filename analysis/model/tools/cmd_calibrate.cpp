@@ -90,6 +90,13 @@ class Calibrate : public Command {
     std::cout << "\ninterference: compute slowdown " << fmt(mc.compute_slowdown, 3)
               << ", comm slowdown " << fmt(mc.comm_slowdown, 3) << " ("
               << cal.report["interference"]["rows"].get<int>() << " overlap rows)\n";
+    if (cal.report.contains("blocking_wait")) {
+      std::cout << "blocking wait after compute (" << cal.report["blocking_wait"]["rows"].size()
+                << " blocking_wait rows):";
+      for (const BlockingWaitPoint& p : mc.blocking_wait)
+        std::cout << " " << fmt(p.wait_us, 1) << " us after " << fmt(p.compute_us, 1) << " us;";
+      std::cout << "\n";
+    }
     if (cal.report.contains("memory")) {
       std::cout << "memory-bound kernels: bandwidth " << fmt(mc.memory_bandwidth_gbps, 2)
                 << " GB/s, efficiency per class (default " << fmt(mc.memory_efficiency, 3)

@@ -78,6 +78,15 @@ OverlapMetrics overlap_metrics(const OverlapTimes& t);
 // factors are calibrated from, and the scenario of a result row whose label names none (files
 // written before the label carried "scenario=").
 inline constexpr const char* kDefaultOverlapScenario = "gemm_coll";
+// The ovb-overlap scenario that measures blocking_wait() (microbench/overlap/blocking_wait.hpp),
+// which ovb-model calibrate reads into Machine::blocking_wait.
+inline constexpr const char* kBlockingWaitScenario = "blocking_wait";
+
+// Wait of a blocking collective after compute: t_s - t_c - t_m, with t_s the GEMM then the
+// collective waited for on one stream and t_m the collective alone (each the max over ranks), t_c
+// the GEMM alone (the mean over ranks of each rank's own time); what a rank waits beyond its own
+// compute and the collective itself for partners still computing or not scheduled.
+double blocking_wait(double t_sequence, double t_compute, double t_comm);
 
 // Share of the possible speedup achieved: (serial/t_o - 1) / (serial/ideal - 1); NaN when
 // serial == ideal.

@@ -8,6 +8,8 @@
 //    that shared the device, times the ranks per device: ranks_per_device_of);
 //  - ovb-overlap: the interference factors, mean compute_slowdown and comm_slowdown of one
 //    scenario's rows (by default the GEMM + collective one, kDefaultOverlapScenario);
+//  - ovb-overlap, scenario blocking_wait (host backend): the blocking_wait table, per GEMM shape
+//    (mean t_compute_mean_us, mean wait_us, 0 when negative); untouched when the files have none;
 //  - ovb-membw: per memory-bound kernel class (ovb/mem_class.hpp) the device GB/s (a rate measured
 //    by ranks that shared the device, times the ranks per device) over memory_bandwidth_gbps,
 //    which is the base file's, or with mem_bandwidth_from_copy the copy class's device GB/s.
@@ -104,6 +106,10 @@ std::vector<MemClassRate> read_mem_rates(const std::vector<std::string>& files,
 // report ("memory" of the calibration). Throws UsageError when the files measure nothing.
 nlohmann::json calibrate_memory(Machine& mc, const std::vector<std::string>& files,
                                 bool bandwidth_from_copy);
+
+// Sets mc.blocking_wait from the blocking_wait rows of ovb-overlap files (and its source);
+// returns the report ("blocking_wait" of the calibration), null when the files have no such row.
+nlohmann::json calibrate_blocking_wait(Machine& mc, const std::vector<std::string>& files);
 
 struct Calibration {
   Machine machine;

@@ -68,6 +68,13 @@ struct GemmPoint {
   std::string dtype;  // "bf16", "fp32", ...; empty = any
 };
 
+// One measured wait of a blocking collective after compute (metrics::blocking_wait): after
+// compute_us of compute on every rank, the collective waited wait_us beyond its own cost.
+struct BlockingWaitPoint {
+  double compute_us = 0;
+  double wait_us = 0;
+};
+
 struct Machine {
   std::string name, description;
   std::string origin;  // the file it was read from (for messages)
@@ -103,6 +110,12 @@ struct Machine {
 
   double compute_slowdown = 0;  // t_c'/t_c - 1 under overlap (metrics.md)
   double comm_slowdown = 0;     // t_m'/t_m - 1 under overlap
+  // Host backend: what a blocking collective right after compute waits, beyond its own cost, for
+  // partner ranks still computing or descheduled on shared cores, by the compute time before it
+  // (metrics::blocking_wait, from ovb-overlap's blocking_wait scenario; calibrate_blocking_wait),
+  // sorted by compute_us. Empty where nothing measured it (GPU machines: ranks do not share a
+  // core): no wait.
+  std::vector<BlockingWaitPoint> blocking_wait;
 
   nlohmann::json sources;      // where each number comes from (kept as written)
   nlohmann::json calibration;  // fit report of ovb-model calibrate (kept as written)
@@ -111,6 +124,10 @@ struct Machine {
   // The achieved fraction of memory_bandwidth_gbps for kernels of class c: its measured
   // efficiency when the file has one, else memory_efficiency.
   double memory_efficiency_for(MemClass c) const;
+  // The blocking wait after compute_us of compute: linear between (0, 0) and the measured points,
+  // the last point's wait beyond it (a partner is late by at most a scheduler slice); 0 without
+  // points.
+  double blocking_wait_us(double compute_us) const;
   // Peak TFLOP/s of one device; throws UsageError "peak unknown" when neither given nor in the
   // table.
   double peak() const;

@@ -19,6 +19,11 @@
 // compute_slowdown times the time each collective ran before the first of those waits.
 // Collectives in flight at the same time share the link that bounds them (NVLink inside a node,
 // the NICs across nodes; ovb/model/link_share.hpp): their ends come from that fluid replay.
+// Blocking wait (host machines with a Machine::blocking_wait table): a collective waited for right
+// after its issue, when compute time C has passed since the compute stream last waited, starts no
+// earlier than blocking_wait_us(C) after its issue - its partner ranks, on shared cores, are still
+// computing or descheduled; the delay is part of its exposed time (a collective after another,
+// with no compute between, is not charged: the first one lined the ranks up).
 // iteration = compute + interference + exposed communication, exactly.
 #pragma once
 
@@ -43,6 +48,10 @@ struct Timeline {
   std::array<std::array<double, 3>, 5> comm_us{};
   std::array<std::array<double, 3>, 5> exposed_us{};
   std::array<std::array<double, 3>, 5> count{};
+  // The blocking waits charged (Machine::blocking_wait; included in exposed_us), counted from their
+  // issues, and their sum.
+  int blocking_waits = 0;
+  double blocking_wait_us = 0;
 
   double exposed_total_us() const;
   double comm_group_us(Group g) const;
@@ -73,9 +82,10 @@ struct Span {
 // compute step and at the end) the iteration cannot end earlier: the replay stops and returns
 // iteration_us = infinity (the other terms partial). spans: when given, every interval of the
 // replay is appended (no cost when null, as in the search). When no collective can overlap under
-// o (every one waited for at its issue: blocking_comm_us() is all of pc) and no spans are asked
-// for, the result is computed as what the replay then is, the sum of its terms (equal to the
-// replay up to rounding, tested): the search's configurations without overlap flags.
+// o (every one waited for at its issue: blocking_comm_us() is all of pc), no spans are asked for
+// and the machine has no blocking wait, the result is computed as what the replay then is, the sum
+// of its terms (equal to the replay up to rounding, tested): the search's configurations without
+// overlap flags.
 Timeline simulate(const GptShape& m, const ComputeTerms& ct, const PlanComm& pc,
                   const GptPlanOptions& o, const Machine& mc,
                   double give_up_at_us = std::numeric_limits<double>::infinity(),
