@@ -52,14 +52,7 @@ std::string sequential_problem(const Backend& b, const OverlapScenario& s) {
 
 void run_wait_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
   const std::string name = overlap_benchmark_name(p);
-  check_iterations_agree(state);
-  if (const std::string why = env.group_problem(p.group); !why.empty()) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
-  Communicator& comm = env.comm(p.group, p.cfg);
-  WaitState* st = prepare_or_skip<WaitState>(
-      state, env, name, [&] { return std::make_unique<WaitState>(env, comm, p); });
+  WaitState* st = prepare_point<WaitState>(state, env, p);
   if (!st) return;
   Stream& s = env.stream(0, Priority::normal);
   const std::string requested =

@@ -158,14 +158,7 @@ std::string overlap_benchmark_name(const OverlapPoint& p) {
 
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
   const std::string name = overlap_benchmark_name(p);
-  check_iterations_agree(state);
-  if (const std::string why = env.group_problem(p.group); !why.empty()) {
-    state.SkipWithError(why.c_str());
-    return;
-  }
-  Communicator& comm = env.comm(p.group, p.cfg);
-  OverlapState* st = prepare_or_skip<OverlapState>(
-      state, env, name, [&] { return std::make_unique<OverlapState>(env, comm, p); });
+  OverlapState* st = prepare_point<OverlapState>(state, env, p);
   if (!st) return;
   Stream& sc = env.stream(0, p.prio == PrioMode::compute_high ? Priority::high : Priority::normal);
   Stream& sm = env.stream(1, p.prio == PrioMode::comm_high ? Priority::high : Priority::normal);

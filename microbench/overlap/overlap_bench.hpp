@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "harness/env.hpp"
@@ -73,5 +74,20 @@ std::string overlap_label(const OverlapPoint& p, const std::string& transport,
 // decomposition_loss_us and pipeline_fraction_of_ideal (absent when undefined). Times of the
 // dependent form: t_c and t_m are all chunks' GEMMs (collectives) back to back, alone.
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p);
+
+// The start of every scenario's point: iterations agreed, the group usable (else skipped with its
+// reason), the point's state S(env, comm, p) prepared once under the point's name (nullptr when
+// skipped).
+template <class S>
+S* prepare_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p) {
+  check_iterations_agree(state);
+  if (const std::string why = env.group_problem(p.group); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    return nullptr;
+  }
+  Communicator& comm = env.comm(p.group, p.cfg);
+  return prepare_or_skip<S>(state, env, overlap_benchmark_name(p),
+                            [&] { return std::make_unique<S>(env, comm, p); });
+}
 
 }  // namespace ovb::mb
