@@ -226,3 +226,22 @@ def test_h100_where_the_time_goes_is_per_steady_state_iteration(tmp_path):
     assert "| gemm | 0.08 | 100.0 | 88.9 |" in md
     assert "| idle | 0.01 | | 11.1 |" in md  # 20 us over 2 iterations
     assert "| `gemm_k` | 0.08 | 1.0 |" in md
+
+
+def test_microbench_gpu_overlap_table_leaves_out_blocking_wait_rows(cli, tmp_path):
+    # The blocking_wait scenario runs nothing concurrently: its rows have no t_overlap_us and no
+    # place in the overlap table, which lists every other row of the file.
+    over = {"name": "overlap/all_reduce/world/65536/fp32/64x64x64/nn/equal/comm_first",
+            "run_type": "iteration", "label": "prio=equal order=comm_first scenario=gemm_coll",
+            "t_compute_us": 10.0, "t_comm_us": 20.0, "t_overlap_us": 25.0,
+            "overlap_efficiency": 0.5, "speedup_vs_serial": 1.2, "compute_slowdown": 0.1,
+            "comm_slowdown": 0.2}
+    wait = {"name": "overlap/blocking_wait/all_reduce/world/65536/fp32/64x64x64/nn/equal/sequence",
+            "run_type": "iteration", "label": "order=sequence scenario=blocking_wait",
+            "t_compute_us": 10.0, "t_comm_us": 20.0, "t_sequence_us": 40.0, "wait_us": 10.0}
+    write(tmp_path / "overlap-host-4.json", {"context": {}, "benchmarks": [over, wait]})
+    rc, _, err = cli("summarize", "microbench-gpu", tmp_path)
+    assert rc == 0, err
+    text = (tmp_path / "summary.md").read_text()
+    assert f"`{over['name']}`" in text and "| 25.0 |" in text
+    assert "blocking_wait" not in text

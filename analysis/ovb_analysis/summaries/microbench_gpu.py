@@ -7,6 +7,7 @@ import glob
 import json
 import os
 
+from ..results import BLOCKING_WAIT_SCENARIO, parse_label
 from .common import Summary
 
 TITLE = "Microbenchmarks on one GPU"
@@ -112,6 +113,8 @@ def overlap_section(folder, lines):
     lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
     for name, rs, _ in result_runs(folder, "overlap-*.json"):
         for b in rs:
+            if parse_label(b.get("label", "")).get("scenario") == BLOCKING_WAIT_SCENARIO:
+                continue  # no overlap measured: a GEMM, then a collective waited for
             label = " ".join(kv for kv in b.get("label", "").split()
                              if kv.split("=")[0] in ("prio", "order", "max_ctas", "cdmc"))
             lines.append(
