@@ -297,18 +297,19 @@ class Generator {
 
   // ---- Layers ----
   void layer_norm(int layer, const NormOps& n) {
-    compute(layer, n.stats);
-    wait(issue(op(layer, n.name, CollRole::ln_stats, CollKind::all_reduce, Group::x,
-                  norm_stats_per_token(m_) * T_, DType::f32),
-               n.name));
-    compute(layer, n.apply);
+    norm_pass(layer, n, n.stats, CollRole::ln_stats, n.apply);
   }
   void layer_norm_backward(int layer, const NormOps& n) {
-    compute(layer, n.bwd_stats);
-    wait(issue(op(layer, n.name, CollRole::ln_grad_stats, CollKind::all_reduce, Group::x,
+    norm_pass(layer, n, n.bwd_stats, CollRole::ln_grad_stats, n.bwd);
+  }
+  // One pass of a norm over X-sharded rows: its statistics, their blocking X all-reduce, the rest.
+  void norm_pass(int layer, const NormOps& n, std::string_view stats, CollRole role,
+                 std::string_view rest) {
+    compute(layer, stats);
+    wait(issue(op(layer, n.name, role, CollKind::all_reduce, Group::x,
                   norm_stats_per_token(m_) * T_, DType::f32),
                n.name));
-    compute(layer, n.bwd);
+    compute(layer, rest);
   }
   // With tp and an output all-reduce, k row slices of the tokens: each slice's GEMM, then its
   // all-reduce on tp; the compute stream waits for all of them after the last slice.

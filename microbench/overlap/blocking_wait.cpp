@@ -95,7 +95,6 @@ void run_wait_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& 
   });
   samples.report(state);
 
-  const GemmShape& sh = p.gcase.shape;
   auto& k = state.counters;
   k["t_compute_us"] = tc.value() * 1e6;
   k["t_compute_mean_us"] = tc_mean.value() * 1e6;
@@ -108,13 +107,7 @@ void run_wait_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& 
     k["wait_p90_us"] = stats::percentile(waits_us, 90);
   }
   k["injected_delay_us"] = p.inject_delay_us;
-  k["bytes"] = static_cast<double>(p.bytes);
-  k["ranks"] = st->ops->ranks();
-  k["m"] = static_cast<double>(sh.m);
-  k["n"] = static_cast<double>(sh.n);
-  k["k"] = static_cast<double>(sh.k);
-  k["wrong"] = static_cast<double>(st->wrong);
-  state.SetLabel(overlap_label(p, st->transport, requested));
+  finish_point(state, p, st->ops->ranks(), st->wrong, st->transport, requested);
 }
 
 OVB_OVERLAP_SEQUENTIAL_SCENARIO(blocking_wait,

@@ -215,7 +215,6 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
 
   const metrics::OverlapTimes times{tc.value(), tm.value(), to.value(), tcu.value(), tmu.value()};
   const metrics::OverlapMetrics om = metrics::overlap_metrics(times);
-  const GemmShape& sh = p.gcase.shape;
   auto& k = state.counters;
   k["t_compute_us"] = times.t_compute * 1e6;
   k["t_comm_us"] = times.t_comm * 1e6;
@@ -238,13 +237,20 @@ void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoin
     const double f = metrics::pipeline_fraction_of_ideal(tcw.value(), tmw.value(), to.value());
     if (!std::isnan(f)) k["pipeline_fraction_of_ideal"] = f;
   }
+  finish_point(state, p, st->ops->ranks(), st->wrong, st->transport, requested);
+}
+
+void finish_point(benchmark::State& state, const OverlapPoint& p, int ranks, std::int64_t wrong,
+                  const std::string& transport, const std::string& requested) {
+  auto& k = state.counters;
+  const GemmShape& sh = p.gcase.shape;
   k["bytes"] = static_cast<double>(p.bytes);
-  k["ranks"] = st->ops->ranks();
+  k["ranks"] = ranks;
   k["m"] = static_cast<double>(sh.m);
   k["n"] = static_cast<double>(sh.n);
   k["k"] = static_cast<double>(sh.k);
-  k["wrong"] = static_cast<double>(st->wrong);
-  state.SetLabel(overlap_label(p, st->transport, requested));
+  k["wrong"] = static_cast<double>(wrong);
+  state.SetLabel(overlap_label(p, transport, requested));
 }
 
 }  // namespace ovb::mb

@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -74,6 +75,11 @@ std::string overlap_label(const OverlapPoint& p, const std::string& transport,
 // decomposition_loss_us and pipeline_fraction_of_ideal (absent when undefined). Times of the
 // dependent form: t_c and t_m are all chunks' GEMMs (collectives) back to back, alone.
 void run_overlap_point(benchmark::State& state, BenchEnv& env, const OverlapPoint& p);
+
+// The end of every scenario's point: the counters all scenarios share (bytes, ranks, m, n, k,
+// wrong) and the label.
+void finish_point(benchmark::State& state, const OverlapPoint& p, int ranks, std::int64_t wrong,
+                  const std::string& transport, const std::string& requested);
 
 // The start of every scenario's point: iterations agreed, the group usable (else skipped with its
 // reason), the point's state S(env, comm, p) prepared once under the point's name (nullptr when
