@@ -49,6 +49,9 @@ say "job $id requeued after ${waited}s; releasing its begin-time hold"
 rm -f "$first"
 [ "$(step_json "$res" b status)" = interrupted ] || fail "step b not recorded as interrupted"
 [ "$(step_json "$res" b signal)" = SIGUSR1 ] || fail "step b not interrupted by SIGUSR1"
+# slurmd refuses to launch a job whose credential is no newer, in whole seconds, than its last
+# kill ("Job N already killed, do not launch batch job"): start the requeued job a second later.
+sleep 2
 scontrol update jobid="$id" StartTime=now
 wait_job "$id" 240
 show_job_output "$id"
