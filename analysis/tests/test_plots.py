@@ -181,3 +181,38 @@ def test_gemm_plot_with_many_shapes_switches_to_points(tmp_path):
         (out,) = gemm.make(rs, tmp_path / "out", Options())
     check_output(out)
     assert png_size(out.files[1]) == EXPECTED["gemm_throughput"]
+
+
+def test_breakdown_repeated_runs_are_one_bar_at_their_median(tmp_path):
+    from ovb_analysis.plots import breakdown
+    src = tmp_path / "in"
+    (src / "g").mkdir(parents=True)
+    doc = json.loads((RESULTS / "gpt4d" / "gpt4d_1.3B_g8_all.json").read_text())
+    medians = {"r.json": 140.0, "r.round-2.json": 120.0, "r.round-3.json": 130.0}
+    for name, ms in medians.items():  # three repetitions of one configuration, another once
+        d = json.loads(json.dumps(doc))
+        d["summary"]["median_time_ms"] = ms
+        d["iterations"] = [dict(it, time_ms=ms) for it in d["iterations"]]
+        (src / "g" / name).write_text(json.dumps(d))
+    doc["config"]["comm_priority"] = "normal"
+    (src / "g" / "other.json").write_text(json.dumps(doc))
+    bars, _ = breakdown.gpt4d_bars(results.load_inputs([src]), Options())
+    assert len(bars) == 2
+    repeated = [(label, seg) for label, seg in bars if "median of 3" in label]
+    assert len(repeated) == 1
+    assert sum(repeated[0][1].values()) == pytest.approx(130.0)
+
+
+def test_model_plot_shows_the_range_of_repeated_runs():
+    from ovb_analysis.plots import model
+    doc = json.loads((RESULTS / "model" / "compare.json").read_text())
+    for i, c in enumerate(doc["configs"]):
+        m = c["measured_ms"]
+        c["measured_runs_ms"] = [m, m * (0.5 if i == 0 else 1.1), m * 3.0]
+    doc["measured_split_half_spearman"] = 0.5
+    fig = model._compare_figure(doc)
+    ax, ax_rank = fig.axes
+    lo, hi = ax.get_xlim()
+    runs = [v for c in doc["configs"] for v in c["measured_runs_ms"]]
+    assert lo <= min(runs) and hi >= max(runs)  # every run's time is on the axis
+    assert "measured vs itself (odd vs even runs): 0.50" in ax_rank.get_title()

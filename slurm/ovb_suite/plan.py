@@ -151,16 +151,28 @@ def _gpt4d_args(b, grid, overlap, result, trace=None, model=None):
     return args + (["--trace", "{tmp}/" + trace] if trace else [])
 
 
+def _round_suffix(r):
+    """Round 1's step and result keep the plain names; round r > 1 adds "-round-r" / ".round-r"
+    (ovb-model compare takes results of one configuration as its repetitions)."""
+    return ("", "") if r == 1 else (f"-round-{r}", f".round-{r}")
+
+
 def _gpt4d(b):
-    for g in presets.grids(b.p, b.t.ranks):
-        for ov in b.p.overlaps:
-            out = f"gpt4d/{_tag(g, ov)}.json"
-            b.add(f"gpt4d-{_tag(g, ov)}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out), b.t.ranks,
-                  [out], description=f"gpt4d ({b.p.model.arch}) on grid {g}, overlap {ov}")
-    _arch_check(b)
+    """Every configuration once per round, round after round: a slow spell of the machine then
+    touches one run of each configuration instead of all runs of a few."""
+    for r in range(1, b.p.rounds + 1):
+        step_sfx, file_sfx = _round_suffix(r)
+        of_round = f", round {r} of {b.p.rounds}" if b.p.rounds > 1 else ""
+        for g in presets.grids(b.p, b.t.ranks):
+            for ov in b.p.overlaps:
+                out = f"gpt4d/{_tag(g, ov)}{file_sfx}.json"
+                b.add(f"gpt4d-{_tag(g, ov)}{step_sfx}", "gpt4d", "gpt4d",
+                      _gpt4d_args(b, g, ov, out), b.t.ranks, [out],
+                      description=f"gpt4d ({b.p.model.arch}) on grid {g}, overlap {ov}{of_round}")
+        _arch_check(b, step_sfx, file_sfx, of_round)
 
 
-def _arch_check(b):
+def _arch_check(b, step_sfx, file_sfx, of_round):
     """One short run of the other architecture on the first grid it fits, every overlap on."""
     m = b.p.arch_check
     if m is None:
@@ -171,10 +183,10 @@ def _arch_check(b):
         if presets.fits(m, g, batch):
             ov = b.p.overlaps[-1]
             tag = f"{m.arch}-{_tag(g, ov)}"
-            out = f"gpt4d/{tag}.json"
-            b.add(f"gpt4d-{tag}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out, model=m),
+            out = f"gpt4d/{tag}{file_sfx}.json"
+            b.add(f"gpt4d-{tag}{step_sfx}", "gpt4d", "gpt4d", _gpt4d_args(b, g, ov, out, model=m),
                   b.t.ranks, [out], description=f"gpt4d ({m.arch}, {m.iters} iterations) on grid "
-                                                f"{g}, overlap {ov}")
+                                                f"{g}, overlap {ov}{of_round}")
             return
 
 

@@ -56,6 +56,10 @@ class Preset:
     stall_s: float           # watchdog limit without output for launched (MPI) steps
     top_k: int = 3
     arch_check: object = None  # a Model of the other architecture run once (one short step)
+    # gpt4d runs of every configuration, in interleaved rounds (each round runs every configuration
+    # once), compared at the median of their medians: on the host, ranks sharing cores make one
+    # run's median vary by tens of per cent between runs (results/host/quick-suite-model).
+    rounds: int = 1
 
 
 # The quick host runs take 23 iterations: gpt4d's warm-up rule leaves 3 and times 20, the fewest it
@@ -88,6 +92,8 @@ _LLAMA = {
 # beside the GPT quick host runs, timed like them (the model's comparison reads it).
 _LLAMA_CHECK = Model(2, 64, 4, 32, 256, 8, 23, "llama", 2, 176)
 _TABLE[("quick", "host")] = replace(_TABLE[("quick", "host")], arch_check=_LLAMA_CHECK)
+for _key in (("quick", "host"), ("full", "host")):
+    _TABLE[_key] = replace(_TABLE[_key], rounds=3)
 
 
 def preset(name, backend, arch="gpt"):

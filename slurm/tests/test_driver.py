@@ -527,9 +527,23 @@ class Plan(unittest.TestCase):
                                      "microbench-overlap-wait"])
         self.assertEqual(names[-1], "report")
         gpt = [s for s in steps if s.group == "gpt4d"]
-        # 3 grids x 2 overlap sets of GPT, then the one llama-tiny step.
-        self.assertEqual(len(gpt), 7)
+        # 3 grids x 2 overlap sets of GPT, then the one llama-tiny step, in each of 3 rounds:
+        # round 1 under the plain names, rounds 2 and 3 the same configurations again in order.
+        self.assertEqual(len(gpt), 21)
+        first = [s.name for s in gpt[:7]]
+        for r in (2, 3):
+            self.assertEqual([s.name for s in gpt[7 * (r - 1):7 * r]],
+                             [f"{n}-round-{r}" for n in first])
+            self.assertEqual([s.outputs for s in gpt[7 * (r - 1):7 * r]],
+                             [[o.replace(".json", f".round-{r}.json") for o in s.outputs]
+                              for s in gpt[:7]])
+        # The same command, but for the result file (the last argument).
+        self.assertEqual([s.command[:-1] for s in gpt[7:14]], [s.command[:-1] for s in gpt[:7]])
+        self.assertEqual([s.command[-1] for s in gpt[7:14]],
+                         [s.command[-1].replace(".json", ".round-2.json") for s in gpt[:7]])
+        self.assertEqual(len({s.name for s in steps}), len(steps))
         self.assertNotIn("--arch", gpt[0].command)
+        gpt = gpt[:7]
         llama = gpt[-1].command
         self.assertEqual(gpt[-1].name, "gpt4d-llama-g1x1x1x4-oar-ors-oag")
         self.assertEqual(llama[llama.index("--arch"):llama.index("--arch") + 6],
@@ -576,9 +590,9 @@ class Plan(unittest.TestCase):
             steps = build_plan(Target(os.path.dirname(SLURM), build, "host", 4, "quick",
                                       arch="llama"))
         shaped = [s for s in steps if "--hidden" in s.command]
-        # 6 gpt4d runs, 1 traced run, model-search, the traced run's predicted timeline; no extra
-        # arch-check step.
-        self.assertEqual(len(shaped), 9)
+        # 6 gpt4d runs in each of 3 rounds, 1 traced run, model-search, the traced run's
+        # predicted timeline; no extra arch-check step.
+        self.assertEqual(len(shaped), 3 * 6 + 3)
         for s in shaped:
             c = s.command
             self.assertEqual(c[c.index("--arch"):c.index("--arch") + 6],

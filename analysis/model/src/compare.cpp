@@ -11,6 +11,7 @@
 #include "ovb/model/predict.hpp"
 #include "ovb/model/stats.hpp"
 #include "ovb/model/table.hpp"
+#include "ovb/timing_stats.hpp"
 #include "terms.hpp"
 
 namespace ovb::model {
@@ -154,6 +155,60 @@ void check_placement(const Machine& machine, const std::vector<MeasuredRun>& run
                        " CPUs, not one core's rate (host ranks run one BLAS thread each)");
 }
 
+// Repetitions: the results of one configuration (the same config block, backend, host, device
+// and placement) are one row, measured as the median of their medians. Traced runs stay apart from
+// untraced ones: tracing costs time of its own.
+struct Repeated {
+  std::vector<const MeasuredRun*> runs;  // in file order
+  std::vector<double> ms;                // each run's median iteration
+  const MeasuredRun* middle = nullptr;   // the run at the median (the lower one of an even count)
+  double median_ms = 0;
+};
+
+std::string repetition_key(const MeasuredRun& r) {
+  const json ctx = r.result.value("context", json::object());
+  const json dev = ctx.value("device", json::object());
+  return r.result["config"].dump() + '|' + ctx.value("backend", json("")).dump() + '|' +
+         ctx.value("host", json("")).dump() + '|' +
+         (dev.is_object() ? dev.value("name", json("")).dump() : std::string()) + '|' +
+         placement_of(ctx).dump() + '|' + (r.trace.is_null() ? "untraced" : "traced");
+}
+
+std::vector<Repeated> group_repetitions(const std::vector<MeasuredRun>& runs) {
+  std::vector<Repeated> out;
+  std::map<std::string, std::size_t> index;
+  for (const MeasuredRun& run : runs) {
+    const auto [it, added] = index.emplace(repetition_key(run), out.size());
+    if (added) out.emplace_back();
+    out[it->second].runs.push_back(&run);
+    out[it->second].ms.push_back(measured_iteration_ms(run.result, run.file));
+  }
+  for (Repeated& g : out) {
+    std::vector<std::size_t> order(g.ms.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return g.ms[a] < g.ms[b]; });
+    g.middle = g.runs[order[(order.size() - 1) / 2]];
+    g.median_ms = stats::percentile(g.ms, 50);
+  }
+  return out;
+}
+
+// Spearman's correlation of the configurations' measurements with themselves: the median of the
+// odd-numbered repetitions against that of the even-numbered ones (null unless every configuration
+// has at least two). How far a ranking of these configurations is reproducible at all.
+json split_half_spearman(const std::vector<Repeated>& groups) {
+  std::vector<double> odd, even;
+  for (const Repeated& g : groups) {
+    if (g.ms.size() < 2) return nullptr;
+    std::vector<double> a, b;
+    for (std::size_t i = 0; i < g.ms.size(); ++i) (i % 2 == 0 ? a : b).push_back(g.ms[i]);
+    odd.push_back(stats::percentile(a, 50));
+    even.push_back(stats::percentile(b, 50));
+  }
+  const auto rho = spearman(odd, even);
+  return rho ? json(*rho) : json(nullptr);
+}
+
 }  // namespace
 
 Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine, int k) {
@@ -162,19 +217,21 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
   json configs = json::array(), warnings = json::array();
   std::vector<double> pred, meas;
   std::vector<std::string> labels;
-  TextTable table({"config", "overlap", "predicted ms", "measured ms", "error %", "exposed pred",
-                   "exposed meas"});
+  TextTable table({"config", "overlap", "predicted ms", "measured ms", "runs", "error %",
+                   "exposed pred", "exposed meas"});
   // Per configuration and (dimension, collective kind), per iteration.
   TextTable term_table({"config", "overlap", "group", "kind", "calls", "pred ms", "meas ms",
                         "error %", "exposed pred", "exposed meas"});
-  for (const MeasuredRun& run : runs) {
+  const std::vector<Repeated> groups = group_repetitions(runs);
+  for (const Repeated& g : groups) {
+    const MeasuredRun& run = *g.middle;
     auto [m, o] = config_of_result(run.result, run.file);
     Machine mc = machine;
     // The run's own sharing of its device: ranks per GPU, or on the host ranks per CPU core.
     const int rpd = ranks_per_device_of(run.result.value("context", json::object()));
     if (rpd > 1) mc.ranks_per_device = rpd;
     const Prediction p = predict(m, o, mc);
-    const double measured = measured_iteration_ms(run.result, run.file);
+    const double measured = g.median_ms;
     const auto pterms = predicted_terms(p);
     const auto mterms = gpt4d_terms(run.result["summary"]);
     json c = summary_json(p);
@@ -182,6 +239,10 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
     c["overlap"] = overlap_string(o);
     c["recompute"] = o.recompute;
     c["measured_ms"] = measured;
+    c["repetitions"] = g.runs.size();
+    c["measured_runs_ms"] = g.ms;
+    c["files"] = json::array();
+    for (const MeasuredRun* r : g.runs) c["files"].push_back(r->file);
     c["error_pct"] = error_pct(p.iteration_ms(), measured);
     c["terms"] = terms_json(pterms, mterms, warnings, run.file);
     double mexp = 0;
@@ -197,7 +258,7 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
                       fmt(t["predicted_exposed_ms"].get<double>(), 3),
                       fmt(t["measured_exposed_ms"].get<double>(), 3)});
     table.row({o.grid.str(), c["overlap"], fmt(p.iteration_ms(), 3), fmt(measured, 3),
-               fmt(c["error_pct"].get<double>(), 1), fmt(p.timeline.exposed_total_us() / 1e3, 3),
+               std::to_string(g.runs.size()), fmt(c["error_pct"].get<double>(), 1), fmt(p.timeline.exposed_total_us() / 1e3, 3),
                fmt(mexp, 3)});
     pred.push_back(p.iteration_ms());
     meas.push_back(measured);
@@ -242,6 +303,8 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
   check_placement(machine, runs, warnings);
   d["configs"] = configs;
   d["spearman"] = rho ? json(*rho) : json(nullptr);
+  const json self_rho = split_half_spearman(groups);
+  d["measured_split_half_spearman"] = self_rho;
   d["k"] = k;
   d["measured_best"] = labels[best];
   d["predicted_top_k"] = top;
@@ -253,8 +316,11 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
   std::ostringstream os;
   os << table.str() << "Spearman rank correlation: " << (rho ? fmt(*rho, 3) : "n/a")
      << "; mean |error| " << fmt(sum_abs / static_cast<double>(pred.size()), 1) << " %, max "
-     << fmt(max_abs, 1) << " %\n"
-     << "measured fastest: " << labels[best] << " - " << (in_top ? "in" : "NOT in")
+     << fmt(max_abs, 1) << " %\n";
+  if (!self_rho.is_null())
+    os << "measured against itself (median of odd vs even repetitions): Spearman "
+       << fmt(self_rho.get<double>(), 3) << '\n';
+  os << "measured fastest: " << labels[best] << " - " << (in_top ? "in" : "NOT in")
      << " the predicted top " << k << '\n';
   os << "\nper dimension and collective kind (per iteration):\n" << term_table.str();
   for (const json& w : warnings) os << "warning: " << w.get<std::string>() << '\n';

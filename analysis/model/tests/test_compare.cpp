@@ -180,6 +180,51 @@ TEST(Compare, TraceAnalysisIsPairedAndNormalised) {
   EXPECT_TRUE(found);
 }
 
+// Repeated runs of one configuration are one row measured at the median of their medians (the
+// terms from the run at that median); a traced run of the same configuration stays a row of its
+// own; the odd-vs-even split of the repetitions gives the measurement's own rank correlation.
+TEST(Compare, RepetitionsAreOneRowAtTheirMedian) {
+  const Machine mc = test::synthetic_machine();
+  const std::string d = dir_for("repeats");
+  // Errors per repetition, in file order (a.json, b.json, ...): the median is the middle value.
+  const std::vector<double> a_err = {0.30, -0.10, 0.10}, b_err = {0.05, 0.25, -0.20, 0.00};
+  const char* names = "abcdefg";
+  for (std::size_t i = 0; i < a_err.size(); ++i)
+    write_json(d + "/A-" + names[i] + ".json", fake_result(mc, "2x2x1x1", "none", a_err[i], 1));
+  for (std::size_t i = 0; i < b_err.size(); ++i)
+    write_json(d + "/B-" + names[i] + ".json", fake_result(mc, "1x1x2x2", "oar", b_err[i], 1));
+  write_json(d + "/C.json", fake_result(mc, "4x1x1x1", "ors", 0.5, 1));
+  write_json(d + "/C2.json", fake_result(mc, "4x1x1x1", "ors", 0.7, 1));
+  const Comparison c = compare(load_runs({d}), mc, 1);
+  ASSERT_EQ(c.doc["configs"].size(), 3u) << c.text;
+  const json& a = c.doc["configs"][0];
+  const json& b = c.doc["configs"][1];
+  const double pa = a["predicted_ms"], pb = b["predicted_ms"], pc = c.doc["configs"][2]["predicted_ms"];
+  EXPECT_EQ(a["repetitions"], 3);
+  EXPECT_EQ(b["repetitions"], 4);
+  EXPECT_NEAR(a["measured_ms"].get<double>(), pa * 1.10, 1e-9);
+  EXPECT_NEAR(b["measured_ms"].get<double>(), pb * (1.00 + 1.05) / 2, 1e-9);  // even count
+  EXPECT_NEAR(a["measured_runs_ms"][0].get<double>(), pa * 1.30, 1e-9);  // file order kept
+  EXPECT_EQ(a["files"].size(), 3u);
+  EXPECT_EQ(a["file"], d + "/A-c.json");  // the run at the median
+  EXPECT_EQ(b["file"], d + "/B-d.json");  // the lower of the two middle runs (1.00)
+  EXPECT_NEAR(a["error_pct"].get<double>(), 100 * (1 / 1.10 - 1), 1e-9);
+  // Odd-numbered repetitions vs even-numbered ones, per configuration.
+  const std::vector<double> odd = {pa * (1.30 + 1.10) / 2, pb * (1.05 + 0.80) / 2, pc * 1.5},
+                            even = {pa * 0.90, pb * (1.25 + 1.00) / 2, pc * 1.7};
+  EXPECT_NEAR(c.doc["measured_split_half_spearman"].get<double>(), *spearman(odd, even), 1e-12);
+  EXPECT_NE(c.text.find("measured against itself"), std::string::npos);
+
+  // A traced run is not a repetition of an untraced one: C and C2 become two rows of one run
+  // each, and without two repetitions everywhere there is no split-half correlation.
+  write_json(d + "/C.trace-analysis.json",
+             {{"ranks", {{{"rank", 0}, {"collectives", json::array()}}}},
+              {"summary", {{"compute_us", 1.0}, {"exposed_comm_us", 0.0}}}});
+  const Comparison t = compare(load_runs({d}), mc, 1);
+  ASSERT_EQ(t.doc["configs"].size(), 4u);
+  EXPECT_TRUE(t.doc["measured_split_half_spearman"].is_null());
+}
+
 TEST(Compare, BadInputsAreNamed) {
   const Machine mc = test::synthetic_machine();
   const std::string d = dir_for("bad");

@@ -3,9 +3,11 @@ median iteration time split into exposed communication per grid dimension (summa
 exposed_ms, per iteration; "z-allgather" counts as z, "world" as other), idle (the idle share of a
 matching ovb-trace analysis: same folder, file name starting with the gpt4d file's stem) and
 compute (the rest); stream priorities other than gpt4d's default (comm high, compute normal) are
-named under the bar. (b) each ovb-trace analysis on its own: compute, exposed communication,
+named under the bar; repeated runs of one configuration are one bar, the run at their median
+time. (b) each ovb-trace analysis on its own: compute, exposed communication,
 memory/other and idle over the traced span (mean over ranks)."""
 
+import json
 from pathlib import Path
 
 from .. import runs
@@ -18,7 +20,7 @@ TITLE = "Iteration-time breakdown"
 DESCRIPTION = ("Where the iteration time goes, as a share of it (the time in ms under each bar): "
                "compute, communication left exposed (not hidden behind compute) per grid dimension, "
                "and idle GPU time; one bar per configuration (Gx x Gy x Gz x Gdata) and overlap-flag "
-               "combination. Bars marked * have no matching trace, so their idle time is included "
+               "combination (repeated runs of one: the run at their median time). Bars marked * have no matching trace, so their idle time is included "
                "in compute.")
 DIMS = ("x", "y", "z", "data")
 IDLE_COLOR = "#BBBBBB"
@@ -66,10 +68,28 @@ def gpt4d_bars(rs, options):
         if prio != ("high", "normal"):  # gpt4d's default stream priorities are left unsaid
             label += f"\ncomm {prio[0]}\ncompute {prio[1]}"
         label += "" if trace is not None else "*"
-        bars.append(((run.gpus, run.layout, run.flags, prio, f.rel), label, seg, size_label(run.model)))
+        same = (json.dumps(f.doc.get("config"), sort_keys=True), trace is not None)
+        bars.append(((run.gpus, run.layout, run.flags, prio, f.rel), label, seg,
+                     size_label(run.model), same))
+    bars = _median_of_repeats(bars)
     bars.sort(key=lambda b: b[0])
     several = len({b[3] for b in bars}) > 1
-    return [(f"{size}\n{label}" if several else label, seg) for _, label, seg, size in bars], used
+    return [(f"{size}\n{label}" if several else label, seg) for _, label, seg, size, _ in bars], used
+
+
+def _median_of_repeats(bars):
+    """Repeated runs of one configuration (the same gpt4d config; traced runs apart, as ovb-model
+    compare takes them): one bar, the run at the median time (the lower of an even count)."""
+    groups = {}
+    for b in bars:
+        groups.setdefault(b[4], []).append(b)
+    out = []
+    for same in groups.values():
+        same.sort(key=lambda b: sum(b[2].values()))
+        key, label, seg, size, _ = same[(len(same) - 1) // 2]
+        out.append((key, label + (f"\nmedian of {len(same)}" if len(same) > 1 else ""), seg,
+                    size, None))
+    return out
 
 
 def trace_bars(rs, used):

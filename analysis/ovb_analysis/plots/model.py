@@ -11,9 +11,11 @@ from ..style import DOUBLE_COLUMN_IN, SINGLE_COLUMN_IN, color, new_figure, paper
 from . import NoData, Output, validation
 
 TITLE = "Model vs measurement"
-DESCRIPTION = ("Left: predicted against measured iteration time per 4D configuration; the line is "
-               "y = x, shaded bands are +-10% and +-25%. Right: rank by predicted time against rank "
-               "by measured time (on the diagonal = ranked right); the title gives Spearman's rho.")
+DESCRIPTION = ("Left: predicted against measured iteration time per 4D configuration (repeated "
+               "runs: their median, the bar their range); the line is y = x, shaded bands are "
+               "+-10% and +-25%. Right: rank by predicted time against rank by measured time (on "
+               "the diagonal = ranked right); the title gives Spearman's rho and, with repeated "
+               "runs, the measurement's own (the median of odd- against even-numbered runs).")
 SEARCH_TITLE = "Model search: best predicted configurations"
 SEARCH_DESCRIPTION = ("Predicted iteration time of the best-ranked configurations that fit in "
                       "memory, split into compute and exposed communication.")
@@ -34,7 +36,10 @@ def _compare_figure(doc):
         rho = stats.spearman(pred, meas)
     fig = new_figure(DOUBLE_COLUMN_IN, 2.8)
     ax, ax_rank = fig.subplots(1, 2)
-    lo, hi = min(pred + meas) * 0.8, max(pred + meas) * 1.2
+    # Repeated runs of a configuration: the point is their median, the bar their range.
+    runs = [[float(v) for v in c.get("measured_runs_ms") or []] for c in cfgs]
+    spread = [v for r in runs for v in r]
+    lo, hi = min(pred + meas + spread) * 0.8, max(pred + meas + spread) * 1.2
     line = [lo, hi]
     ax.fill_between(line, [v * 0.75 for v in line], [v * 1.25 for v in line], color=color(5),
                     alpha=0.15, linewidth=0, label="+-25%")
@@ -42,6 +47,11 @@ def _compare_figure(doc):
                     alpha=0.3, linewidth=0, label="+-10%")
     ax.plot(line, line, color="black", linewidth=0.8, label="y = x")
     ax.scatter(meas, pred, color=color(0), s=12, zorder=3, label="configuration")
+    if any(len(r) > 1 for r in runs):
+        lows = [m - min(r) if len(r) > 1 else 0.0 for m, r in zip(meas, runs)]
+        highs = [max(r) - m if len(r) > 1 else 0.0 for m, r in zip(meas, runs)]
+        ax.errorbar(meas, pred, xerr=[lows, highs], fmt="none", ecolor=color(0), elinewidth=0.6,
+                    capsize=1.5, zorder=2, label="range of repeated runs")
     if hi / lo > 20:
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -70,6 +80,8 @@ def _compare_figure(doc):
     title = "Spearman rho = " + ("n/a" if rho is None else f"{rho:.2f}")
     if "measured_best_in_top_k" in doc:
         title += f"; measured best in top-{k}: {'yes' if doc['measured_best_in_top_k'] else 'no'}"
+    if doc.get("measured_split_half_spearman") is not None:
+        title += f"\nmeasured vs itself (odd vs even runs): {doc['measured_split_half_spearman']:.2f}"
     ax_rank.set_title(title)
     return fig
 
