@@ -55,6 +55,10 @@ struct Range {
 // Iteration, phases (one per micro-step's forward and backward, and the step) and blocks, from the
 // compute stream's spans (which tile the iteration in time order). A block's range is a run of
 // its compute spans with the waits between them and the waits of the same block right before.
+// The LM head is a block too, named as gpt4d's ranges name it ("head", "head backward"): the
+// spans outside the blocks that come after them in a forward and before them in a backward (the
+// others outside the blocks are the embedding's). The step's per-block optimizer work has no block
+// range, as in gpt4d.
 std::vector<Range> ranges_of(const std::vector<Span>& spans, double iteration_us) {
   std::vector<Range> out{{"iteration", "iteration", 0, iteration_us, 0}};
   std::vector<const Span*> cs;
@@ -70,22 +74,32 @@ std::vector<Range> ranges_of(const std::vector<Span>& spans, double iteration_us
     out.push_back({std::string(name_of(s->phase)), "phase", s->start_us, s->end_us, 1});
     phase_key = k;
   }
+  constexpr int kHead = -2;       // the block key of the LM head's spans
   std::size_t open = out.size();  // index of the block range being extended, out.size(): none
   std::tuple<int, Phase, int> block_key{-1, Phase::forward, -1};
+  std::tuple<int, Phase> in_phase{-1, Phase::forward};
+  bool blocks_seen = false;    // a block's span seen in this phase so far
   std::size_t waits_from = 0;  // first of the waits since the last compute span
   for (std::size_t i = 0; i < cs.size(); ++i) {
     const Span& s = *cs[i];
     if (s.comm) continue;
-    const std::tuple<int, Phase, int> k{s.micro_step, s.phase, s.layer};
+    if (std::tuple<int, Phase>{s.micro_step, s.phase} != in_phase) {
+      in_phase = {s.micro_step, s.phase};
+      blocks_seen = false;
+    }
+    blocks_seen = blocks_seen || s.layer >= 0;
+    const bool head = s.layer < 0 && s.phase != Phase::step &&
+                      (s.phase == Phase::backward) != blocks_seen;
+    const std::tuple<int, Phase, int> k{s.micro_step, s.phase, head ? kHead : s.layer};
     if (open < out.size() && k == block_key) {
       out[open].end = s.end_us;
-    } else if (s.layer >= 0) {
+    } else if ((s.layer >= 0 && s.phase != Phase::step) || head) {  // gpt4d ranges no step
       double start = s.start_us;
       for (std::size_t j = i; j > waits_from && cs[j - 1]->comm && cs[j - 1]->layer == s.layer; --j)
         start = cs[j - 1]->start_us;
-      out.push_back(
-          {"layer" + std::to_string(s.layer) + (s.phase == Phase::backward ? " backward" : ""),
-           "layer", start, s.end_us, 2});
+      const std::string block = head ? "head" : "layer" + std::to_string(s.layer);
+      out.push_back({block + (s.phase == Phase::backward ? " backward" : ""), "layer", start,
+                     s.end_us, 2});
       open = out.size() - 1;
       block_key = k;
     } else {
@@ -120,7 +134,7 @@ void write_timeline_trace(const std::string& path, const Prediction& p,
              {"context", nlohmann::ordered_json(context)},
              {"ovbTracer", {{"tracer", "model"}, {"mode", trace::kPredictedMode}}}};
   trace::TraceWriter w(path, h);
-  w.process_name(kPid, "predicted rank (" + p.machine + ", grid " + p.options.grid.str() + ")", 0);
+  w.process_name(kPid, "ovb-model (" + p.machine + ", grid " + p.options.grid.str() + ")", 0);
   for (StreamId s : {StreamId::compute, StreamId::tp, StreamId::gather, StreamId::grad})
     w.thread_name(kPid, tid_of(s), std::string(name_of(s)) + " stream", tid_of(s));
   for (int d = 0; d < 3; ++d) w.thread_name(kPid, kRangeTid + d, kRangeNames[d], kRangeTid + d);

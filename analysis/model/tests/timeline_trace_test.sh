@@ -56,6 +56,24 @@ done <<'CASES'
 1x1x2x4 --machine generic-h100-8nic --overlap all --micro-batch 1 --shard-optimizer --shard-gradients
 CASES
 
+# The block ranges in time order name what gpt4d's ranges name: per micro-step layer0..L-1, the LM
+# head, its backward, the blocks' backward from the last; t1 (1.3B: 24 layers, no micro-steps)
+# and t4 (--micro-batch 2 of batch 16 over Gz x Gdata = 4: 2 micro-steps); none in the step.
+for t in 1:1 4:2; do
+  "$py" - "$work/t${t%%:*}.trace.json" "${t##*:}" 24 <<'PY' || fail "block ranges of t${t%%:*}"
+import json, sys
+d = json.load(open(sys.argv[1]))
+steps, layers = int(sys.argv[2]), int(sys.argv[3])
+got = [e["name"] for e in sorted((e for e in d["traceEvents"] if e.get("ph") == "X"
+                                  and e.get("tid") == 1000002), key=lambda e: e["ts"])]
+one = ([f"layer{i}" for i in range(layers)] + ["head", "head backward"]
+       + [f"layer{i} backward" for i in reversed(range(layers))])
+if got != one * steps:
+    print(f"block ranges: {got[:30]} ... ({len(got)}), want {steps} x {one[:4]} ... ({len(one)})")
+    sys.exit(1)
+PY
+done
+
 # "-": the trace alone on stdout, a valid JSON document.
 if "$model" explain 2x2x2x1 --machine generic-h100-8nic --preset 1.3B --batch 16 --overlap all \
     --timeline - > "$work/stdout.json" 2> "$work/stdout.err"; then
