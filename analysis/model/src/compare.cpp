@@ -194,12 +194,12 @@ std::vector<Repeated> group_repetitions(const std::vector<MeasuredRun>& runs) {
 }
 
 // Spearman's correlation of the configurations' measurements with themselves: the median of the
-// odd-numbered repetitions against that of the even-numbered ones (null unless every configuration
-// has at least two). How far a ranking of these configurations is reproducible at all.
+// odd-numbered repetitions against that of the even-numbered ones, over the configurations that
+// ran at least twice (null for fewer than two such). How far their ranking is reproducible at all.
 json split_half_spearman(const std::vector<Repeated>& groups) {
   std::vector<double> odd, even;
   for (const Repeated& g : groups) {
-    if (g.ms.size() < 2) return nullptr;
+    if (g.ms.size() < 2) continue;
     std::vector<double> a, b;
     for (std::size_t i = 0; i < g.ms.size(); ++i) (i % 2 == 0 ? a : b).push_back(g.ms[i]);
     odd.push_back(stats::percentile(a, 50));

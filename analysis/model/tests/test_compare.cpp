@@ -216,13 +216,19 @@ TEST(Compare, RepetitionsAreOneRowAtTheirMedian) {
   EXPECT_NE(c.text.find("measured against itself"), std::string::npos);
 
   // A traced run is not a repetition of an untraced one: C and C2 become two rows of one run
-  // each, and without two repetitions everywhere there is no split-half correlation.
+  // each, left out of the split-half correlation, which is over A and B alone.
   write_json(d + "/C.trace-analysis.json",
              {{"ranks", {{{"rank", 0}, {"collectives", json::array()}}}},
               {"summary", {{"compute_us", 1.0}, {"exposed_comm_us", 0.0}}}});
   const Comparison t = compare(load_runs({d}), mc, 1);
   ASSERT_EQ(t.doc["configs"].size(), 4u);
-  EXPECT_TRUE(t.doc["measured_split_half_spearman"].is_null());
+  EXPECT_NEAR(t.doc["measured_split_half_spearman"].get<double>(),
+              *spearman({odd[0], odd[1]}, {even[0], even[1]}), 1e-12);
+  // With one configuration left that ran twice there is no correlation to give.
+  std::filesystem::remove(d + "/B-c.json");
+  std::filesystem::remove(d + "/B-d.json");
+  std::filesystem::remove(d + "/B-b.json");
+  EXPECT_TRUE(compare(load_runs({d}), mc, 1).doc["measured_split_half_spearman"].is_null());
 }
 
 TEST(Compare, BadInputsAreNamed) {
