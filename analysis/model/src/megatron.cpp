@@ -345,8 +345,15 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     } else {
       const double slow = 1 + mc.comm_slowdown;
       const double rs = T.dp_rs_us * slow, ag = T.dp_ag_us * slow;
-      T.dp_exposed_us = std::max(0.0, rs - T.stage_bwd_us) + std::max(0.0, ag - T.stage_fwd_us);
-      hidden_under = std::min(rs, T.stage_bwd_us) + std::min(ag, T.stage_fwd_us);
+      // Shared NICs: a tensor-parallel group that spans nodes sends its collectives through the
+      // NICs the data-parallel reduction uses, so of the micro-batch's backward (forward) the
+      // reduce-scatter (all-gather) has the time those collectives leave the NICs free - the
+      // end of both on one link at best, as the 4D replay's shared links (link_share.hpp).
+      const bool tp_on_nics = c.tp > mc.ranks_per_node();
+      const double bwd_window = T.stage_bwd_us - (tp_on_nics ? most * T.tp_bwd_us : 0);
+      const double fwd_window = T.stage_fwd_us - (tp_on_nics ? most * T.tp_fwd_us : 0);
+      T.dp_exposed_us = std::max(0.0, rs - bwd_window) + std::max(0.0, ag - fwd_window);
+      hidden_under = std::min(rs, bwd_window) + std::min(ag, fwd_window);
     }
   }
   T.interference_us = mc.compute_slowdown * hidden_under;

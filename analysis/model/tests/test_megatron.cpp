@@ -382,6 +382,37 @@ TEST(Megatron, TensorParallelAcrossNodesByHand) {
   EXPECT_NEAR(predict_megatron(m, c, mc).time.tp_fwd_us, 4 * coll, 1e-9);
 }
 
+// Megatron-Core hides the data-parallel reduce-scatter (all-gather) under a micro-batch's
+// backward (forward); when the tensor-parallel group spans nodes, its collectives in that window
+// use the same NICs, so the reduction only has the window less their time.
+TEST(Megatron, TensorParallelAcrossNodesSharesTheNicsWithTheDataReduction) {
+  const Machine mc = test::synthetic_machine();  // 4 GPUs per node
+  GptShape m = test::small_gpt();
+  m.heads = 8;
+  MegatronConfig c = base_config();
+  c.pp = 1;
+  c.dp = 2;
+  c.batch = 4;  // one micro-batch of 2 per data rank
+  for (const int tp : {4, 8}) {
+    c.tp = tp;
+    c.tp_across_nodes = tp > 4;
+    const MegatronTime t = predict_megatron(m, c, mc).time;
+    ASSERT_GT(t.dp_rs_us, 0);
+    ASSERT_GT(t.tp_bwd_us, 0);
+    const double layers = m.layers, slow = 1 + mc.comm_slowdown;
+    const double nic_bwd = tp > 4 ? layers * t.tp_bwd_us : 0, nic_fwd = tp > 4 ? layers * t.tp_fwd_us : 0;
+    EXPECT_NEAR(t.dp_exposed_us,
+                std::max(0.0, t.dp_rs_us * slow - (t.stage_bwd_us - nic_bwd)) +
+                    std::max(0.0, t.dp_ag_us * slow - (t.stage_fwd_us - nic_fwd)),
+                1e-9)
+        << "tp " << tp;
+    if (tp > 4) {  // across nodes the reduction is exposed where it was hidden under the window
+      EXPECT_GT(t.dp_rs_us * slow, t.stage_bwd_us - nic_bwd);
+      EXPECT_GT(t.dp_exposed_us, 0);
+    }
+  }
+}
+
 TEST(Megatron, SearchAcrossNodesAddsTheLargerTensorParallelSizes) {
   const Machine mc = test::synthetic_machine();
   GptShape m = test::small_gpt();
