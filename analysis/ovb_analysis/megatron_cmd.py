@@ -124,6 +124,7 @@ def from_model(path):
             "pp": int(best["pp"]), "micro_batch": int(best["micro_batch"]),
             "virtual_stages": int(best["virtual_stages"]),
             "recompute": best["recompute"] == "full",
+            "recompute_layers": int(best.get("recompute_layers", 0)),
             "selective_recompute": best["recompute"] == "selective",
             "sequence_parallel": bool(best["sequence_parallel"]) and int(best["tp"]) > 1,
             "distributed_optimizer": bool(best["distributed_optimizer"]),
@@ -198,7 +199,8 @@ def _config_from_model(args):
         pp=v["pp"], iters=args.iters, sequence_parallel=v["sequence_parallel"],
         distributed_optimizer=dist, overlap_grad_reduce=dist, overlap_param_gather=dist,
         tp_comm_overlap=args.tp_comm_overlap, local=args.local, recompute=v["recompute"],
-        selective_recompute=v["selective_recompute"], virtual_stages=v["virtual_stages"],
+        recompute_layers=v["recompute_layers"], selective_recompute=v["selective_recompute"],
+        virtual_stages=v["virtual_stages"],
         **_arch_config(v))
     print(f"# the model's best Megatron configuration ({args.from_model}): TP={cfg.tp} PP={cfg.pp} "
           f"micro batch {cfg.micro_batch}, {cfg.virtual_stages} virtual stage(s), predicted "

@@ -73,6 +73,7 @@ class MegatronConfig:
     tp_comm_overlap: bool = False
     local: bool = False
     recompute: bool = False
+    recompute_layers: int = 0    # with recompute: the layers of each chunk recomputed (block); 0: all
     selective_recompute: bool = False
     virtual_stages: int = 1
     arch: str = "gpt"            # "llama": RMSNorm, SwiGLU, RoPE, GQA, no biases, untied head
@@ -176,7 +177,10 @@ def pretrain_args(cfg):
         a.append("--overlap-param-gather")
     if cfg.tp_comm_overlap:
         a.append("--tp-comm-overlap")
-    if cfg.recompute:
+    if cfg.recompute and cfg.recompute_layers > 0:
+        a += ["--recompute-granularity", "full", "--recompute-method", "block",
+              "--recompute-num-layers", cfg.recompute_layers]
+    elif cfg.recompute:
         a += ["--recompute-granularity", "full", "--recompute-method", "uniform",
               "--recompute-num-layers", 1]
     if cfg.selective_recompute:

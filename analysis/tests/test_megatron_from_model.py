@@ -52,6 +52,15 @@ def test_full_recompute_and_no_interleaving(cli, tmp_path):
     assert "virtual-pipeline" not in cmd and "--use-distributed-optimizer" not in cmd
 
 
+def test_block_recompute_passes_its_layer_count(cli, tmp_path):
+    path = write(tmp_path, [dict(MEG, recompute="full", recompute_layers=3)])
+    rc, out, err = cli("megatron-cmd", "--from-model", path)
+    assert rc == 0, err
+    cmd = out.splitlines()[-1]
+    assert "--recompute-granularity full --recompute-method block --recompute-num-layers 3" in cmd
+    assert "uniform" not in cmd
+
+
 def test_without_a_fitting_megatron_configuration_it_says_so(cli, tmp_path):
     rc, _, err = cli("megatron-cmd", "--from-model", write(tmp_path, [dict(MEG, fits=False)]))
     assert rc == 1 and "no fitting Megatron configuration" in err

@@ -56,6 +56,7 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.grad_accumulation_fusion = false;
     f.scatter_gather_p2p = true;
     f.interleave_pp2 = false;
+    f.block_recompute = false;  // the launcher's --checkpoint-activations: every layer
     return f;
   }
   if (era == "2022") {
@@ -120,6 +121,14 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (c.virtual_stages > 1 && c.microbatches() % c.pp != 0)
     fail("interleaving needs the micro-batch count (" + std::to_string(c.microbatches()) +
          ") divisible by pp");
+  if (c.recompute_layers < 0) fail("recompute layers must be >= 0 (0: every layer)");
+  if (c.recompute_layers > 0) {
+    if (c.recompute != Recompute::full) fail("recompute layers need full recomputation");
+    const std::int64_t chunk = chunk_layers(m, c);
+    if (c.recompute_layers >= chunk)
+      fail("recompute layers " + std::to_string(c.recompute_layers) + " must be fewer than a " +
+           "model chunk's " + std::to_string(chunk) + " layers (all of them: full recomputation)");
+  }
 }
 
 std::optional<StageLayers> split_stages(std::int64_t layers, int pp, int first, int last) {
@@ -153,6 +162,22 @@ StageLayers stages_of(const GptShape& m, const MegatronConfig& c) {
 
 }  // namespace
 
+std::int64_t chunk_layers(const GptShape& m, const MegatronConfig& c) {
+  const StageLayers st = stages_of(m, c);
+  return (c.uneven() && c.pp > 2 ? st.middle : st.first) / c.virtual_stages;
+}
+
+double recompute_share(const GptShape& m, const MegatronConfig& c) {
+  if (c.recompute != Recompute::full) return 0;
+  if (c.recompute_layers == 0) return 1;
+  return static_cast<double>(c.recompute_layers) / static_cast<double>(chunk_layers(m, c));
+}
+
+std::string recompute_words(const GptShape& m, const MegatronConfig& c) {
+  if (!c.block_recompute()) return std::string(name_of(c.recompute));
+  return "block " + std::to_string(c.recompute_layers) + "/" + std::to_string(chunk_layers(m, c));
+}
+
 double megatron_block_params(const GptShape& m) {
   return static_cast<double>(m.block_linear_params()) +
          (m.llama() ? 2 : 13) * static_cast<double>(m.hidden);
@@ -181,7 +206,16 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
   // Bytes per layer per micro-batch: Korthikanti's formula for GPT blocks, Megatron-Core's saved
   // tensors for Llama blocks (megatron_activations.hpp).
-  const double per_layer = megatron_layer_activation_bytes(m, c, flash_attention);
+  // Block recomputation: the recomputed share of the layers keeps full recomputation's, the
+  // rest no recomputation's.
+  double per_layer = megatron_layer_activation_bytes(m, c, flash_attention);
+  if (c.block_recompute()) {
+    MegatronConfig kept = c;
+    kept.recompute = Recompute::none;
+    const double share = recompute_share(m, c);
+    per_layer = share * per_layer +
+                (1 - share) * megatron_layer_activation_bytes(m, kept, flash_attention);
+  }
   mem.activation_per_layer = per_layer;
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
   // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,
@@ -256,6 +290,10 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     if (c.recompute == Recompute::selective)
       T.recompute_us = 2 * gemm_fwd + mem_term(mc, 4 * a * scores, MemClass::softmax).time_us + dropout.time_us;
   }
+  // Block recomputation: the first recompute_layers of each chunk repeat their forward, the
+  // others none; per layer of a stage (every chunk alike) that is the share of a full recompute.
+  const double share = recompute_share(m, c);
+  T.recompute_us *= c.recompute == Recompute::full ? share : 1;
   T.head_us = ct.head.fwd_us + ct.head.bwd_us;
   // Unfused gradient accumulation: a pass over the layer's gradients every micro-batch. Local
   // DDP: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per parameter. Torch DDP:
@@ -280,7 +318,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     else
       fwd = 2 * cost_collective(mc, CollKind::all_reduce, Group::y, c.tp, 1, act_bytes).time_us;
     T.tp_fwd_us = fwd;
-    T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? fwd : 0);
+    T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? share * fwd : 0);
   }
   const StageLayers st = stages_of(m, c);
   const double layer_fwd = T.layer_fwd_us + T.tp_fwd_us;

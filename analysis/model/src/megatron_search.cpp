@@ -2,7 +2,9 @@
 #include "ovb/model/megatron_search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "ovb/error.hpp"
@@ -21,6 +23,30 @@ std::vector<int> divisors_of(std::int64_t n) {
 }
 
 bool pinned_or(int pin, int v) { return pin == 0 || pin == v; }
+
+// Block recomputation where no recomputation does not fit and recomputing every layer does: the
+// fewest recomputed layers per chunk that fit, the fastest of them (each one adds its forward).
+// The activations fall linearly in that number (megatron_memory), so it is worked out from the
+// two ends and checked by a prediction (one more layer where rounding left it just over).
+std::optional<MegatronPrediction> fewest_recomputed_layers(const GptShape& m, MegatronConfig c,
+                                                           const Machine& mc,
+                                                           const ComputeTerms& ct,
+                                                           const MegatronPrediction& none,
+                                                           const MegatronPrediction& full) {
+  c.recompute = Recompute::full;
+  c.recompute_layers = 0;
+  const std::int64_t chunk = chunk_layers(m, c);
+  const double saved = (none.memory.activations - full.memory.activations) / chunk;
+  if (chunk < 2 || saved <= 0) return std::nullopt;
+  const double over = none.memory.total() - none.memory_limit_bytes;
+  for (auto n = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(over / saved)));
+       n < chunk; ++n) {
+    c.recompute_layers = static_cast<int>(n);
+    MegatronPrediction p = predict_megatron(m, c, mc, ct);
+    if (p.fits) return p;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -69,12 +95,20 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           auto it = terms.find(key);
           if (it == terms.end())
             it = terms.emplace(key, compute_terms(m, megatron_layer_options(c), mc)).first;
+          std::optional<MegatronPrediction> none, full;
           for (Recompute rc : opt.recompute) {
             c.recompute = rc;
             r.ranked.push_back(predict_megatron(m, c, mc, it->second));
             ++r.configs;
             if (!r.ranked.back().fits) ++r.unfit;
+            if (rc == Recompute::none) none = r.ranked.back();
+            if (rc == Recompute::full) full = r.ranked.back();
           }
+          if (none && full && !none->fits && full->fits && c.features.block_recompute)
+            if (auto b = fewest_recomputed_layers(m, c, mc, it->second, *none, *full)) {
+              r.ranked.push_back(*b);
+              ++r.configs;
+            }
         }
       }
     }
@@ -130,7 +164,9 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
     j["first_stage_layers"] = c.first_stage_layers;
     j["last_stage_layers"] = c.last_stage_layers;
   }
-  j["flops"] = flops_json(flop_report(m, c.batch, c.recompute, t.iteration_us, c.gpus(), mc.peak()));
+  if (c.block_recompute()) j["recompute_layers"] = c.recompute_layers;
+  j["flops"] = flops_json(flop_report(m, c.batch, c.recompute, t.iteration_us, c.gpus(), mc.peak(),
+                                      recompute_share(m, c)));
   return j;
 }
 

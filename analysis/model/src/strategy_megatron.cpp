@@ -127,7 +127,7 @@ std::string config_words(const GptShape& m, const MegatronConfig& c) {
   std::string s =
       "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" + std::to_string(c.dp) +
       " mb=" + std::to_string(c.micro_batch) + " v=" + std::to_string(c.virtual_stages) + " " +
-      std::string(name_of(c.recompute)) + (c.features.era == "core" ? "" : " " + c.features.era);
+      recompute_words(m, c) + (c.features.era == "core" ? "" : " " + c.features.era);
   if (c.uneven()) {
     const StageLayers st = *split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
     s += " stages " + std::to_string(st.first) + "+" +
@@ -149,8 +149,8 @@ StrategyView view_of(const GptShape& m, const MegatronPrediction& p) {
            {"dp_exposed", t.dp_exposed_us / 1e3}}};
 }
 
-std::string none_fit(const MegatronSearchResult& r, const MegatronSearchOptions& o,
-                     const Machine& mc) {
+std::string none_fit(const GptShape& m, const MegatronSearchResult& r,
+                     const MegatronSearchOptions& o, const Machine& mc) {
   std::ostringstream os;
   const MegatronPrediction* f = nullptr;
   for (const MegatronPrediction& p : r.ranked)
@@ -158,7 +158,7 @@ std::string none_fit(const MegatronSearchResult& r, const MegatronSearchOptions&
   if (f)
     os << "  fastest ignoring memory: tp=" << f->config.tp << " pp=" << f->config.pp
        << " dp=" << f->config.dp << " mb=" << f->config.micro_batch << " "
-       << name_of(f->config.recompute) << " " << fmt(f->time.iteration_us / 1e3, 1) << " ms, "
+       << recompute_words(m, f->config) << " " << fmt(f->time.iteration_us / 1e3, 1) << " ms, "
        << fmt(f->memory.total() / 1e9) << " GB per GPU\n";
   if (!o.tp_across_nodes)
     os << "  (tp stays inside a node of " << mc.ranks_per_node()
@@ -192,7 +192,7 @@ StrategySearch search(const StrategyQuery& q) {
   out.entry = [r, m, mcp](std::size_t i) { return megatron_config_json(m, r->ranked.at(i), *mcp); };
   out.columns = {"tp",     "pp",  "dp",     "mb",     "v",    "recompute", "iter ms",
                  "bubble", "p2p", "dp exp", "mem GB", "fits", "MFU %",     "HFU %"};
-  out.row = [r](std::size_t i, const nlohmann::json& j) {
+  out.row = [r, m](std::size_t i, const nlohmann::json& j) {
     const MegatronPrediction& p = r->ranked.at(i);
     const MegatronConfig& c = p.config;
     return std::vector<std::string>{std::to_string(c.tp),
@@ -200,7 +200,7 @@ StrategySearch search(const StrategyQuery& q) {
                                     std::to_string(c.dp),
                                     std::to_string(c.micro_batch),
                                     std::to_string(c.virtual_stages),
-                                    std::string(name_of(c.recompute)),
+                                    recompute_words(m, c),
                                     fmt(p.time.iteration_us / 1e3, 3),
                                     fmt(p.time.bubble_us / 1e3, 3),
                                     fmt(p.time.p2p_us / 1e3, 3),
@@ -215,7 +215,7 @@ StrategySearch search(const StrategyQuery& q) {
   os << "Megatron-LM: " << r->configs << " configurations, " << r->unfit << " do not fit in "
      << fmt(r->memory_limit_bytes / 1e9) << " GB; " << fmt(ms, 1) << " ms\n";
   out.summary = os.str();
-  out.none_fit = none_fit(*r, o, mc);
+  out.none_fit = none_fit(q.model, *r, o, mc);
   return out;
 }
 
@@ -230,6 +230,7 @@ StrategyView predict(const StrategyQuery& q, const nlohmann::json& e) {
   c.first_stage_layers = e.value("first_stage_layers", 0);
   c.last_stage_layers = e.value("last_stage_layers", 0);
   c.recompute = parse_recompute(e.at("recompute").get<std::string>());
+  c.recompute_layers = e.value("recompute_layers", 0);
   c.sequence_parallel = e.value("sequence_parallel", o.sequence_parallel);
   c.distributed_optimizer = e.value("distributed_optimizer", o.distributed_optimizer);
   c.tp_across_nodes = o.tp_across_nodes;
@@ -246,6 +247,9 @@ std::string describe(const nlohmann::json& e) {
   std::ostringstream os;
   os << "tp=" << e["tp"] << " pp=" << e["pp"] << " dp=" << e["dp"] << " mb=" << e["micro_batch"]
      << " v=" << e["virtual_stages"] << " " << e["recompute"].get<std::string>()
+     << (e.contains("recompute_layers")
+             ? " (" + e["recompute_layers"].dump() + " layers of each chunk)"
+             : std::string())
      << " (Megatron-LM era " << e["era"].get<std::string>() << ")";
   return os.str();
 }

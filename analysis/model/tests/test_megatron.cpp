@@ -73,6 +73,92 @@ TEST(Megatron, ActivationsPerRecomputeModeByHand) {
                    2 * 55104.0 + 4 * 55104.0 + 6 * 55104.0 + 4 * 2048 * 24.5);
 }
 
+// Megatron-Core's block recomputation (--recompute-method block --recompute-num-layers N): the
+// first N layers of each chunk keep their input only, the others everything; time and hardware
+// FLOPs count the recomputed share of a full recomputation.
+TEST(Megatron, BlockRecomputationByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  c.pp = 1;
+  c.dp = 4;  // 4 layers in one chunk; 16 / (4 x 2) = 2 micro-batches
+  c.recompute = Recompute::full;
+  c.recompute_layers = 1;
+  EXPECT_EQ(chunk_layers(m, c), 4);
+  EXPECT_DOUBLE_EQ(recompute_share(m, c), 0.25);
+  EXPECT_EQ(recompute_words(m, c), "block 1/4");
+  // With SP, fused attention: none 34 sbh/t + the fp32 log-sum-exp 4 a s b/t = 34816 + 256,
+  // full 2 sbh/t = 2048 per layer.
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).activation_per_layer, 0.25 * 2048 + 0.75 * 35072);
+  MegatronConfig full = c, none = c;
+  full.recompute_layers = 0;
+  none.recompute = Recompute::none;
+  none.recompute_layers = 0;
+  const MegatronTime tb = predict_megatron(m, c, mc).time;
+  const MegatronTime tf = predict_megatron(m, full, mc).time;
+  const MegatronTime tn = predict_megatron(m, none, mc).time;
+  EXPECT_GT(tf.recompute_us, 0);
+  EXPECT_NEAR(tb.recompute_us, 0.25 * tf.recompute_us, 1e-12);
+  EXPECT_NEAR(tb.tp_bwd_us - tn.tp_bwd_us, 0.25 * (tf.tp_bwd_us - tn.tp_bwd_us), 1e-12);
+  EXPECT_LT(tn.iteration_us, tb.iteration_us);
+  EXPECT_LT(tb.iteration_us, tf.iteration_us);
+  const double F = m.model_flop(c.batch);
+  EXPECT_NEAR(hardware_flop(m, c.batch, Recompute::full, 0.25) - F,
+              0.25 * (hardware_flop(m, c.batch, Recompute::full) - F), 1e-6 * F);
+  // Invalid: not with selective, not a whole chunk or more, not negative.
+  c.recompute_layers = 4;
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+  c.recompute_layers = -1;
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+  c.recompute_layers = 1;
+  c.recompute = Recompute::selective;
+  EXPECT_THROW(validate_megatron(m, c, mc), UsageError);
+}
+
+// Where no recomputation does not fit and full recomputation does, the search adds the block
+// recomputation of the fewest layers that fits (brute force over every count as the reference),
+// only from the 2022 release on.
+TEST(Megatron, SearchAddsTheFewestRecomputedLayersThatFit) {
+  Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt();
+  m.layers = 8;  // one chunk of 8 layers at pp 1
+  MegatronConfig c = base_config();
+  c.pp = 1;
+  c.dp = 2;  // 4 GPUs
+  c.micro_batch = 2;
+  c.recompute = Recompute::none;
+  const double none_total = megatron_memory(m, c).total();
+  c.recompute = Recompute::full;
+  const double full_total = megatron_memory(m, c).total();
+  // A limit 30 % of the way from full to none: a few layers must be recomputed, not all.
+  mc.memory_bytes = (full_total + 0.3 * (none_total - full_total)) / mc.memory_usable_fraction;
+  int want = 0;
+  for (int n = 1; n < 8 && !want; ++n) {
+    c.recompute_layers = n;
+    if (predict_megatron(m, c, mc).fits) want = n;
+  }
+  ASSERT_GT(want, 1);
+  MegatronSearchOptions o;
+  o.gpus = 4;
+  o.batch = 16;
+  o.tp = 2;
+  o.pp = 1;
+  o.micro_batch = 2;
+  for (const char* era : {"core", "2022", "sc21"}) {
+    o.features = megatron_era(era);
+    const MegatronSearchResult r = search_megatron(m, o, mc);
+    std::vector<int> block;
+    for (const MegatronPrediction& p : r.ranked)
+      if (p.config.block_recompute()) {
+        block.push_back(p.config.recompute_layers);
+        EXPECT_TRUE(p.fits);
+        EXPECT_DOUBLE_EQ(p.time.iteration_us, predict_megatron(m, p.config, mc).time.iteration_us);
+      }
+    EXPECT_EQ(block, std::string(era) == "sc21" ? std::vector<int>{} : std::vector<int>{want})
+        << era;
+  }
+}
+
 TEST(Megatron, InFlightMicroBatchesAndInterleaving) {
   const GptShape m = test::small_gpt();
   MegatronConfig c = base_config();

@@ -20,12 +20,13 @@ struct FlopReport {
   double mfu = 0, hfu = 0;  // fractions of the device peak
 };
 
-// Hardware FLOP per iteration: model FLOP, + one forward (full recompute, x 4/3), + the attention
+// Hardware FLOP per iteration: model FLOP, + one forward (full recompute, x 4/3; of the share
+// `full_share` of the layers that recompute, Megatron's block recomputation), + the attention
 // core again (selective).
-double hardware_flop(const GptShape& m, std::int64_t batch, Recompute r);
+double hardware_flop(const GptShape& m, std::int64_t batch, Recompute r, double full_share = 1);
 
 FlopReport flop_report(const GptShape& m, std::int64_t batch, Recompute r, double iteration_us,
-                       int gpus, double peak_tflops);
+                       int gpus, double peak_tflops, double full_share = 1);
 
 // {"model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu"} (fractions, as metrics::mfu).
 nlohmann::json flops_json(const FlopReport& f);

@@ -50,6 +50,9 @@ struct MegatronFeatures {
   // all-gathers it over its tensor-parallel group before use (Megatron-LM before Megatron-Core).
   bool scatter_gather_p2p = false;
   bool interleave_pp2 = true;  // the interleaved schedule is allowed at pp = 2
+  // Full recomputation of only some layers of each chunk (--recompute-method block, the 2022
+  // releases' name of --activations-checkpoint-method); the search tries the fewest that fit.
+  bool block_recompute = true;
   DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
 };
 // "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
@@ -69,6 +72,10 @@ struct MegatronConfig {
   // balanced with the embedding and the LM head (Llama 3 405B: 126 layers, 7 + 14 x 8 + 7).
   int first_stage_layers = 0, last_stage_layers = 0;
   Recompute recompute = Recompute::none;
+  // With full recomputation: the layers of each model chunk that are recomputed (Megatron-Core's
+  // --recompute-method block --recompute-num-layers N: the first N layers of every chunk keep
+  // their input only, the others keep everything); 0 = every layer (--recompute-method uniform).
+  int recompute_layers = 0;
   bool sequence_parallel = true;
   bool distributed_optimizer = true;
   // Megatron-LM accepts any tp dividing the heads; the search keeps it inside a node (its
@@ -78,6 +85,8 @@ struct MegatronConfig {
   DType act_dtype = DType::bf16;
   MegatronFeatures features;
   int gpus() const { return tp * pp * dp; }
+  // Block recomputation: full with fewer layers than a chunk holds (chunk_layers).
+  bool block_recompute() const { return recompute == Recompute::full && recompute_layers > 0; }
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   std::int64_t microbatches() const { return batch / (static_cast<std::int64_t>(dp) * micro_batch); }
 };
@@ -94,6 +103,15 @@ struct StageLayers {
 // nullopt when it does not split: pp does not divide an even model, or the layers left after
 // the ends are not a positive multiple of the middle stages, or the ends alone do not add up.
 std::optional<StageLayers> split_stages(std::int64_t layers, int pp, int first, int last);
+
+// Layers of one model chunk: a stage's (the middle stages' when uneven with pp > 2, else the
+// first's) over the virtual stages. Block recomputation recomputes recompute_layers of them.
+std::int64_t chunk_layers(const GptShape& m, const MegatronConfig& c);
+// The share of the layers whose forward is recomputed: 1 for full, recompute_layers /
+// chunk_layers for block, 0 otherwise (selective recomputes part of every layer: 0 here).
+double recompute_share(const GptShape& m, const MegatronConfig& c);
+// "none", "selective", "full", or "block N/C" (N of each chunk's C layers recomputed).
+std::string recompute_words(const GptShape& m, const MegatronConfig& c);
 
 // Per GPU of the first pipeline stage (the one holding the most activations and the embedding).
 // Uneven stages: parameters of the stage holding the most and activations of the stage holding
