@@ -22,6 +22,7 @@ from .campaigns import CAMPAIGNS, build as build_campaign, default_budget, parse
 from .launch import (BUILD_CANDIDATES, choose_launcher, default_ranks, find_binary, pick_build,
                      resolve_backend)
 from .plan import GROUPS, Target, build_plan
+from . import presets
 from .presets import ARCHS, PRESETS
 from .runner import SignalWatch
 from .state import DONE, ResultsFolder
@@ -32,7 +33,7 @@ from .util import COMM_VAR, OneLineParser, SuiteError, iso, now, parse_comm_time
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 # Options recorded in .suite/suite.json: a rerun into the same folder must not change them.
-RECORDED = ("preset", "arch", "backend", "ranks", "ranks_per_gpu", "steps_file")
+RECORDED = ("preset", "arch", "rounds", "backend", "ranks", "ranks_per_gpu", "steps_file")
 
 
 def _positive(v):
@@ -87,6 +88,9 @@ def _target_options(p):
                        f"{k}: {m.DESCRIPTION}" for k, m in CAMPAIGNS.items()))
     p.add_argument("--arch", choices=ARCHS, help="the model the quick and full presets train: "
                    "gpt (default) or llama (the preset's Llama model; host backend)")
+    p.add_argument("--rounds", type=_count, metavar="N", help="the quick and full presets: run "
+                   "every gpt4d configuration N times, in interleaved rounds, compared at the "
+                   "median of its runs (default: the preset's, 3 on the host, 1 on GPUs)")
     p.add_argument("--param", action="append", default=None, metavar="NAME=VALUE",
                    help="a campaign preset's parameter (repeatable; slurm/README.md lists them); "
                    "recorded in the folder like the preset")
@@ -207,12 +211,23 @@ def _settle_options(args, folder):
 
 
 def _check_arch(args):
-    """--arch chooses the model of the quick and full presets; campaigns name their own models."""
-    if args.arch is not None and (args.preset in CAMPAIGNS or args.steps_file):
-        raise SuiteError(f"--arch: {'a steps file' if args.steps_file else 'preset ' + args.preset}"
-                         " names its own models (--arch applies to the presets "
-                         f"{', '.join(PRESETS)})")
+    """--arch chooses the model of the quick and full presets and --rounds their repetitions;
+    campaigns name their own models and runs."""
+    own = args.preset in CAMPAIGNS or args.steps_file
+    for flag, value in (("--arch", args.arch), ("--rounds", getattr(args, "rounds", None))):
+        if value is not None and own:
+            raise SuiteError(f"{flag}: {'a steps file' if args.steps_file else 'preset ' + args.preset}"
+                             f" names its own models and runs ({flag} applies to the presets "
+                             f"{', '.join(PRESETS)})")
     args.arch = args.arch or ("gpt" if args.preset in PRESETS and not args.steps_file else None)
+
+
+def _effective_rounds(args, target):
+    """The rounds the folder runs (recorded, so that a resume with another --rounds is refused):
+    --rounds, else the preset's; None for campaigns and steps files."""
+    if args.steps_file or args.preset in CAMPAIGNS:
+        return None
+    return args.rounds or presets.preset(args.preset, target.backend, target.arch).rounds
 
 
 def _params(args, recorded=None):
@@ -233,7 +248,8 @@ def _plan_binaries(args):
         return build_campaign(CAMPAIGNS[args.preset], Target(REPO, "", "host", 1, args.preset),
                               args.params, check_backend=False).binaries
     steps = build_plan(Target(REPO, "", "host", args.ranks or default_ranks("host", 1),
-                              args.preset, arch=args.arch or "gpt"))
+                              args.preset, arch=args.arch or "gpt",
+                              rounds=getattr(args, "rounds", None) or 0))
     try:
         steps = _select(steps, getattr(args, "only", None))
     except SuiteError:
@@ -266,7 +282,8 @@ def _resolve_target(args):
     else:
         backend = resolve_backend(args.backend or "auto", build)
     ranks = args.ranks or default_ranks(backend, args.ranks_per_gpu)
-    return Target(REPO, build, backend, ranks, args.preset, arch=args.arch or "gpt")
+    return Target(REPO, build, backend, ranks, args.preset, arch=args.arch or "gpt",
+                  rounds=getattr(args, "rounds", None) or 0)
 
 
 def _steps(args, target):
@@ -384,6 +401,7 @@ def cmd_run(args):
     t = now()
     doc = doc or {"created_at": iso(t), "jobs": []}
     doc.update(preset=args.preset if not args.steps_file else "custom", arch=args.arch,
+               rounds=_effective_rounds(args, target),
                backend=target.backend,
                ranks=target.ranks, ranks_per_gpu=args.ranks_per_gpu, build=target.build,
                steps_file=os.path.abspath(args.steps_file) if args.steps_file else None,

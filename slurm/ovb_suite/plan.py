@@ -24,7 +24,7 @@ and is recorded as failed when its turn comes; the rest of the suite goes on.
 import json
 import os
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import presets
 from .launch import find_binary
@@ -48,6 +48,7 @@ class Target:
     preset: str
     python: str = ""
     arch: str = "gpt"
+    rounds: int = 0  # gpt4d rounds of the quick/full presets; 0: the preset's
 
 
 def report_python(repo):
@@ -63,6 +64,8 @@ class _Builder:
     def __init__(self, t):
         self.t = t
         self.p = presets.preset(t.preset, t.backend, t.arch)
+        if t.rounds:
+            self.p = replace(self.p, rounds=t.rounds)
         self.steps = []
 
     def binary(self, name):

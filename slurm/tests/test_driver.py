@@ -6,6 +6,7 @@ Run: python3 -m unittest discover -s slurm/tests -v      (ctest: slurm_driver_un
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -365,6 +366,31 @@ class Options(DriverCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("preset quick (llama)", r.stdout)
         self.assertIn("--arch llama --kv-heads 2 --ffn-hidden 176", r.stdout)
+
+    def test_rounds_are_recorded_and_campaigns_refuse_them(self):
+        f = self.steps_file([sh("true", name="a")])
+        r = self.run_driver(f, "--rounds", "2")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--rounds: a steps file names its own models and runs", r.stderr)
+        base = [sys.executable, DRIVER, "list", "--backend", "host", "--build", self.dir]
+        for rounds, names in ((None, 21), ("1", 7), ("2", 14)):
+            r = subprocess.run(base + (["--rounds", rounds] if rounds else []),
+                               capture_output=True, text=True, env=self.env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(re.findall(r"^gpt4d-\S+", r.stdout, re.M)), names, r.stdout)
+        r = subprocess.run(base + ["--preset", "multirank", "--rounds", "2"],
+                           capture_output=True, text=True, env=self.env)
+        self.assertIn("--rounds: preset multirank names its own models and runs", r.stderr)
+        # A folder started with 3 rounds refuses a resume with another count.
+        os.makedirs(os.path.join(self.out, ".suite"), exist_ok=True)
+        with open(os.path.join(self.out, ".suite", "suite.json"), "w", encoding="utf-8") as fh:
+            json.dump({"preset": "quick", "arch": "gpt", "rounds": 3, "backend": "host",
+                       "ranks": 4, "ranks_per_gpu": 1, "jobs": []}, fh)
+        r = subprocess.run([sys.executable, DRIVER, "run", "--out", self.out, "--backend", "host",
+                            "--build", self.dir, "--rounds", "1", "--dry-run"],
+                           capture_output=True, text=True, env=self.env)
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("--rounds 1 (folder: 3)", r.stderr)
 
     def test_bad_steps_files_give_one_line(self):
         cases = {
