@@ -89,7 +89,9 @@ redone() {  # redone STEP JOBID: finished in attempt 2, rerun by the job as inte
 }
 
 t0=$(date +%s)
-id1=$(submit "$ROOT/slurm/suite.sbatch" --backend host --preset quick --out "$res" "${opts[@]}")
+# One round (the folder records it: the later jobs, given only --out, resume with it).
+id1=$(submit "$ROOT/slurm/suite.sbatch" --backend host --preset quick --rounds 1 --out "$res" \
+        "${opts[@]}")
 cut "$id1" "$cut1" "$line1" 0
 "$PY" "$ROOT/slurm/tests/folder_snapshot.py" take "$res" >"$WORK/snap1.json"
 n1=$(steps_of "$WORK/snap1.json" | wc -w)

@@ -10,8 +10,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 need_slurm
 new_workdir suite
 
-id=$(submit "$ROOT/slurm/suite.sbatch" --backend host --preset quick --out "$WORK/results" \
-       --heartbeat 30)
+# One round of gpt4d runs: the job's mechanics are the point here; the preset's 3 rounds run in
+# slurm_suite_workstation.
+id=$(submit "$ROOT/slurm/suite.sbatch" --backend host --preset quick --rounds 1 \
+       --out "$WORK/results" --heartbeat 30)
 say "submitted suite job $id (results $WORK/results)"
 wait_job "$id" 1800
 show_job_output "$id"
