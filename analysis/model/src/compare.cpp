@@ -258,8 +258,8 @@ Comparison compare(const std::vector<MeasuredRun>& runs, const Machine& machine,
                       fmt(t["predicted_exposed_ms"].get<double>(), 3),
                       fmt(t["measured_exposed_ms"].get<double>(), 3)});
     table.row({o.grid.str(), c["overlap"], fmt(p.iteration_ms(), 3), fmt(measured, 3),
-               std::to_string(g.runs.size()), fmt(c["error_pct"].get<double>(), 1), fmt(p.timeline.exposed_total_us() / 1e3, 3),
-               fmt(mexp, 3)});
+               std::to_string(g.runs.size()), fmt(c["error_pct"].get<double>(), 1),
+               fmt(p.timeline.exposed_total_us() / 1e3, 3), fmt(mexp, 3)});
     pred.push_back(p.iteration_ms());
     meas.push_back(measured);
     labels.push_back(o.grid.str() + " " + c["overlap"].get<std::string>());

@@ -199,7 +199,8 @@ TEST(Compare, RepetitionsAreOneRowAtTheirMedian) {
   ASSERT_EQ(c.doc["configs"].size(), 3u) << c.text;
   const json& a = c.doc["configs"][0];
   const json& b = c.doc["configs"][1];
-  const double pa = a["predicted_ms"], pb = b["predicted_ms"], pc = c.doc["configs"][2]["predicted_ms"];
+  const double pa = a["predicted_ms"], pb = b["predicted_ms"];
+  const double pc = c.doc["configs"][2]["predicted_ms"];
   EXPECT_EQ(a["repetitions"], 3);
   EXPECT_EQ(b["repetitions"], 4);
   EXPECT_NEAR(a["measured_ms"].get<double>(), pa * 1.10, 1e-9);

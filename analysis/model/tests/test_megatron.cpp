@@ -486,7 +486,8 @@ TEST(Megatron, TensorParallelAcrossNodesSharesTheNicsWithTheDataReduction) {
     ASSERT_GT(t.dp_rs_us, 0);
     ASSERT_GT(t.tp_bwd_us, 0);
     const double layers = m.layers, slow = 1 + mc.comm_slowdown;
-    const double nic_bwd = tp > 4 ? layers * t.tp_bwd_us : 0, nic_fwd = tp > 4 ? layers * t.tp_fwd_us : 0;
+    const double nic_bwd = tp > 4 ? layers * t.tp_bwd_us : 0;
+    const double nic_fwd = tp > 4 ? layers * t.tp_fwd_us : 0;
     EXPECT_NEAR(t.dp_exposed_us,
                 std::max(0.0, t.dp_rs_us * slow - (t.stage_bwd_us - nic_bwd)) +
                     std::max(0.0, t.dp_ag_us * slow - (t.stage_fwd_us - nic_fwd)),
