@@ -5,7 +5,8 @@ alone runs it. Proved here for each such test of the CUDA build, against the hos
 - the host build has the test, with the label, and the same command (build folder aside);
 - every file of the build its command or ENVIRONMENT names is made by the same commands in both
   builds (`ninja -t commands FILE`: every compile, link and generation step up to it, build folder
-  aside), so the program is the same; a folder it names must hold only such files (the build's
+  aside; order-only dependencies too, so a program the target depends on and runs, ovb-trace for
+  profiling.large_trace, is covered), so the program is the same; a folder it names must hold only such files (the build's
   top folder holds gpt4d, so a test handed the whole build is never neutral); a file neither build
   makes (a scratch folder, an output of its own) is no program;
 - every test it needs (DEPENDS, the setup of its FIXTURES_REQUIRED) is backend-neutral too, so it
