@@ -9,13 +9,15 @@ the build line; every program a step runs comes from those targets; every step s
 Exit status 0 when all hold, 1 with one line per problem, 2 on bad usage.
 Usage: ci/check_gpu_check.py REPO BUILD NINJA (ctest: tree.gpu_check_dry_run)."""
 
-import json
 import os
 import re
 import shlex
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import ctest_list  # noqa: E402
 
 STEP = re.compile(r"^(\S+) \((\S+)\)(.*)$")
 NOT_BUILT = re.compile(r"cannot run: (\S+) not built")
@@ -38,16 +40,7 @@ def parse_dry_run(text):
 
 def gpu_tests(build):
     """[(name, [words of its command and ENVIRONMENT values])] of the build's label gpu."""
-    r = subprocess.run(["ctest", "--test-dir", build, "-N", "-L", "gpu", "--show-only=json-v1"],
-                       capture_output=True, text=True, check=True)
-    tests = []
-    for t in json.loads(r.stdout)["tests"]:
-        words = list(t.get("command", []))
-        for p in t.get("properties", []):
-            if p["name"] == "ENVIRONMENT":
-                words += [v.partition("=")[2] for v in p["value"]]
-        tests.append((t["name"], words))
-    return tests
+    return [(t["name"], t["words"]) for t in ctest_list.ctests(build, "gpu")]
 
 
 def check(dry, tests, build, outputs_of, is_output):

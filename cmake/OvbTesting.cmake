@@ -4,7 +4,9 @@
 # Labels in use: unit, mpi, smoke, gpu. With GPU, the test gets the label gpu and first runs
 # ovb-gpu-probe, which runs the test in place when a GPU is usable and otherwise exits 77, which
 # ctest reports as "Skipped" (visible in the summary, never counted as passed). Run only them with
-# `ctest -L gpu`, none with `ctest -LE gpu`.
+# `ctest -L gpu`, none with `ctest -LE gpu`. backend-neutral: the test runs only programs built by
+# the same commands with and without CUDA (the model, ovb-trace, Python and tree checks), so
+# ci/test.sh runs it in the host pass alone; ctest tree.backend_neutral proves it in a CUDA build.
 include_guard(GLOBAL)
 if(OVB_BUILD_TESTS)
   enable_testing()

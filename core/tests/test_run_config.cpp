@@ -1,6 +1,7 @@
 // The run configuration: its table (unique flags and keys), its CLI (groups, presets, overlap
 // spellings, messages), its validation (the plan's rules) and its JSON form (exact keys, round
 // trip, strict reading).
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <set>

@@ -3,12 +3,11 @@
 // option globals), the CLI11 registration that fills it, and the checks that finish it.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <string>
 
 #include "ovb/backend.hpp"
+#include "ovb/cli_fwd.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/run_config.hpp"
 

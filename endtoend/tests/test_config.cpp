@@ -1,4 +1,5 @@
 // gpt4d's options and data sources: bad input is rejected with a message naming the problem.
+#include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
 #include <cstdio>

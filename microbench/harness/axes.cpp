@@ -1,6 +1,8 @@
 // Typed sweep axes: parsers of the value types and the enumeration of points (see axes.hpp).
 #include "harness/axes.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <limits>
 

@@ -18,8 +18,6 @@
 //   bool:   0, 1, false, true.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -29,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "ovb/cli_fwd.hpp"
 #include "ovb/error.hpp"
 
 namespace ovb::mb {

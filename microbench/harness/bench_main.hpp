@@ -7,8 +7,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
 #include <set>
 #include <string>
@@ -16,6 +14,7 @@
 
 #include "harness/env.hpp"
 #include "harness/reporting.hpp"
+#include "ovb/cli_fwd.hpp"
 #include "ovb/launch.hpp"
 
 namespace ovb::mb {

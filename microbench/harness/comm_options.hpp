@@ -3,14 +3,13 @@
 // typed axes (harness/axes.hpp).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <set>
 #include <string>
 #include <vector>
 
 #include "harness/axes.hpp"
 #include "harness/env.hpp"
+#include "ovb/cli_fwd.hpp"
 
 namespace ovb::mb {
 

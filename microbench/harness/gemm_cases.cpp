@@ -1,6 +1,8 @@
 // GEMM cases: explicit shapes and the local GEMMs of a GPT on a 4D grid (see gemm_cases.hpp).
 #include "harness/gemm_cases.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 
 #include "harness/sizes.hpp"

@@ -3,8 +3,6 @@
 // derived from ovb/gpt_plan.hpp so they are exactly the GEMMs gpt4d runs on one rank.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "harness/axes.hpp"
+#include "ovb/cli_fwd.hpp"
 #include "ovb/gemm.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/run_config.hpp"

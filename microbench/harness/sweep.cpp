@@ -1,6 +1,8 @@
 // Sweep files (see sweep.hpp).
 #include "harness/sweep.hpp"
 
+#include <CLI/CLI.hpp>
+
 #include <cstdlib>
 #include <vector>
 

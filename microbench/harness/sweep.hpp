@@ -4,10 +4,10 @@
 // runs the quick GEMM sweep in bf16. Format: see microbench/README.md ("Sweep files").
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
 #include <string_view>
+
+#include "ovb/cli_fwd.hpp"
 
 namespace ovb::mb {
 

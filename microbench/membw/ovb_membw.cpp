@@ -5,6 +5,8 @@
 //   ovb-membw --sizes 1M:1G:4 --dtypes bf16,fp32                        # one GPU
 //   mpirun -np 4 ovb-membw --sweep quick --backend host --benchmark_out=membw.json
 // Feeds ovb-model calibrate --mem. Options: ovb-membw --help; counters: microbench/README.md.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <optional>
 #include <vector>

@@ -19,6 +19,8 @@
 //   mpirun -np 4 ovb-overlap --scenarios ring --colls all_gather,reduce_scatter
 //          --exchange send_recv,copy_engine --gemm-sms default,66 --shapes 8192x8192x8192
 // Options: ovb-overlap --help; counters and how to read them: microbench/README.md.
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>

@@ -1,6 +1,8 @@
 // AxoNN's 4D algorithm as a strategy of the table (strategy.hpp): every (Gx, Gy, Gz, Gdata) grid
 // and X/Y/Z order of the GPU count (search.hpp), with the run configuration's schedule options
 // (overlap flags, recompute, caching, sharding) and its own: --pow2 and --orders.
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <memory>
 #include <sstream>

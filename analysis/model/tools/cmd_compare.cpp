@@ -1,4 +1,6 @@
 // ovb-model compare: predicted vs measured gpt4d configurations.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 
 #include "commands.hpp"

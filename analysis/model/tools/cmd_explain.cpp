@@ -1,5 +1,7 @@
 // ovb-model explain CONFIG: one configuration term by term; --timeline FILE: its predicted
 // iteration as a trace (timeline_trace.hpp) for ovb-trace analyze and Perfetto.
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 
 #include "commands.hpp"

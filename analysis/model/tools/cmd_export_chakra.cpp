@@ -2,6 +2,8 @@
 // traces, DIR/PREFIX.<rank>.et for every rank of --ranks, the communicator groups as
 // DIR/PREFIX.comm_groups.json (ASTRA-sim's --comm-group-configuration) and DIR/PREFIX.json (what
 // was exported, with the run context). docs/chakra.md.
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <iostream>
 #include <string>

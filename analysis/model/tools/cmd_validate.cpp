@@ -6,6 +6,8 @@
 // Beside each error, Calculon's on the same run where analysis/validation/calculon_results.json
 // (written by analysis/validation/calculon/run_calculon.py) has it, and the mean |error| of both
 // over the runs both predict, for all runs and for each group of runs (one paper's table).
+#include <CLI/CLI.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <iostream>

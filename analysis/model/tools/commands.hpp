@@ -2,10 +2,9 @@
 // that subcommand was given (see docs/model.md for every option).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <memory>
 
+#include "ovb/cli_fwd.hpp"
 #include "ovb/launch.hpp"
 
 namespace ovb::model::cli {

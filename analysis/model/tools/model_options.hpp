@@ -2,11 +2,11 @@
 // dtype options (ovb/run_config.hpp) plus the machine, and the "inputs" object of their JSON output.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
 
+#include "ovb/cli_fwd.hpp"
 #include "ovb/model/choices.hpp"
 #include "ovb/model/machine.hpp"
 #include "ovb/run_config.hpp"

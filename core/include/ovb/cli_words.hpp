@@ -2,9 +2,9 @@
 // before CLI11's complaint about a required option, which a typo would otherwise hide.
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <string>
+
+#include "ovb/cli_fwd.hpp"
 
 namespace ovb {
 

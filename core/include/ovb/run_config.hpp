@@ -11,7 +11,6 @@
 // "all" leaves out (in_all = false) goes to that module's OPT_IN.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -19,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ovb/cli_fwd.hpp"
 #include "ovb/gpt_plan.hpp"
 
 namespace ovb {

@@ -10,7 +10,6 @@
 //   const StrategySearch r = s.search(q);   // r.view(0): the fastest that fits, if any fits
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -20,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "ovb/cli_fwd.hpp"
 #include "ovb/gpt_plan.hpp"
 #include "ovb/model/choices.hpp"
 #include "ovb/model/machine.hpp"
