@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 
 #include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
@@ -15,10 +16,10 @@ CommEngine::CommEngine(Backend& backend, const ProcessGrid& grid, const Config& 
   tp_ = backend.create_stream(cfg.comm_priority);
   gather_ = backend.create_stream(cfg.comm_priority);
   grad_ = backend.create_stream(cfg.comm_priority);
-  auto make = [&](MPI_Comm c, int size, const char* name) -> std::unique_ptr<Communicator> {
+  auto make = [&](MPI_Comm c, int size, const std::string& name) -> std::unique_ptr<Communicator> {
     if (size <= 1) return nullptr;  // collectives over one rank are never issued
     CommConfig cc = cfg.nccl;
-    cc.name = name;
+    cc.name = name;  // a string, not a char*: GCC 12 warns (-Wrestrict) on that assign, falsely
     return backend.create_communicator(c, cc);
   };
   x_ = make(grid.comm(Dim::x), shape_.gx, "x");
