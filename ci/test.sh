@@ -82,7 +82,9 @@ for p in "${presets[@]}"; do
   step "ctest-$p" ctest --preset "$p" -j "$jobs" --timeout 1200 "${exclude[@]}"
 done
 
-step pytest "$here/.venv/bin/python" -m pytest -q analysis/tests
+# On every core the tests are allowed (pytest-xdist, analysis/requirements.txt): each uses its own
+# temporary folders.
+step pytest "$here/.venv/bin/python" -m pytest -q -n "$jobs" analysis/tests
 mapfile -t scripts < <(git ls-files '*.sh' '*.sbatch' 'ci/*' '.ci/*' 'slurm/*' | sort -u |
                         while read -r f; do head -c 64 "$f" | grep -q '^#!.*\(bash\|sh\)' && echo "$f"; done)
 step shellcheck shellcheck -x "${scripts[@]}"
