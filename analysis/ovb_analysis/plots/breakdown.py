@@ -68,13 +68,23 @@ def gpt4d_bars(rs, options):
         if prio != ("high", "normal"):  # gpt4d's default stream priorities are left unsaid
             label += f"\ncomm {prio[0]}\ncompute {prio[1]}"
         label += "" if trace is not None else "*"
-        same = (json.dumps(f.doc.get("config"), sort_keys=True), trace is not None)
+        same = _repetition_key(f.doc, trace is not None)
         bars.append(((run.gpus, run.layout, run.flags, prio, f.rel), label, seg,
                      size_label(run.model), same))
     bars = _median_of_repeats(bars)
     bars.sort(key=lambda b: b[0])
     several = len({b[3] for b in bars}) > 1
     return [(f"{size}\n{label}" if several else label, seg) for _, label, seg, size, _ in bars], used
+
+
+def _repetition_key(doc, traced):
+    """What makes two gpt4d results repetitions of one configuration, as ovb-model compare
+    decides it (analysis/model/src/compare.cpp, repetition_key): the config block, backend, host,
+    device and placement (local size, CPUs, ranks per GPU); traced runs apart."""
+    ctx = doc.get("context") or {}
+    dev = ctx.get("device") if isinstance(ctx.get("device"), dict) else {}
+    where = {k: ctx.get(k) for k in ("backend", "host", "local_size", "cpus", "ranks_per_gpu")}
+    return json.dumps([doc.get("config"), where, dev.get("name"), traced], sort_keys=True)
 
 
 def _median_of_repeats(bars):
