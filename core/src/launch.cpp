@@ -3,6 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "ovb/error.hpp"
 
 namespace ovb {
@@ -31,7 +34,8 @@ LaunchContext query_launch_context() {
   OVB_CHECK_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &c.rank));
   OVB_CHECK_MPI(MPI_Comm_size(MPI_COMM_WORLD, &c.world));
   MPI_Comm node = MPI_COMM_NULL;
-  OVB_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node));
+  OVB_CHECK_MPI(
+      MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c.rank, MPI_INFO_NULL, &node));
   OVB_CHECK_MPI(MPI_Comm_rank(node, &c.local_rank));
   OVB_CHECK_MPI(MPI_Comm_size(node, &c.local_size));
   OVB_CHECK_MPI(MPI_Comm_free(&node));
@@ -44,6 +48,21 @@ LaunchContext single_process_context() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) c.host = host;
   return c;
+}
+
+int launcher_world_size() {
+  const auto number = [](const char* name) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return 0;
+    char* end = nullptr;
+    const long n = std::strtol(v, &end, 10);
+    return *end == '\0' && n > 0 && n < (1L << 30) ? static_cast<int>(n) : 0;
+  };
+  int world = 1;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
+    world = std::max(world, number(name));
+  if (std::getenv("SLURM_PROCID")) world = std::max(world, number("SLURM_NTASKS"));
+  return world;
 }
 
 }  // namespace ovb

@@ -9,6 +9,7 @@
 // See endtoend/README.md for every option and the JSON result.
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "config.hpp"
 #include "io/gradients.hpp"
@@ -20,13 +21,17 @@
 #include "ovb/error.hpp"
 #include "ovb/grid.hpp"
 #include "ovb/io.hpp"
-#include "ovb/run_main.hpp"
 #include "ovb/process_grid.hpp"
+#include "ovb/run_main.hpp"
 #include "train/comm.hpp"
 #include "train/trainer.hpp"
 
 int main(int argc, char** argv) {
-  return ovb::run_main("gpt4d", argc, argv, [&](const ovb::LaunchContext& ctx) {
+  // --check-config needs no ranks: started by hand it runs without MPI (no singleton start-up).
+  bool check_only = false;
+  for (int i = 1; i < argc; ++i)
+    check_only = check_only || std::string_view(argv[i]) == "--check-config";
+  return ovb::run_main("gpt4d", argc, argv, check_only, [&](const ovb::LaunchContext& ctx) {
     using namespace ovb;
     using namespace ovb::gpt;
     Config cfg;
@@ -39,8 +44,9 @@ int main(int argc, char** argv) {
       parse_cli(app, argc, argv, ctx);
     } catch (const UsageError&) {
       // CLI11 stores the values it parsed before it checks required options: a grid that does
-      // not fit the ranks is the more basic mistake (e.g. --gx 3 on 4 ranks), so it is said first.
-      Grid(cfg.plan.grid, ctx.world);
+      // not fit the ranks is the more basic mistake (e.g. --gx 3 on 4 ranks), so it is said first
+      // (not by --check-config, which has no ranks).
+      if (!check_only) Grid(cfg.plan.grid, ctx.world);
       throw;
     }
     if (cfg.check_config) return check_config(app, cfg, ctx.rank);
@@ -68,10 +74,9 @@ int main(int argc, char** argv) {
                 << (cfg.model.llama() ? "Llama (kv-heads " + std::to_string(cfg.model.kv()) +
                                             ", ffn " + std::to_string(cfg.model.ffn()) + "), "
                                       : std::string())
-                << cfg.model.layers << " layers, hidden " << cfg.model.hidden
-                << ", heads " << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab "
-                << cfg.model.vocab << " (" << cfg.model.parameter_count() << " parameters), batch "
-                << cfg.plan.batch
+                << cfg.model.layers << " layers, hidden " << cfg.model.hidden << ", heads "
+                << cfg.model.heads << ", seq " << cfg.model.seq << ", vocab " << cfg.model.vocab
+                << " (" << cfg.model.parameter_count() << " parameters), batch " << cfg.plan.batch
                 << (micro_steps(cfg.plan) > 1
                         ? " (" + std::to_string(micro_steps(cfg.plan)) + " micro-steps of " +
                               std::to_string(micro_batch(cfg.plan)) + ")"

@@ -47,6 +47,16 @@ from .util import (COMM_VAR, SuiteError, failure_line, iso, now, parse_comm_time
 COMM_FRACTION = 0.8
 # Longest wait of a failed step for a stop signal on its way (runner.py); never above --grace.
 SETTLE_MAX_S = 10.0
+
+
+def settle_window_s(grace_s, env=None):
+    """How long a failed step waits for a stop signal on its way (runner.py): only in a Slurm job,
+    where scancel signals the ranks and srun as well as the driver. Elsewhere nothing but the
+    driver signals a step (it runs in its own session), so a failure is a failure at once."""
+    env = os.environ if env is None else env
+    return min(grace_s, SETTLE_MAX_S) if env.get("SLURM_JOB_ID") else 0.0
+
+
 # With a time budget, a step is started only with at least this many seconds left.
 MIN_LEFT_S = 20.0
 # Log lines searched for a step's "does not fit" pattern.
@@ -245,7 +255,7 @@ class Suite:
             timeout_s = max(1.0, min(timeout_s, left))
         limits = Limits(timeout_s=timeout_s,
                         stall_s=step.stall_s * self.timeout_scale, grace_s=self.grace_s,
-                        heartbeat_s=self.heartbeat_s, settle_s=min(self.grace_s, SETTLE_MAX_S))
+                        heartbeat_s=self.heartbeat_s, settle_s=settle_window_s(self.grace_s))
         comm, comm_from = self._comm_timeout(step, limits)
         base = dict(self._base_record(step, attempt), command=argv, started_at=iso(t0),
                     started_epoch=t0, comm_timeout_s=comm, comm_timeout_from=comm_from or None)

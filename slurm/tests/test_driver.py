@@ -22,6 +22,7 @@ sys.path.insert(0, SLURM)
 
 from ovb_suite import presets  # noqa: E402
 from ovb_suite.plan import Target, build_plan  # noqa: E402
+from ovb_suite.suite import SETTLE_MAX_S, settle_window_s  # noqa: E402
 from ovb_suite.util import SuiteError, failure_line  # noqa: E402
 
 
@@ -259,9 +260,28 @@ class Signals(DriverCase):
         self.assertEqual(self.state("a")["attempt"], 1)
         self.assertEqual(self.state("b")["attempt"], 2)
 
+    def test_a_failed_step_settles_only_in_a_slurm_job(self):
+        # Outside a Slurm job nothing but the driver signals a step: no wait; in one, up to --grace
+        # and never above SETTLE_MAX_S.
+        self.assertEqual(settle_window_s(2.0, {}), 0.0)
+        self.assertEqual(settle_window_s(60.0, {"SLURM_NTASKS": "4"}), 0.0)
+        self.assertEqual(settle_window_s(2.0, {"SLURM_JOB_ID": "7"}), 2.0)
+        self.assertEqual(settle_window_s(60.0, {"SLURM_JOB_ID": "7"}), SETTLE_MAX_S)
+        self.assertLess(SETTLE_MAX_S, 60.0)
+        # A failing step outside a job: the driver does not hold it (with --grace 30 a settle
+        # would keep the driver SETTLE_MAX_S = 10 s past the step).
+        f = self.steps_file([sh("exit 3", name="fails")])
+        t0 = time.monotonic()
+        r = self.run_driver(f, "--grace", "30")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(self.state("fails")["status"], "failed")
+        self.assertLess(time.monotonic() - t0, SETTLE_MAX_S - 2, r.stdout)
+
     def test_signal_just_after_a_failed_step_makes_it_interrupted(self):
         # scancel's SIGTERM can reach the ranks (or make srun fail: "Unable to create step")
         # before the driver: a stop arriving while the failed step settles means it was cut off.
+        # Only in a Slurm job (settle_window_s): the driver is told it runs in one.
+        self.env.update(SLURM_JOB_ID="4242", OVB_LAUNCHER="mpirun")
         started = self.flag("started")
         f = self.steps_file([sh(f"touch {started}; echo 'srun: error: Unable to create step'; "
                                 "exit 1", name="cut"), sh("true", name="next")])

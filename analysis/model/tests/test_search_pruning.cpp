@@ -4,7 +4,8 @@
 // models, GPU counts, batches, overlap flags and memory limits that exercise every path (some
 // configurations fit only with micro-steps or sharding, some not at all). Also the lower bound
 // itself: compute plus blocking communication never exceeds the iteration and, without overlap
-// flags, is the iteration.
+// flags, is the iteration. The batches are the smallest that still exercise each choice (a
+// replay's cost grows with the micro-steps: the exhaustive reference replays every variant).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -104,12 +105,12 @@ TEST(SearchPruning, SameRankedListAndCountsAsTheExhaustiveSearch) {
   noisy.comm_slowdown = 0.3;
   const std::vector<Case> cases = {
       {"13B/64 none", gpt_preset("13B"), a100, 64, 512, "none"},
-      {"13B/64 all recompute zero2", gpt_preset("13B"), a100, 64, 256, "all", true, true},
-      {"13B/64 oar,ors limit 12 GB", gpt_preset("13B"), with_limit_gb(a100, 12), 64, 256,
+      {"13B/64 all recompute zero2", gpt_preset("13B"), a100, 64, 128, "all", true, true},
+      {"13B/64 oar,ors limit 12 GB", gpt_preset("13B"), with_limit_gb(a100, 12), 64, 128,
        "oar,ors"},
       {"1.3B/48 oag cache", gpt_preset("1.3B"), noisy, 48, 96, "oag", false, false, true},
-      {"1.3B/128 all interference", gpt_preset("1.3B"), noisy, 128, 256, "all"},
-      {"175B/256 pow2 recompute", gpt_preset("175B"), a100, 256, 64, "all", true, false, false,
+      {"1.3B/128 all interference", gpt_preset("1.3B"), noisy, 128, 128, "all"},
+      {"175B/256 pow2 recompute", gpt_preset("175B"), a100, 256, 32, "all", true, false, false,
        true},
       {"175B/512 none limit 30 GB", gpt_preset("175B"), with_limit_gb(h100, 30), 512, 128, "none"},
   };
@@ -146,7 +147,7 @@ TEST(SearchPruning, SameWithTpChunksChosen) {
   const std::vector<Case> cases = {
       {"1.3B/16 all,tp", gpt_preset("1.3B"), a100, 16, 64, "all"},
       {"1.3B/8 none", gpt_preset("1.3B"), a100, 8, 16, "none"},
-      {"13B/64 oar,ors interference", gpt_preset("13B"), noisy, 64, 256, "oar,ors", true},
+      {"13B/64 oar,ors interference", gpt_preset("13B"), noisy, 64, 32, "oar,ors", true},
   };
   std::int64_t with_tp = 0, without_tp = 0;
   for (const Case& c : cases) {

@@ -31,6 +31,11 @@ struct ExitRequest {
 int run_main(const char* program, int argc, char** argv,
              const std::function<int(const LaunchContext&)>& body);
 int run_one_process(const char* program, const std::function<int(const LaunchContext&)>& body);
+// run_main, or run_one_process where `needs_no_ranks` (e.g. gpt4d --check-config) and no launcher
+// started several processes (launcher_world_size() == 1): a check that is one process anyway skips
+// MPI_Init's singleton start-up, and under mpirun/srun it stays one answer from rank 0.
+int run_main(const char* program, int argc, char** argv, bool needs_no_ranks,
+             const std::function<int(const LaunchContext&)>& body);
 
 // The line run_main prints for an error ("[rank N] " when world > 1, then "PROGRAM: error: WHAT"),
 // written with one write(2) so that lines of several ranks stay whole. For code that must say it
