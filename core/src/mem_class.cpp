@@ -11,6 +11,7 @@ std::string_view name_of(MemClass c) {
     case MemClass::layernorm: return "layernorm";
     case MemClass::rmsnorm: return "rmsnorm";
     case MemClass::bias_gelu: return "bias_gelu";
+    case MemClass::swiglu: return "swiglu";
     case MemClass::dropout: return "dropout";
     case MemClass::residual: return "residual";
     case MemClass::softmax: return "softmax";
@@ -49,6 +50,7 @@ double mem_class_bytes(MemClass c, std::int64_t n, std::int64_t row, std::size_t
     case MemClass::rmsnorm: return 2 * a * N + a * R + 4 * rows;
     case MemClass::bias_gelu: return 3 * a * N + a * R;
     case MemClass::dropout: return 2 * a * N + N;
+    case MemClass::swiglu:
     case MemClass::residual: return 3 * a * N;
     case MemClass::cross_entropy: return a * N + 8 * rows;
     case MemClass::adamw: return 24 * N + a * N + (elem != 4 ? a * N : 0);

@@ -17,6 +17,8 @@ float gelu(float x) {
   return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
 }
 
+float silu(float x) { return x / (1.0f + std::exp(-x)); }
+
 template <class T>
 T* at(const MemArgs& a, int i) {
   return static_cast<T*>(a.buf[static_cast<std::size_t>(i)]);
@@ -110,6 +112,13 @@ void run_host_mem_kernel(const MemArgs& a) {
           pre[i * a.row + j] = v;
           y[i * a.row + j] = gelu(v);
         }
+      return;
+    }
+    case MemClass::swiglu: {
+      const float* g = at<float>(a, 0);
+      const float* u = at<float>(a, 1);
+      float* y = at<float>(a, 2);
+      for (std::int64_t i = 0; i < n; ++i) y[i] = silu(g[i]) * u[i];
       return;
     }
     case MemClass::dropout: {

@@ -26,6 +26,10 @@ std::vector<MemBuf> mem_layout(MemClass c, DType t) {
               {"bias", A::in, X::row, E::act},
               {"pre", A::out, X::elements, E::act},
               {"y", A::out, X::elements, E::act}};
+    case MemClass::swiglu:
+      return {{"gate", A::in, X::elements, E::act},
+              {"up", A::in, X::elements, E::act},
+              {"y", A::out, X::elements, E::act}};
     case MemClass::dropout:
       return {{"x", A::in, X::elements, E::act},
               {"y", A::out, X::elements, E::act},

@@ -95,6 +95,12 @@ std::vector<std::vector<double>> mem_reference_row(MemClass c, DType t, std::int
       }
       break;
     }
+    case MemClass::swiglu: {
+      const auto g = in_row(0), u = in_row(1);
+      out[2].resize(R);
+      for (std::size_t j = 0; j < R; ++j) out[2][j] = g[j] / (1.0 + std::exp(-g[j])) * u[j];
+      break;
+    }
     case MemClass::dropout: {
       const auto x = in_row(0);
       out[1].resize(R);

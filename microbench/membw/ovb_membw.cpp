@@ -1,7 +1,8 @@
 // ovb-membw: achieved memory bandwidth (Google Benchmark) of the memory-bound kernel classes of a
-// training step (copy, layernorm, rmsnorm, bias_gelu, dropout, residual, softmax, cross_entropy,
-// adamw, grad_accum; ovb/mem_class.hpp), on the CUDA backend (small CUDA kernels, fp32 and bf16)
-// or the host backend (fp32 loops, one core per rank), each checked before timing. Examples:
+// training step (copy, layernorm, rmsnorm, bias_gelu, swiglu, dropout, residual, softmax,
+// cross_entropy, adamw, grad_accum; ovb/mem_class.hpp), on the CUDA backend (small CUDA kernels,
+// fp32 and bf16) or the host backend (fp32 loops, one core per rank), each checked before timing.
+// Examples:
 //   ovb-membw --sizes 1M:1G:4 --dtypes bf16,fp32                        # one GPU
 //   mpirun -np 4 ovb-membw --sweep quick --backend host --benchmark_out=membw.json
 // Feeds ovb-model calibrate --mem. Options: ovb-membw --help; counters: microbench/README.md.

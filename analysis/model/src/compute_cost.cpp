@@ -90,9 +90,11 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
       if (L.spec.id == LinearId::mlp_up) epi = 1.5 * out;                  // SwiGLU
     }
     if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
-    // Kernel class: the activations (GELU, SwiGLU) compute a transcendental per element; bias,
-    // RoPE (tabulated cos/sin) and residual adds are plain element-wise streams.
-    const MemClass cls = L.spec.id == LinearId::mlp_up ? MemClass::bias_gelu : MemClass::residual;
+    // Kernel class: the activations compute a transcendental per element (GELU a tanh, SwiGLU's
+    // SiLU an exponential: each its own class); bias, RoPE (tabulated cos/sin) and residual adds
+    // are plain element-wise streams.
+    const MemClass act = m.llama() ? MemClass::swiglu : MemClass::bias_gelu;
+    const MemClass cls = L.spec.id == LinearId::mlp_up ? act : MemClass::residual;
     b.lin[i] = linear_compute(mc, L, o, T, dt, epi, cls);
     if (L.spec.id == LinearId::mlp_up && !m.llama())
       b.lin[i].epilogue.bwd_us = gelu_backward_us(mc, out);

@@ -228,3 +228,25 @@ TEST(ComputeCost, GeluBackwardIsOneTanhPerElementPlusTheBiasGradient) {
   EXPECT_DOUBLE_EQ(e.bwd_us, 3 * out / 2.5e5 + out / 1e6);
   EXPECT_DOUBLE_EQ(gelu_backward_us(mc, out), e.bwd_us);
 }
+
+// Llama's MLP-up epilogue (the SwiGLU: read gate|up, write half) is timed at the swiglu class's
+// efficiency, not at bias_gelu's (a tanh), and its backward at twice the forward; GPT's keeps
+// bias_gelu. swiglu at 0.5 and bias_gelu at 0.25 of 1000 GB/s (1e6 bytes/us), no overhead.
+TEST(ComputeCost, SwigluTakesItsOwnClasssEfficiency) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["memory_efficiency_by_class"] = {{"swiglu", 0.5}, {"bias_gelu", 0.25}};
+  const Machine mc = machine_from_json(j, "t");
+  GptShape m = test::small_gpt();
+  m.arch = Arch::llama;
+  m.kv_heads = 2;
+  m.ffn_hidden = 176;
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const MemTerm e = compute_terms(m, o, mc).block.lin[2].epilogue;
+  const double bytes = 1.5 * (4 * 16) * 176 * 2.0;  // 1.5 T (2 ffn / Gy) a
+  EXPECT_DOUBLE_EQ(e.bytes, bytes);
+  EXPECT_DOUBLE_EQ(e.time_us, bytes / 5e5);
+  EXPECT_DOUBLE_EQ(e.bwd_us, 2 * bytes / 5e5);
+  const MemTerm g = compute_terms(test::small_gpt(), o, mc).block.lin[2].epilogue;
+  EXPECT_DOUBLE_EQ(g.time_us, g.bytes / 2.5e5);  // GPT: bias + GELU at bias_gelu's rate
+}

@@ -68,6 +68,15 @@ __global__ void bias_gelu_k(const T* __restrict__ x, const T* __restrict__ b, T*
 }
 
 template <class T>
+__global__ void swiglu_k(const T* __restrict__ g, const T* __restrict__ u, T* __restrict__ y,
+                         std::int64_t n) {
+  GRID_STRIDE(i, n) {
+    const float x = to_f(g[i]);
+    y[i] = from_f<T>(x / (1.0f + expf(-x)) * to_f(u[i]));
+  }
+}
+
+template <class T>
 __global__ void dropout_k(const T* __restrict__ x, T* __restrict__ y,
                           std::uint8_t* __restrict__ mask, std::int64_t n) {
   const float scale = 1.0f / (1.0f - K::dropout_p);
@@ -171,6 +180,7 @@ void launch(const MemArgs& a, cudaStream_t s) {
     case MemClass::bias_gelu:
       bias_gelu_k<T><<<g, kThreads, 0, s>>>(in(0), in(1), out(2), out(3), n, a.row);
       break;
+    case MemClass::swiglu: swiglu_k<T><<<g, kThreads, 0, s>>>(in(0), in(1), out(2), n); break;
     case MemClass::dropout:
       dropout_k<T><<<g, kThreads, 0, s>>>(in(0), out(1), static_cast<std::uint8_t*>(buf(2)), n);
       break;
