@@ -12,6 +12,7 @@ std::string_view name_of(MemClass c) {
     case MemClass::rmsnorm: return "rmsnorm";
     case MemClass::bias_gelu: return "bias_gelu";
     case MemClass::swiglu: return "swiglu";
+    case MemClass::rope: return "rope";
     case MemClass::dropout: return "dropout";
     case MemClass::residual: return "residual";
     case MemClass::softmax: return "softmax";
@@ -45,6 +46,7 @@ double mem_class_bytes(MemClass c, std::int64_t n, std::int64_t row, std::size_t
                R = static_cast<double>(row), rows = row > 0 ? N / R : 0;
   switch (c) {
     case MemClass::copy:
+    case MemClass::rope:
     case MemClass::softmax: return 2 * a * N;
     case MemClass::layernorm: return 2 * a * N + 2 * a * R + 8 * rows;
     case MemClass::rmsnorm: return 2 * a * N + a * R + 4 * rows;

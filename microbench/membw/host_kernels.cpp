@@ -121,6 +121,20 @@ void run_host_mem_kernel(const MemArgs& a) {
       for (std::int64_t i = 0; i < n; ++i) y[i] = silu(g[i]) * u[i];
       return;
     }
+    case MemClass::rope: {
+      float* x = at<float>(a, 0);
+      for (std::int64_t r = 0; r < n / a.row; ++r) {
+        float* xr = x + r * a.row;
+        const std::int64_t pos = r % K::rope_positions;
+        for (std::int64_t i = 0; i < a.row / 2; ++i) {
+          const float ang = rope_angle(pos, i, a.row, K::rope_theta);
+          const float c = std::cos(ang), s = std::sin(ang), x0 = xr[2 * i], x1 = xr[2 * i + 1];
+          xr[2 * i] = x0 * c - x1 * s;
+          xr[2 * i + 1] = x0 * s + x1 * c;
+        }
+      }
+      return;
+    }
     case MemClass::dropout: {
       const float* x = at<float>(a, 0);
       float* y = at<float>(a, 1);

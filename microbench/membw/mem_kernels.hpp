@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 
 #include "ovb/dtype.hpp"
@@ -21,6 +22,10 @@ struct MemConstants {
   static constexpr float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, adam_eps = 1e-8f,
                          weight_decay = 0.01f;
   static constexpr int adam_step = 1;  // bias corrections of the first step, every call
+  // RoPE: row r is one head vector at position r % rope_positions (small positions keep the fp32
+  // angle within the check's tolerance), base theta as Llama 2's.
+  static constexpr std::int64_t rope_positions = 128;
+  static constexpr float rope_theta = 10000.0f;
 };
 
 #ifdef __CUDACC__
@@ -36,6 +41,13 @@ OVB_MEMBW_HD inline bool dropout_keep(std::uint64_t i, std::uint64_t seed, float
   h *= 0x94D049BB133111EBull;
   h ^= h >> 29;
   return static_cast<float>(h >> 40) * (1.0f / 16777216.0f) >= p;
+}
+
+// RoPE's angle of pair i of a row of d elements at position pos, in fp32 as the trainer computes it
+// (gpt4d's rope_angle): pos * theta^(-2i/d).
+OVB_MEMBW_HD inline float rope_angle(std::int64_t pos, std::int64_t i, std::int64_t d, float theta) {
+  return static_cast<float>(pos) *
+         powf(theta, -2.0f * static_cast<float>(i) / static_cast<float>(d));
 }
 
 // One kernel call: the class, the dtype, n elements in rows of `row`, and the buffers in the

@@ -30,6 +30,7 @@ std::vector<MemBuf> mem_layout(MemClass c, DType t) {
       return {{"gate", A::in, X::elements, E::act},
               {"up", A::in, X::elements, E::act},
               {"y", A::out, X::elements, E::act}};
+    case MemClass::rope: return {{"x", A::inout, X::elements, E::act}};
     case MemClass::dropout:
       return {{"x", A::in, X::elements, E::act},
               {"y", A::out, X::elements, E::act},

@@ -101,6 +101,19 @@ std::vector<std::vector<double>> mem_reference_row(MemClass c, DType t, std::int
       for (std::size_t j = 0; j < R; ++j) out[2][j] = g[j] / (1.0 + std::exp(-g[j])) * u[j];
       break;
     }
+    case MemClass::rope: {
+      const auto x = in_row(0);
+      const double pos = static_cast<double>(r % K::rope_positions);
+      out[0].resize(R);
+      for (std::size_t i = 0; i < R / 2; ++i) {
+        const double ang =
+            pos * std::pow(double{K::rope_theta}, -2.0 * static_cast<double>(i) / double(row));
+        const double c = std::cos(ang), s = std::sin(ang);
+        out[0][2 * i] = x[2 * i] * c - x[2 * i + 1] * s;
+        out[0][2 * i + 1] = x[2 * i] * s + x[2 * i + 1] * c;
+      }
+      break;
+    }
     case MemClass::dropout: {
       const auto x = in_row(0);
       out[1].resize(R);
@@ -157,7 +170,11 @@ double mem_tolerance(MemClass c, Elem e, DType t, std::int64_t row) {
   const double ulp = std::ldexp(1.0, -24);
   const bool row_sum = c == MemClass::layernorm || c == MemClass::rmsnorm ||
                        c == MemClass::softmax || c == MemClass::cross_entropy;
-  const double arith = row_sum ? 4.0 * static_cast<double>(row) * ulp : 64 * ulp;
+  double arith = row_sum ? 4.0 * static_cast<double>(row) * ulp : 64 * ulp;
+  // RoPE's fp32 angle pos * powf(theta, e): powf within a few ulp (2^-21 relative), the product
+  // half an ulp, so |angle error| < rope_positions * 2^-20; a pair of |x| < 1 turns by it.
+  if (c == MemClass::rope)
+    arith += 2 * static_cast<double>(K::rope_positions) * std::ldexp(1.0, -20);
   return (e == Elem::act && t != DType::f32 ? std::ldexp(1.0, -8) : 0.0) + arith;
 }
 

@@ -64,6 +64,9 @@ MemWorkload::MemWorkload(Backend& backend, MemClass c, DType t, std::int64_t n, 
   if (n < row || n % row != 0)
     throw UsageError(what + ": " + std::to_string(n) + " elements are not whole rows of " +
                      std::to_string(row));
+  if (c == MemClass::rope && row % 2 != 0)
+    throw UsageError(what + ": rope turns pairs of elements: --row must be even, got " +
+                     std::to_string(row));
   std::size_t need = 0;
   for (const MemBuf& b : layout_)
     need += static_cast<std::size_t>(extent_elements(b.extent, n, row)) * elem_bytes(b.elem, t);

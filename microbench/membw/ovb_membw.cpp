@@ -1,5 +1,5 @@
 // ovb-membw: achieved memory bandwidth (Google Benchmark) of the memory-bound kernel classes of a
-// training step (copy, layernorm, rmsnorm, bias_gelu, swiglu, dropout, residual, softmax,
+// training step (copy, layernorm, rmsnorm, bias_gelu, swiglu, rope, dropout, residual, softmax,
 // cross_entropy, adamw, grad_accum; ovb/mem_class.hpp), on the CUDA backend (small CUDA kernels,
 // fp32 and bf16) or the host backend (fp32 loops, one core per rank), each checked before timing.
 // Examples:
@@ -48,8 +48,8 @@ ovb::mb::Program membw_program(MembwOptions& o) {
     o.dtypes.add_to(app);
     o.sizes.add_to(app);
     app.add_option("--row", o.row,
-                   "Row length of the row-wise classes (normalisation, softmax, cross-entropy) "
-                   "and the bias; sizes must be whole rows")
+                   "Row length of the row-wise classes (normalisation, softmax, cross-entropy), "
+                   "the bias and RoPE's head vector (even); sizes must be whole rows")
         ->check(CLI::Range(32, 1 << 24))
         ->capture_default_str();
     app.add_option("--inner", o.inner,

@@ -110,6 +110,7 @@ def membw_bytes(cls, n, row, a):
         "rmsnorm": a * n + a * row + a * n + 4 * rows,
         "bias_gelu": a * n + a * row + a * n + a * n,
         "swiglu": a * n + a * n + a * n,
+        "rope": a * n + a * n,
         "dropout": a * n + a * n + 1 * n,
         "residual": a * n + a * n + a * n,
         "cross_entropy": a * n + 4 * rows + 4 * rows,

@@ -37,6 +37,7 @@ TEST(MemClass, HandComputedBytes) {
   EXPECT_EQ(mem_class_bytes(MemClass::adamw, 1000, 10, 4), 28000.0);   // fp32 grad, no copy
   EXPECT_EQ(mem_class_bytes(MemClass::dropout, 1000, 10, 2), 5000.0);  // 2 + 2 + 1 mask
   EXPECT_EQ(mem_class_bytes(MemClass::swiglu, 1000, 10, 2), 6000.0);   // gate, up; y
+  EXPECT_EQ(mem_class_bytes(MemClass::rope, 1000, 10, 4), 8000.0);     // x in place
   EXPECT_EQ(mem_class_bytes(MemClass::cross_entropy, 1000, 100, 2), 2080.0);
 }
 
@@ -49,7 +50,7 @@ TEST(MemClass, NamesRoundTripAndUnknownNamesFail) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(),
                  "unknown memory-bound kernel class 'layer_norm' (one of copy, layernorm, "
-                 "rmsnorm, bias_gelu, swiglu, dropout, residual, softmax, cross_entropy, adamw, "
+                 "rmsnorm, bias_gelu, swiglu, rope, dropout, residual, softmax, cross_entropy, adamw, "
                  "grad_accum)");
   }
 }

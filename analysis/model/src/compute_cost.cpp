@@ -91,11 +91,15 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
     }
     if (L.spec.transposed) epi += 3 * Td * hx * a;     // + residual
     // Kernel class: the activations compute a transcendental per element (GELU a tanh, SwiGLU's
-    // SiLU an exponential: each its own class); bias, RoPE (tabulated cos/sin) and residual adds
-    // are plain element-wise streams.
-    const MemClass act = m.llama() ? MemClass::swiglu : MemClass::bias_gelu;
-    const MemClass cls = L.spec.id == LinearId::mlp_up ? act : MemClass::residual;
+    // SiLU an exponential), RoPE an angle, its cosine and sine per pair: each its own class; bias
+    // and residual adds are plain element-wise streams.
+    MemClass cls = MemClass::residual;
+    if (L.spec.id == LinearId::mlp_up) cls = m.llama() ? MemClass::swiglu : MemClass::bias_gelu;
+    const bool rope = m.llama() && L.spec.id == LinearId::qkv;
+    if (rope) cls = MemClass::rope;
     b.lin[i] = linear_compute(mc, L, o, T, dt, epi, cls);
+    // RoPE's backward turns dq and dk back: the forward's one pass, not twice its bytes.
+    if (rope) b.lin[i].epilogue.bwd_us = b.lin[i].epilogue.time_us;
     if (L.spec.id == LinearId::mlp_up && !m.llama())
       b.lin[i].epilogue.bwd_us = gelu_backward_us(mc, out);
   }

@@ -250,3 +250,27 @@ TEST(ComputeCost, SwigluTakesItsOwnClasssEfficiency) {
   const MemTerm g = compute_terms(test::small_gpt(), o, mc).block.lin[2].epilogue;
   EXPECT_DOUBLE_EQ(g.time_us, g.bytes / 2.5e5);  // GPT: bias + GELU at bias_gelu's rate
 }
+
+// Llama's QKV epilogue (RoPE on q and the local K heads, read and written) is timed at the rope
+// class's efficiency, and its backward (dq, dk turned back) at one pass, not two. rope at 0.125
+// of 1000 GB/s (1.25e5 bytes/us), residual at 1, no overhead.
+TEST(ComputeCost, RopeTakesItsOwnClassAndOnePassBackward) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["memory_efficiency_by_class"] = {{"rope", 0.125}};
+  const Machine mc = machine_from_json(j, "t");
+  GptShape m = test::small_gpt();  // h 64, 4 heads (d 16)
+  m.arch = Arch::llama;
+  m.kv_heads = 2;
+  m.ffn_hidden = 176;
+  GptPlanOptions o = test::plan_on("2x2x1x1", 4);
+  o.act_dtype = DType::bf16;
+  const MemTerm e = compute_terms(m, o, mc).block.lin[0].epilogue;
+  const double bytes = 2 * (4 * 16) * (32 + 16) * 2.0;  // 2 T (hy + kv d / Gy) a
+  EXPECT_DOUBLE_EQ(e.bytes, bytes);
+  EXPECT_DOUBLE_EQ(e.time_us, bytes / 1.25e5);
+  EXPECT_DOUBLE_EQ(e.bwd_us, e.time_us);
+  // GPT's QKV epilogue (the bias) stays a plain stream at the residual rate, backward 2 x.
+  const MemTerm g = compute_terms(test::small_gpt(), o, mc).block.lin[0].epilogue;
+  EXPECT_DOUBLE_EQ(g.time_us, g.bytes / 1e6);
+  EXPECT_DOUBLE_EQ(g.bwd_us, 2 * g.time_us);
+}

@@ -1,4 +1,5 @@
-// The memory-bound kernel classes of a training step (normalisation, bias+activation, SwiGLU, dropout,
+// The memory-bound kernel classes of a training step (normalisation, bias+activation, SwiGLU, RoPE,
+// dropout,
 // residual add, softmax, cross-entropy, optimizer, gradient accumulation, and a plain copy as the
 // STREAM-like reference) and the exact bytes each moves: the one definition that ovb-membw times
 // and reports and that the model's machine file keys its per-class memory efficiencies by
@@ -20,6 +21,7 @@ enum class MemClass {
   rmsnorm,        // forward: y = x * rstd * gamma, per row; rstd kept
   bias_gelu,      // pre = x + bias (per column), y = gelu(pre); both kept (backward needs pre)
   swiglu,         // y = silu(gate) * up (Llama's MLP activation, one exponential per element)
+  rope,           // rotary embedding in place: each pair of a row turned by pos * theta^(-2i/row)
   dropout,        // mask = uniform >= p (one byte per element), y = x * mask / (1 - p)
   residual,       // y = a + b
   softmax,        // y = softmax(x) per row
@@ -28,10 +30,10 @@ enum class MemClass {
   grad_accum,     // fp32 accumulator += gradient (in the dtype)
 };
 
-inline constexpr std::array<MemClass, 11> kMemClasses = {
-    MemClass::copy,     MemClass::layernorm, MemClass::rmsnorm,       MemClass::bias_gelu,
-    MemClass::swiglu,   MemClass::dropout,   MemClass::residual,      MemClass::softmax,
-    MemClass::cross_entropy, MemClass::adamw, MemClass::grad_accum};
+inline constexpr std::array<MemClass, 12> kMemClasses = {
+    MemClass::copy,    MemClass::layernorm,     MemClass::rmsnorm, MemClass::bias_gelu,
+    MemClass::swiglu,  MemClass::rope,          MemClass::dropout, MemClass::residual,
+    MemClass::softmax, MemClass::cross_entropy, MemClass::adamw,   MemClass::grad_accum};
 
 std::string_view name_of(MemClass c);  // "copy", "layernorm", ..., "grad_accum"
 // The class named s; nullopt when none is.
@@ -49,6 +51,7 @@ std::string mem_class_names();
 //   rmsnorm         2 a n + a row + 4 rows     (x, y; gamma; rstd)
 //   bias_gelu       3 a n + a row              (x; pre, y; bias)
 //   swiglu          3 a n                      (gate, up; y)
+//   rope            2 a n                      (x read and written in place)
 //   dropout         2 a n + n                  (x, y; mask)
 //   residual        3 a n                      (a, b; y)
 //   cross_entropy   a n + 8 rows               (logits; target, loss)

@@ -77,6 +77,18 @@ __global__ void swiglu_k(const T* __restrict__ g, const T* __restrict__ u, T* __
 }
 
 template <class T>
+__global__ void rope_k(T* __restrict__ x, std::int64_t n, std::int64_t row) {
+  GRID_STRIDE(p, n / 2) {  // one pair per thread
+    const std::int64_t e = 2 * p, r = e / row, i = (e % row) / 2;
+    const float ang = rope_angle(r % K::rope_positions, i, row, K::rope_theta);
+    const float c = cosf(ang), s = sinf(ang);  // as the trainer's kernel
+    const float x0 = to_f(x[e]), x1 = to_f(x[e + 1]);
+    x[e] = from_f<T>(x0 * c - x1 * s);
+    x[e + 1] = from_f<T>(x0 * s + x1 * c);
+  }
+}
+
+template <class T>
 __global__ void dropout_k(const T* __restrict__ x, T* __restrict__ y,
                           std::uint8_t* __restrict__ mask, std::int64_t n) {
   const float scale = 1.0f / (1.0f - K::dropout_p);
@@ -181,6 +193,7 @@ void launch(const MemArgs& a, cudaStream_t s) {
       bias_gelu_k<T><<<g, kThreads, 0, s>>>(in(0), in(1), out(2), out(3), n, a.row);
       break;
     case MemClass::swiglu: swiglu_k<T><<<g, kThreads, 0, s>>>(in(0), in(1), out(2), n); break;
+    case MemClass::rope: rope_k<T><<<g, kThreads, 0, s>>>(out(0), n, a.row); break;
     case MemClass::dropout:
       dropout_k<T><<<g, kThreads, 0, s>>>(in(0), out(1), static_cast<std::uint8_t*>(buf(2)), n);
       break;
