@@ -43,6 +43,15 @@ inline GptShape small_gpt(std::int64_t layers = 4) {
   return m;
 }
 
+// small_gpt as Llama: GQA with 2 K/V heads, SwiGLU width 176.
+inline GptShape small_llama() {
+  GptShape m = small_gpt();
+  m.arch = Arch::llama;
+  m.kv_heads = 2;
+  m.ffn_hidden = 176;
+  return m;
+}
+
 inline GptPlanOptions plan_on(const char* grid, std::int64_t batch) {
   GptPlanOptions o;
   o.grid = GridShape::parse(grid);

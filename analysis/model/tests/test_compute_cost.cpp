@@ -133,10 +133,7 @@ TEST(ComputeCost, LlamaCostsSwiglusThreeGemmsAndGqasSmallerKv) {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["kernel_overhead_us"] = 0;
   const Machine mc = machine_from_json(j, "t");
-  GptShape m = test::small_gpt();  // h 64, 4 heads (d 16), seq 16, vocab 128
-  m.arch = Arch::llama;
-  m.kv_heads = 2;
-  m.ffn_hidden = 176;
+  const GptShape m = test::small_llama();  // h 64, 4 heads (d 16), seq 16, vocab 128
   GptPlanOptions o = test::plan_on("2x2x1x1", 4);
   o.act_dtype = DType::bf16;
   const ComputeTerms ct = compute_terms(m, o, mc);
@@ -236,10 +233,7 @@ TEST(ComputeCost, SwigluTakesItsOwnClasssEfficiency) {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["memory_efficiency_by_class"] = {{"swiglu", 0.5}, {"bias_gelu", 0.25}};
   const Machine mc = machine_from_json(j, "t");
-  GptShape m = test::small_gpt();
-  m.arch = Arch::llama;
-  m.kv_heads = 2;
-  m.ffn_hidden = 176;
+  const GptShape m = test::small_llama();  // h 64, 4 heads (d 16), seq 16, vocab 128
   GptPlanOptions o = test::plan_on("2x2x1x1", 4);
   o.act_dtype = DType::bf16;
   const MemTerm e = compute_terms(m, o, mc).block.lin[2].epilogue;
@@ -258,10 +252,7 @@ TEST(ComputeCost, RopeTakesItsOwnClassAndOnePassBackward) {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["memory_efficiency_by_class"] = {{"rope", 0.125}};
   const Machine mc = machine_from_json(j, "t");
-  GptShape m = test::small_gpt();  // h 64, 4 heads (d 16)
-  m.arch = Arch::llama;
-  m.kv_heads = 2;
-  m.ffn_hidden = 176;
+  const GptShape m = test::small_llama();  // h 64, 4 heads (d 16), seq 16, vocab 128
   GptPlanOptions o = test::plan_on("2x2x1x1", 4);
   o.act_dtype = DType::bf16;
   const MemTerm e = compute_terms(m, o, mc).block.lin[0].epilogue;
