@@ -3,9 +3,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <cstdlib>
-
 #include "ovb/error.hpp"
 
 namespace ovb {
@@ -48,21 +45,6 @@ LaunchContext single_process_context() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) == 0) c.host = host;
   return c;
-}
-
-int launcher_world_size() {
-  const auto number = [](const char* name) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return 0;
-    char* end = nullptr;
-    const long n = std::strtol(v, &end, 10);
-    return *end == '\0' && n > 0 && n < (1L << 30) ? static_cast<int>(n) : 0;
-  };
-  int world = 1;
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"})
-    world = std::max(world, number(name));
-  if (std::getenv("SLURM_PROCID")) world = std::max(world, number("SLURM_NTASKS"));
-  return world;
 }
 
 }  // namespace ovb

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "ovb/error.hpp"
+#include "ovb/launcher_env.hpp"
 
 namespace ovb {
 
@@ -73,7 +74,7 @@ int run_main(const char* program, int argc, char** argv,
 
 int run_main(const char* program, int argc, char** argv, bool needs_no_ranks,
              const std::function<int(const LaunchContext&)>& body) {
-  if (needs_no_ranks && launcher_world_size() == 1) return run_one_process(program, body);
+  if (needs_no_ranks && launcher_rank().world == 1) return run_one_process(program, body);
   return run_main(program, argc, argv, body);
 }
 

@@ -1,63 +1,55 @@
-// launcher_world_size: the processes a launcher says it started, read from its environment.
+// launcher_rank: rank and world size from the launcher's environment, read without MPI (the
+// injected tracer names its files by it; run_main starts MPI only where it says world > 1).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
+#include <functional>
 #include <map>
-#include <optional>
 #include <string>
 
-#include "ovb/launch.hpp"
+#include "ovb/launcher_env.hpp"
 
 namespace {
 
-// Sets the launcher variables for one check and puts back what was there (this binary may itself
-// run under mpirun).
-class LauncherEnv {
- public:
-  LauncherEnv() {
-    for (const char* n : kNames) {
-      const char* v = std::getenv(n);
-      saved_[n] = v ? std::optional<std::string>(v) : std::nullopt;
-      unsetenv(n);
-    }
+struct Env {
+  std::map<std::string, std::string> vars;
+  std::function<const char*(const char*)> fn() const {
+    return [this](const char* n) {
+      const auto it = vars.find(n);
+      return it == vars.end() ? nullptr : it->second.c_str();
+    };
   }
-  ~LauncherEnv() {
-    for (const auto& [n, v] : saved_) {
-      if (v)
-        setenv(n.c_str(), v->c_str(), 1);
-      else
-        unsetenv(n.c_str());
-    }
-  }
-  static constexpr const char* kNames[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE",
-                                           "SLURM_PROCID", "SLURM_NTASKS"};
-
- private:
-  std::map<std::string, std::optional<std::string>> saved_;
 };
 
-TEST(Launch, LauncherWorldSizeFromTheEnvironment) {
-  LauncherEnv env;
-  EXPECT_EQ(ovb::launcher_world_size(), 1);  // started by hand
-  setenv("OMPI_COMM_WORLD_SIZE", "4", 1);
-  EXPECT_EQ(ovb::launcher_world_size(), 4);
-  setenv("OMPI_COMM_WORLD_SIZE", "1", 1);
-  setenv("PMI_SIZE", "8", 1);
-  EXPECT_EQ(ovb::launcher_world_size(), 8);
-  unsetenv("PMI_SIZE");
-  setenv("PMIX_SIZE", "2", 1);
-  EXPECT_EQ(ovb::launcher_world_size(), 2);
-  unsetenv("PMIX_SIZE");
-  // SLURM_NTASKS alone is an allocation, not a launch: it counts with a task id (srun).
-  setenv("SLURM_NTASKS", "16", 1);
-  EXPECT_EQ(ovb::launcher_world_size(), 1);
-  setenv("SLURM_PROCID", "3", 1);
-  EXPECT_EQ(ovb::launcher_world_size(), 16);
-  // Values that are not a positive count say nothing.
-  for (const char* bad : {"", "4x", "-2", "0", "many"}) {
-    setenv("SLURM_NTASKS", bad, 1);
-    EXPECT_EQ(ovb::launcher_world_size(), 1) << "SLURM_NTASKS='" << bad << "'";
-  }
-}
-
 }  // namespace
+
+TEST(LauncherRank, FirstLauncherVariableWins) {
+  using ovb::launcher_rank;
+  Env e;
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 0);  // started by hand
+  EXPECT_EQ(launcher_rank(e.fn()).world, 1);
+  EXPECT_EQ(launcher_rank(e.fn()).source, "");
+  // An allocation's task count alone is not a launch: it counts with a task id (srun).
+  e.vars = {{"SLURM_NTASKS", "16"}};
+  EXPECT_EQ(launcher_rank(e.fn()).world, 1);
+  e.vars = {{"RANK", "3"}, {"WORLD_SIZE", "8"}};
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 3);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 8);
+  e.vars["SLURM_PROCID"] = "5";
+  e.vars["SLURM_NTASKS"] = "16";
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 5);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 16);
+  EXPECT_EQ(launcher_rank(e.fn()).source, "SLURM_PROCID");
+  e.vars["PMI_RANK"] = "6";
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 7);  // no PMI_SIZE: at least rank + 1
+  e.vars["OMPI_COMM_WORLD_RANK"] = "bad";     // not a number: skipped
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
+  e.vars["OMPI_COMM_WORLD_RANK"] = "0";
+  for (const char* bad : {"", "4x", "-2", "many"}) {  // a size that is not a count: rank + 1
+    e.vars["OMPI_COMM_WORLD_SIZE"] = bad;
+    EXPECT_EQ(launcher_rank(e.fn()).world, 1) << "OMPI_COMM_WORLD_SIZE='" << bad << "'";
+  }
+  e.vars = {{"OMPI_COMM_WORLD_RANK", "1"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMI_RANK", "6"}};
+  EXPECT_EQ(launcher_rank(e.fn()).rank, 1);
+  EXPECT_EQ(launcher_rank(e.fn()).world, 2);
+}

@@ -12,13 +12,6 @@ namespace ovb::mb {
 namespace {
 using K = MemConstants;
 
-float gelu(float x) {
-  const float k = 0.7978845608f;  // sqrt(2/pi)
-  return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
-}
-
-float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
 template <class T>
 T* at(const MemArgs& a, int i) {
   return static_cast<T*>(a.buf[static_cast<std::size_t>(i)]);

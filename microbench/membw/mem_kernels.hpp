@@ -2,14 +2,16 @@
 // backend's type) and one CUDA implementation (membw/cuda/mem_kernels.cu) per class, both checked
 // against the double-precision reference of mem_reference.hpp. The trainer's own kernels live in
 // endtoend/, above microbench in the suite's layering, so these are small stand-alone versions of
-// the same arithmetic (docs/model-costs.md counts the trainer's kernels with mem_class_bytes too).
+// the same arithmetic, their scalar formulas (GELU, SiLU, RoPE's angle) core's ovb/kernel_math.hpp
+// as the trainer's are (docs/model-costs.md counts the trainer's kernels with mem_class_bytes too).
 #pragma once
 
 #include <array>
-#include <cmath>
 #include <cstdint>
 
 #include "ovb/dtype.hpp"
+#include "ovb/host_device.hpp"
+#include "ovb/kernel_math.hpp"  // the trainer's gelu, silu, rope_angle
 #include "ovb/mem_class.hpp"
 
 namespace ovb::mb {
@@ -28,26 +30,14 @@ struct MemConstants {
   static constexpr float rope_theta = 10000.0f;
 };
 
-#ifdef __CUDACC__
-#define OVB_MEMBW_HD __host__ __device__
-#else
-#define OVB_MEMBW_HD
-#endif
 
 // Dropout's keep decision for element i: a hash of (seed, i) against p, the same on host and GPU.
-OVB_MEMBW_HD inline bool dropout_keep(std::uint64_t i, std::uint64_t seed, float p) {
+OVB_HD bool dropout_keep(std::uint64_t i, std::uint64_t seed, float p) {
   std::uint64_t h = (i + 1) * 0x9E3779B97F4A7C15ull ^ seed * 0xBF58476D1CE4E5B9ull;
   h ^= h >> 31;
   h *= 0x94D049BB133111EBull;
   h ^= h >> 29;
   return static_cast<float>(h >> 40) * (1.0f / 16777216.0f) >= p;
-}
-
-// RoPE's angle of pair i of a row of d elements at position pos, in fp32 as the trainer computes it
-// (gpt4d's rope_angle): pos * theta^(-2i/d).
-OVB_MEMBW_HD inline float rope_angle(std::int64_t pos, std::int64_t i, std::int64_t d, float theta) {
-  return static_cast<float>(pos) *
-         powf(theta, -2.0f * static_cast<float>(i) / static_cast<float>(d));
 }
 
 // One kernel call: the class, the dtype, n elements in rows of `row`, and the buffers in the

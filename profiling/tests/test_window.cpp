@@ -128,29 +128,6 @@ TEST(WindowConfig, FromEnvironment) {
             std::string::npos);
 }
 
-TEST(LauncherRank, FirstLauncherVariableWins) {
-  Env e;
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 0);
-  EXPECT_EQ(launcher_rank(e.fn()).world, 1);
-  EXPECT_EQ(launcher_rank(e.fn()).source, "");
-  e.vars = {{"RANK", "3"}, {"WORLD_SIZE", "8"}};
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 3);
-  EXPECT_EQ(launcher_rank(e.fn()).world, 8);
-  e.vars["SLURM_PROCID"] = "5";
-  e.vars["SLURM_NTASKS"] = "16";
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 5);
-  EXPECT_EQ(launcher_rank(e.fn()).source, "SLURM_PROCID");
-  e.vars["PMI_RANK"] = "6";
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
-  EXPECT_EQ(launcher_rank(e.fn()).world, 7);  // no PMI_SIZE: at least rank + 1
-  e.vars["OMPI_COMM_WORLD_RANK"] = "bad";     // not a number: skipped
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 6);
-  e.vars["OMPI_COMM_WORLD_RANK"] = "1";
-  e.vars["OMPI_COMM_WORLD_SIZE"] = "2";
-  EXPECT_EQ(launcher_rank(e.fn()).rank, 1);
-  EXPECT_EQ(launcher_rank(e.fn()).world, 2);
-}
-
 TEST(LauncherRank, OneFileNamePerRank) {
   EXPECT_EQ(rank_trace_path("out", 3), "out/rank-00003.trace.json");
   EXPECT_EQ(rank_trace_path("", 12), "./rank-00012.trace.json");

@@ -37,9 +37,4 @@ LaunchContext query_launch_context();
 // Rank 0 of 1 on this host, without MPI: for tools that are always one process.
 LaunchContext single_process_context();
 
-// How many processes a launcher says it started, read from its environment without MPI (Open MPI's
-// OMPI_COMM_WORLD_SIZE, PMI/PMIx's PMI_SIZE, Slurm's SLURM_NTASKS where SLURM_PROCID is set); 1 when
-// none says so (a process started by hand).
-int launcher_world_size();
-
 }  // namespace ovb

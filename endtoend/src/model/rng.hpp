@@ -6,11 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define OVB_HD __host__ __device__ inline
-#else
-#define OVB_HD inline
-#endif
+#include "ovb/host_device.hpp"
 
 namespace ovb::gpt {
 

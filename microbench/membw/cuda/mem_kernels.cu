@@ -22,10 +22,6 @@ constexpr int kThreads = 256;
 using ovb::cuda::from_f;
 using ovb::cuda::to_f;
 
-__device__ __forceinline__ float gelu(float x) {
-  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
-}
-
 // Sum (or max) over the block; every thread gets the result.
 template <bool kMax>
 __device__ float block_reduce(float v) {
