@@ -2,25 +2,10 @@
 // injected tracer names its files by it; run_main starts MPI only where it says world > 1).
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <map>
-#include <string>
-
+#include "ovb/fake_env.hpp"
 #include "ovb/launcher_env.hpp"
 
-namespace {
-
-struct Env {
-  std::map<std::string, std::string> vars;
-  std::function<const char*(const char*)> fn() const {
-    return [this](const char* n) {
-      const auto it = vars.find(n);
-      return it == vars.end() ? nullptr : it->second.c_str();
-    };
-  }
-};
-
-}  // namespace
+using Env = ovb::test::FakeEnv;
 
 TEST(LauncherRank, FirstLauncherVariableWins) {
   using ovb::launcher_rank;

@@ -1,5 +1,5 @@
 // Capture windows (which records the tracer keeps), their configuration from the environment, and
-// the rank taken from the launcher's environment.
+// the per-rank trace names (launcher_rank itself: core/tests/test_launch.cpp).
 #include <gtest/gtest.h>
 
 #include <map>
@@ -7,6 +7,7 @@
 
 #include "capture_window.hpp"
 #include "ovb/error.hpp"
+#include "ovb/fake_env.hpp"
 #include "rank_env.hpp"
 
 using namespace ovb::trace;
@@ -14,15 +15,7 @@ using namespace ovb::trace;
 namespace {
 
 // A fake environment for the *_from_env functions.
-struct Env {
-  std::map<std::string, std::string> vars;
-  std::function<const char*(const char*)> fn() const {
-    return [this](const char* n) {
-      const auto it = vars.find(n);
-      return it == vars.end() ? nullptr : it->second.c_str();
-    };
-  }
-};
+using Env = ovb::test::FakeEnv;
 
 }  // namespace
 
