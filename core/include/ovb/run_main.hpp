@@ -32,8 +32,9 @@ int run_main(const char* program, int argc, char** argv,
              const std::function<int(const LaunchContext&)>& body);
 int run_one_process(const char* program, const std::function<int(const LaunchContext&)>& body);
 // run_main, or run_one_process where `needs_no_ranks` (e.g. gpt4d --check-config) and no launcher
-// started several processes (launcher_rank().world == 1, ovb/launcher_env.hpp): a check that is one process anyway skips
-// MPI_Init's singleton start-up, and under mpirun/srun it stays one answer from rank 0.
+// started several processes (launcher_rank().world == 1, ovb/launcher_env.hpp): a check that is
+// one process anyway skips MPI_Init's singleton start-up, and under mpirun/srun it stays one
+// answer from rank 0.
 int run_main(const char* program, int argc, char** argv, bool needs_no_ranks,
              const std::function<int(const LaunchContext&)>& body);
 
