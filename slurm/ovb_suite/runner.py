@@ -10,8 +10,8 @@ It ends in one of four ways:
 A stop does not always reach the driver before the step ends: scancel signals the job's ranks and
 srun directly too, and an srun started while the job is being cancelled fails at once ("Unable to
 create step"). So a step that fails while no stop signal has arrived is held for up to `settle_s`
-seconds (in a Slurm job only: suite.settle_window_s): a stop signal in that window means the step was cut off (interrupted, redone on the next
-run), not failed.
+seconds (in a Slurm job only: suite.settle_window_s): a stop signal in that window means the step
+was cut off (interrupted, redone on the next run), not failed.
 In the last two cases the whole group gets SIGTERM, so that the step - or srun/mpirun, which forward
 it to every rank - can flush traces and partial results and abort its communicators; whatever still
 runs `grace_s` seconds later gets SIGKILL. Processes left in the group after the command exits are
