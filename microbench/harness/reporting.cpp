@@ -10,6 +10,7 @@
 #include <sstream>
 #include <streambuf>
 
+#include "harness/gbench_compat.hpp"
 #include "ovb/error.hpp"
 #include "ovb/io.hpp"
 
@@ -65,8 +66,8 @@ class TeeReporter final : public benchmark::BenchmarkReporter {
     r.label = run.report_label;
     r.aggregate = run.run_type == Run::RT_Aggregate;
     r.aggregate_name = run.aggregate_name;
-    r.error = run.error_occurred;
-    r.error_message = run.error_message;
+    r.error = run_skipped(run);
+    r.error_message = run_skip_message(run);
     r.iterations = static_cast<std::int64_t>(run.iterations);
     r.real_time = run.GetAdjustedRealTime();
     for (const auto& [k, c] : run.counters) r.counters[k] = c.value;

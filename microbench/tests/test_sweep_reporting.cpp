@@ -1,5 +1,6 @@
 // Unit tests: sweep files applied to CLI11 options (harness/sweep.hpp), and the argument split
 // and JSON clean-up of the rank-aware reporting (harness/reporting.hpp).
+#include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,8 +8,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "harness/env.hpp"
+#include "harness/gbench_compat.hpp"
 #include "harness/sweep.hpp"
 #include "harness/reporting.hpp"
 #include "ovb/cli.hpp"
@@ -209,3 +212,40 @@ TEST(Reporting, ThePreparedSlotRemembersAReportedCallForItsBenchmarkOnly) {
   slot.get<int>("b", make);  // another benchmark
   EXPECT_FALSE(slot.reported());
 }
+
+// The run record of both Google Benchmark generations (harness/gbench_compat.hpp): fake records
+// with only the old or only the new members, and the installed version's own record.
+namespace ovb::mb {
+namespace {
+struct RunBefore18 {
+  bool error_occurred = false;
+  std::string error_message;
+};
+struct RunFrom18 {
+  enum Skipped { NotSkipped = 0, SkippedWithMessage, SkippedWithError };
+  Skipped skipped = NotSkipped;
+  std::string skip_message;
+};
+
+TEST(GbenchCompat, ReadsTheSkipOfEitherGeneration) {
+  RunBefore18 old_run;
+  EXPECT_FALSE(run_skipped(old_run));
+  old_run = {true, "no GPU"};
+  EXPECT_TRUE(run_skipped(old_run));
+  EXPECT_EQ(run_skip_message(old_run), "no GPU");
+
+  RunFrom18 new_run;
+  EXPECT_FALSE(run_skipped(new_run));
+  new_run.skipped = RunFrom18::SkippedWithError;
+  new_run.skip_message = "size not divisible";
+  EXPECT_TRUE(run_skipped(new_run));
+  EXPECT_EQ(run_skip_message(new_run), "size not divisible");
+  new_run.skipped = RunFrom18::SkippedWithMessage;
+  EXPECT_TRUE(run_skipped(new_run));
+
+  benchmark::BenchmarkReporter::Run installed;  // not skipped by default
+  EXPECT_FALSE(run_skipped(installed));
+  EXPECT_EQ(run_skip_message(installed), "");
+}
+}  // namespace
+}  // namespace ovb::mb
