@@ -11,43 +11,6 @@
 
 namespace ovb::mb {
 
-GemmShape parse_gemm_shape(std::string_view s) {
-  auto fail = [&]() -> GemmShape {
-    throw UsageError("GEMM shape '" + std::string(s) +
-                     "' is not MxNxK or MxNxK:TATB (e.g. 4096x4096x4096, 4096x1024x512:nt)");
-  };
-  GemmShape g;
-  std::string_view dims = s;
-  if (const auto colon = s.find(':'); colon != std::string_view::npos) {
-    const std::string_view tt = s.substr(colon + 1);
-    if (tt.size() != 2) return fail();
-    for (int i = 0; i < 2; ++i)
-      if (tt[i] != 'n' && tt[i] != 't') return fail();
-    g.ta = tt[0] == 'n' ? Trans::n : Trans::t;
-    g.tb = tt[1] == 'n' ? Trans::n : Trans::t;
-    dims = s.substr(0, colon);
-  }
-  const std::vector<std::string> parts = split_list(dims, 'x');
-  if (parts.size() != 3) return fail();
-  std::int64_t v[3];
-  for (int i = 0; i < 3; ++i) {
-    if (parts[i].empty() || parts[i].size() > 12 ||
-        parts[i].find_first_not_of("0123456789") != std::string::npos)
-      return fail();
-    v[i] = std::stoll(parts[i]);
-    if (v[i] < 1) return fail();
-  }
-  g.m = v[0];
-  g.n = v[1];
-  g.k = v[2];
-  return g;
-}
-
-std::string shape_text(const GemmShape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k) + ":" +
-         (s.ta == Trans::n ? "n" : "t") + (s.tb == Trans::n ? "n" : "t");
-}
-
 void add_gpt_options(CLI::App& app, GptGemmOptions& o) {
   const char* g = "GPT-derived GEMMs";
   add_run_options(app, o.run, kModelGroup | kBatchGroup);

@@ -22,10 +22,7 @@ struct GemmCase {
   GemmShape shape;
 };
 
-// "4096x4096x4096" or "4096x1024x512:nt" (transposes of A and B: n or t, default nn).
-GemmShape parse_gemm_shape(std::string_view s);
-// "4096x1024x512:nt".
-std::string shape_text(const GemmShape& s);
+// The shape text (parse_gemm_shape, shape_text) is core's, ovb/gemm.hpp.
 
 struct GptGemmOptions {
   // The run configuration's model and batch (ovb/run_config.hpp): model.preset (e.g. "1.3B";

@@ -1,4 +1,4 @@
-// Unit tests: GEMM shape parsing and the GPT-derived local GEMMs (harness/gemm_cases.hpp).
+// Unit tests: the GPT-derived local GEMMs (harness/gemm_cases.hpp).
 #include <gtest/gtest.h>
 
 #include "harness/gemm_cases.hpp"
@@ -6,21 +6,6 @@
 
 namespace ovb::mb {
 namespace {
-
-TEST(GemmCases, ParsesShapes) {
-  const GemmShape a = parse_gemm_shape("4096x1024x512");
-  EXPECT_EQ(a.m, 4096);
-  EXPECT_EQ(a.n, 1024);
-  EXPECT_EQ(a.k, 512);
-  EXPECT_EQ(a.ta, Trans::n);
-  EXPECT_EQ(a.tb, Trans::n);
-  const GemmShape b = parse_gemm_shape("8x16x32:tn");
-  EXPECT_EQ(b.ta, Trans::t);
-  EXPECT_EQ(b.tb, Trans::n);
-  EXPECT_EQ(shape_text(b), "8x16x32:tn");
-  for (const char* bad : {"", "1x2", "1x2x3x4", "0x2x3", "1x2x3:nx", "1x2x3:", "ax2x3", "-1x2x3"})
-    EXPECT_THROW(parse_gemm_shape(bad), UsageError) << bad;
-}
 
 // hidden 64, 4 heads, seq 128, batch 4 on Gx=2, Gy=2, Gz=1, Gdata=1: T = 4*128 = 512 tokens.
 // QKV (normal, 64->192): in over X (32), out over Y (96); attn_out (transposed, 64->64): in over Y

@@ -11,6 +11,7 @@
 #include "overlap/scenario.hpp"
 #include "overlap/transport.hpp"
 #include "ovb/error.hpp"
+#include "ovb/metrics.hpp"
 
 namespace ovb::mb {
 namespace {
@@ -50,7 +51,7 @@ TEST(OverlapScenarios, OtherScenariosAreNamedInTheBenchmarkName) {
 TEST(OverlapScenarios, DecompositionIsDependentAndNamesItsChunks) {
   const OverlapScenario* found = nullptr;
   for (const OverlapScenario& s : overlap_scenarios())
-    if (s.name == "decomposition") found = &s;
+    if (s.name == metrics::kDecompositionScenario) found = &s;
   ASSERT_NE(found, nullptr);
   EXPECT_TRUE(found->dependent);
   ASSERT_NE(found->problem, nullptr);

@@ -1,6 +1,7 @@
 // GEMM throughput of one device for a local shape: the machine's GEMM table (exact shape, else
-// inverse-distance weighting in log2(m, n, k) space), else peak x gemm_efficiency (the best
-// shape's rate, a ceiling) x the shape's wave and tile quantization on the machine's SMs.
+// inverse-distance weighting in log2(m, n, k) space; below its smallest GEMM the quantized rate
+// where the machine has SMs and tiles), else peak x gemm_efficiency (the best shape's rate, a
+// ceiling) x the shape's wave and tile quantization on the machine's SMs.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -60,9 +61,13 @@ GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64
       return {mc.peak() * mc.gemm_efficiency, GemmSource::peak_efficiency};
     return {mc.peak() * mc.gemm_efficiency * wave_efficiency(mc, m, n), GemmSource::quantized};
   }
-  // Below the smallest measured GEMM the time stops shrinking (launch- and latency-bound): scale
-  // the throughput down with the FLOP count instead of extrapolating it.
+  // Below the smallest measured GEMM the table says nothing about how the rate falls: on a
+  // machine with SMs and tiles, the best shape's rate times this shape's wave and tile
+  // quantization (the smaller pieces of a chunked GEMM: H100, results/h100/fine-overlap/); without
+  // them the time stops shrinking there (the throughput scaled down with the FLOP count).
   const double flop = 2.0 * static_cast<double>(m) * n * k;
+  if (flop < min_flop && mc.sms >= 1 && !mc.gemm_tiles.empty())
+    return {mc.peak() * mc.gemm_efficiency * wave_efficiency(mc, m, n), GemmSource::quantized};
   const double scale = std::min(1.0, flop / min_flop);
   return {vsum / wsum * scale, GemmSource::table_interpolated};
 }

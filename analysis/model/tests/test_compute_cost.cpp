@@ -6,7 +6,9 @@
 #include <cmath>
 
 #include "helpers.hpp"
+#include "ovb/error.hpp"
 #include "ovb/model/compute_cost.hpp"
+#include "ovb/model/gemm_chunks.hpp"
 
 using namespace ovb;
 using namespace ovb::model;
@@ -61,6 +63,37 @@ TEST(ComputeCost, GemmTableExactInterpolatedAndScaledBelow) {
   // The fp32 point is used for fp32 only (and 1024^3 is 64 times smaller than it).
   EXPECT_DOUBLE_EQ(gemm_rate(mc, 4096, 4096, 4096, "fp32").tflops, 5);
   EXPECT_DOUBLE_EQ(gemm_rate(mc, 1024, 1024, 1024, "fp32").tflops, 5.0 / 64);
+}
+
+// With SMs and tiles, a GEMM below the table's smallest takes the quantized rate (the table cannot
+// say how the rate falls there; a chunked GEMM's pieces live there), by hand: peak 100 x
+// efficiency 0.5 x waves. Above the smallest, the table as before.
+TEST(ComputeCost, BelowTheTableAMachineWithTilesQuantizes) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["sms"] = 8;
+  j["gpu"]["gemm_tiles"] = {{{"m", 128}, {"n", 128}}};
+  j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
+                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}}};
+  const Machine mc = machine_from_json(j, "t");
+  // 256 x 384: 2 x 3 = 6 tiles on 8 SMs, one wave 6/8 full, no padding.
+  GemmRate r = gemm_rate(mc, 256, 384, 1024, "bf16");
+  EXPECT_EQ(r.source, GemmSource::quantized);
+  EXPECT_DOUBLE_EQ(r.tflops, 100 * 0.5 * 6.0 / 8);
+  // 200 x 128: 2 x 1 tiles (2/8 of a wave), padded to 256 x 128 (200/256 of the area).
+  r = gemm_rate(mc, 200, 128, 4096, "bf16");
+  EXPECT_EQ(r.source, GemmSource::quantized);
+  EXPECT_DOUBLE_EQ(r.tflops, 100 * 0.5 * (2.0 / 8) * (200.0 / 256));
+  EXPECT_EQ(gemm_rate(mc, 2048, 2048, 2048, "bf16").source, GemmSource::table_interpolated);
+  EXPECT_DOUBLE_EQ(gemm_rate(mc, 2048, 2048, 2048, "bf16").tflops, 60);
+  // The chunks of a GEMM (gemm_chunks.hpp): 4 pieces of 1024 x 256 x 1024 (8 x 2 tiles, 2 full
+  // waves) at 50 TFLOP/s against the whole 1024^3 at the table's 40; no kernel overhead here.
+  const ChunkedGemm c = chunked_gemm(mc, 1024, 1024, 1024, "bf16", 4, 'n');
+  EXPECT_DOUBLE_EQ(c.chunk.tflops, 50);
+  EXPECT_DOUBLE_EQ(c.whole.time_us, 2.0 * 1024 * 1024 * 1024 / 40e6);
+  EXPECT_DOUBLE_EQ(c.chunks_us, 4 * (2.0 * 1024 * 256 * 1024 / 50e6));
+  EXPECT_DOUBLE_EQ(c.loss_us, c.chunks_us - c.whole.time_us);
+  EXPECT_THROW(chunked_gemm(mc, 1024, 1024, 1024, "bf16", 3, 'm'), UsageError);
+  EXPECT_THROW(chunked_gemm(mc, 1024, 1024, 1024, "bf16", 2, 'k'), UsageError);
 }
 
 TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {

@@ -23,5 +23,6 @@ std::unique_ptr<Command> make_compare();
 std::unique_ptr<Command> make_versus();
 std::unique_ptr<Command> make_validate();
 std::unique_ptr<Command> make_export_chakra();
+std::unique_ptr<Command> make_gemm();
 
 }  // namespace ovb::model::cli

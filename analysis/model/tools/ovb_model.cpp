@@ -6,6 +6,8 @@
 //   ovb-model calibrate --base M --collective F[@GRID]... --gemm F... --overlap F... --out MACHINE
 //   ovb-model compare   --machine M RESULT_OR_FOLDER... [--top-k 3] [--json OUT]
 //   ovb-model export-chakra 2x2x2x4 --machine M --preset 1.3B --batch 16 --out DIR [--ranks 0,7]
+//   ovb-model gemm      --machine M --shapes 2048x5120x10240 [--chunks 1,2,4,8 --split m,n]
+//   ovb-model gemm      --machine M --measured ovb-overlap-decomposition.json
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +45,8 @@ int main(int argc, char** argv) {
     add("export-chakra",
         "The schedule as Chakra execution traces, one file per rank (for ASTRA-sim)",
         ovb::model::cli::make_export_chakra());
+    add("gemm", "GEMMs as the model costs them, whole and in chunks; against measured chunks",
+        ovb::model::cli::make_gemm());
     ovb::parse_cli(app, argc, argv, ctx);
     for (auto& [sub, cmd] : cmds)
       if (sub->parsed()) return cmd->run(ctx);

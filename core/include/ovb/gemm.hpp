@@ -32,6 +32,12 @@ struct GemmShape {
   bool operator==(const GemmShape&) const = default;
 };
 
+// "4096x4096x4096" or "4096x1024x512:nt" (transposes of A and B: n or t, default nn); a one-line
+// UsageError otherwise.
+GemmShape parse_gemm_shape(std::string_view s);
+// "4096x1024x512:nt".
+std::string shape_text(const GemmShape& s);
+
 // Precision of a GEMM: storage of A/B/C and the math. The names equal the precision names of
 // metrics::peak_tflops, so a type's peak is peak_tflops(device, name_of(type)).
 //  fp32: fp32 storage, fp32 math      tf32: fp32 storage, TF32 tensor-core math

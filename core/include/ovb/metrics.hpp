@@ -81,6 +81,9 @@ inline constexpr const char* kDefaultOverlapScenario = "gemm_coll";
 // The ovb-overlap scenario that measures blocking_wait() (microbench/overlap/blocking_wait.hpp),
 // which ovb-model calibrate reads into Machine::blocking_wait.
 inline constexpr const char* kBlockingWaitScenario = "blocking_wait";
+// The ovb-overlap scenario of a GEMM and its collective in dependent chunks
+// (microbench/overlap/decomposition.cpp), whose chunk GEMMs ovb-model gemm --measured reads.
+inline constexpr const char* kDecompositionScenario = "decomposition";
 
 // Wait of a blocking collective after compute: t_s - t_c - t_m, with t_s the GEMM then the
 // collective waited for on one stream and t_m the collective alone (each the max over ranks), t_c
