@@ -120,6 +120,7 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu
 telemetry=$!
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ovb-mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+# shellcheck disable=SC2317  # called by the EXIT trap
 finish() {
   echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
   kill "$telemetry" 2>/dev/null
