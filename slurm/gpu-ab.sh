@@ -28,6 +28,7 @@
 # Environment: OVB_GPU_ARCH (90), OVB_GPU_BUILD (build/gpu-ab), OVB_CALL_LIMIT_S (600),
 #   OVB_PYTHON (python3, or the repository's .venv), OVB_GPT4D (a gpt4d to use: no build and no
 #   kernel tests; for rehearsals).
+#   OVB_PACK=ARCHIVE: OUT_DIR as one archive too, kept current during the call (slurm/lib/pack.sh).
 # Output: OUT_DIR/summary.md, OUT_DIR/<variant>/ab.json and runs/{A,B}<pair>.json,
 #   OUT_DIR/build.log, OUT_DIR/kernel-tests.log, OUT_DIR/gpu-ab.log (each phase with its seconds). Exit status: 0 when every
 #   variant ran with the same loss curves, 1 otherwise, 2 for bad usage.
@@ -73,6 +74,8 @@ if [ -n "$chosen" ]; then
 fi
 # shellcheck source=slurm/lib/gpu-call-env.sh
 source "$root/slurm/lib/gpu-call-env.sh"
+# shellcheck source=slurm/lib/pack.sh
+source "$root/slurm/lib/pack.sh"
 gpu_call_env gpu-ab
 gpt4d=${OVB_GPT4D:-$build/endtoend/gpt4d}
 configure=(cmake --preset cuda -B "$build" -DCMAKE_CUDA_ARCHITECTURES="$arch" -DOVB_ENABLE_CUDNN=ON)
@@ -110,6 +113,7 @@ fi
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+pack_start "$out"
 log=$out/gpu-ab.log
 summary=$out/summary.md
 note() { echo "gpu-ab: $* ($(($(date +%s) - start)) s since the start)" | tee -a "$log"; }

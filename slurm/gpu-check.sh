@@ -12,10 +12,13 @@
 #   --dry-run   prints every command (configure, build with its targets, the suite with each step,
 #               its command and its limit) and runs nothing but cmake's configure when DIR has
 #               none yet (the ctest steps come from the configured build's label gpu).
+# Environment: OVB_PACK=ARCHIVE: OUT_DIR as one archive too, kept current during the call (slurm/lib/pack.sh).
 # Output: OUT_DIR/ (the suite folder: ctest/, options/, memory/, headline/, collectives/,
 #   summary.md, suite-status.md, logs/), OUT_DIR/build.txt (architecture, targets, build time).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=slurm/lib/pack.sh
+source "$root/slurm/lib/pack.sh"
 usage="usage: slurm/gpu-check.sh OUT_DIR [--limit S] [--build DIR] [--arch SM] [--only LIST] [--dry-run]"
 die() { echo "gpu-check.sh: error: $*" >&2; exit 2; }
 out="" limit=570 build=$root/build/gpu-check arch="" only="" dry=0
@@ -88,6 +91,7 @@ if [ "$dry" = 1 ]; then
 fi
 
 mkdir -p "$out" || die "cannot create $out"
+pack_start "$out"
 start=$SECONDS
 note() { echo "gpu-check: $*" | tee -a "$out/build.txt"; }
 note "limit ${limit} s; GPU $(nvidia-smi --query-gpu=name,compute_cap --format=csv,noheader | head -1); sm_${arch}"

@@ -23,11 +23,10 @@
 # power and throttle reasons are sampled every second into OUT_DIR/telemetry.csv.
 # Usage: slurm/gpu-fine-overlap.sh OUT_DIR [--dry-run] [--only STEP,...]
 # Environment: OVB_GPU_ARCH (90), OVB_GPU_BUILD (build/gpu-fine), OVB_CALL_LIMIT_S (600),
-#   OVB_PYTHON (python3, or the repository's .venv).
+#   OVB_PYTHON (python3, or the repository's .venv), OVB_PACK (an archive of OUT_DIR, kept current).
 # Output: OUT_DIR/STEP.json (the program's result), OUT_DIR/logs/STEP.log, OUT_DIR/steps.tsv (step,
-#   exit status, seconds), OUT_DIR/build.log, OUT_DIR/nvidia-smi.txt, OUT_DIR/telemetry.csv, and
-#   all of them again in OUT_DIR/0-all.tgz, renewed after every step (the device tool brings back
-#   only the first few files of a folder, in name order: the archive sorts first).
+#   exit status, seconds), OUT_DIR/build.log, OUT_DIR/nvidia-smi.txt, OUT_DIR/telemetry.csv; with
+#   OVB_PACK=ARCHIVE all of it as one archive as well, renewed as the call goes (slurm/lib/pack.sh).
 set -uo pipefail
 start=$(date +%s)
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -47,6 +46,8 @@ while [ $# -gt 0 ]; do
 done
 # shellcheck source=slurm/lib/gpu-call-env.sh
 source "$root/slurm/lib/gpu-call-env.sh"
+# shellcheck source=slurm/lib/pack.sh
+source "$root/slurm/lib/pack.sh"
 gpu_call_env gpu-fine
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
@@ -124,12 +125,10 @@ mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 finish() {
   echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
   kill "$telemetry" 2>/dev/null
+  pack_stop
 }
 trap finish EXIT
-pack() {  # everything so far, as one file that sorts first
-  tar czf "/tmp/gpu-fine-overlap-$$.tgz" --exclude ./0-all.tgz -C "$out" . &&
-    mv "/tmp/gpu-fine-overlap-$$.tgz" "$out/0-all.tgz"
-}
+pack_start "$out" own-trap
 rc=0
 (cd "$root" && "${configure[@]}" && "${compile[@]}") > "$out/build.log" 2>&1 || rc=$?
 note "build exit status $rc (log build.log)"
@@ -148,7 +147,7 @@ for s in "${steps[@]}"; do
   printf '%s\t%s\t%s\n' "$s" "$src" "$(($(date +%s) - t0))" >> "$out/steps.tsv"
   note "$s: exit status $src in $(($(date +%s) - t0)) s"
   [ "$src" = 0 ] || { rc=1; tail -5 "$out/logs/$s.log" | tee -a "$log"; }
-  pack
+  pack_now
 done
 note "done, exit status $rc"
 exit "$rc"

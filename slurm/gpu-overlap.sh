@@ -16,6 +16,7 @@
 #   e.g. on the GPU machine: slurm/gpu-overlap.sh "$OUT"
 # Environment: OVB_GPU_ARCH (90), OVB_GPU_BUILD (build/gpu-overlap), OVB_CALL_LIMIT_S (600),
 #   OVB_PYTHON (python3, or the repository's .venv).
+#   OVB_PACK=ARCHIVE: OUT_DIR as one archive too, kept current during the call (slurm/lib/pack.sh).
 # Output: OUT_DIR/overlap-matters/ (summary.md, runs/, sockets/, model/, logs/), OUT_DIR/build.log,
 #   OUT_DIR/gpu-overlap.log (each phase with its seconds). Exit status: the driver's (0: all done).
 set -euo pipefail
@@ -40,6 +41,8 @@ done
   die "--resume $resume: not a results folder of ovb-suite (no .suite/suite.json)"
 # shellcheck source=slurm/lib/gpu-call-env.sh
 source "$root/slurm/lib/gpu-call-env.sh"
+# shellcheck source=slurm/lib/pack.sh
+source "$root/slurm/lib/pack.sh"
 gpu_call_env gpu-overlap
 export OVB_PYTHON=$py
 suite=("$py" "$root/slurm/ovb-suite")
@@ -64,6 +67,7 @@ fi
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+pack_start "$out"
 log=$out/gpu-overlap.log
 note() { echo "gpu-overlap: $* ($(($(date +%s) - start)) s since the start)" | tee -a "$log"; }
 note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch," \
