@@ -68,7 +68,8 @@ def _md_cell(c):
     return str(c).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(header, rows):
+def md_table(header, rows):
+    """A Markdown table: the header, its rule, one line per row (cells' "|" escaped)."""
     out = ["| " + " | ".join(_md_cell(h) for h in header) + " |",
            "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
@@ -78,18 +79,18 @@ def _md_table(header, rows):
 def to_markdown(rep):
     parts = [f"# OverlapBench report: {rep.name}", ""]
     if rep.steps:
-        parts += ["## Suite steps that did not finish", "", _md_table(STEP_HEADER, rep.steps), ""]
+        parts += ["## Suite steps that did not finish", "", md_table(STEP_HEADER, rep.steps), ""]
     if rep.failed:
-        parts += ["## Files that could not be read", "", _md_table(["file", "reason"], rep.failed), ""]
+        parts += ["## Files that could not be read", "", md_table(["file", "reason"], rep.failed), ""]
     if rep.missing:
         parts += ["## Plots not made", "",
-                  _md_table(["plot", "reason"], [(f"{t} ({k})", r) for k, t, r in rep.missing]), ""]
+                  md_table(["plot", "reason"], [(f"{t} ({k})", r) for k, t, r in rep.missing]), ""]
     if rep.warnings:
         parts += ["## Warnings", ""] + [f"- {w}" for w in rep.warnings] + [""]
     for t in rep.tables:
         parts += [f"## {t.title}", ""]
         if t.rows:
-            parts += [_md_table(t.header, t.rows), ""]
+            parts += [md_table(t.header, t.rows), ""]
         if t.note:
             parts += [t.note, ""]
     if rep.outputs:

@@ -58,8 +58,8 @@ def test_two_ranks_and_ring_and_cta():
     d2 = points("decomp-2ranks.json")
     ag = [point(d2, "2048x5120x10240", coll="all_gather", prio="equal", split="m", chunks=c)
           for c in ("1", "8")]
-    assert (f"8.9 ms at 1 chunk, {ag[1]['exposed_comm_us'] / 1e3:.1f} ms at 8") in README
-    assert f"{ag[0]['exposed_comm_us'] / 1e3:.1f}" == "8.9"
+    assert (f"{ag[0]['exposed_comm_us'] / 1e3:.1f} ms at 1 chunk, "
+            f"{ag[1]['exposed_comm_us'] / 1e3:.1f} ms at 8") in README
     big = [b for b in d2 if b["lab"]["coll"] in ("all_reduce", "reduce_scatter")
            and int(b["n"]) in (5120, 7680)]
     assert len(big) == 64  # 2 shapes x 2 collectives x 4 chunk counts x 2 splits x 2 priorities
@@ -106,7 +106,7 @@ def test_membw_rates():
 
 
 def test_summary_is_regenerated(tmp_path):
-    committed = (FOLDER / "summary.md").read_text(encoding="utf-8")
-    subprocess.run([sys.executable, str(FOLDER / "summarize.py")], check=True,
+    out = tmp_path / "summary.md"
+    subprocess.run([sys.executable, str(FOLDER / "summarize.py"), "--out", str(out)], check=True,
                    capture_output=True)
-    assert (FOLDER / "summary.md").read_text(encoding="utf-8") == committed
+    assert out.read_text(encoding="utf-8") == (FOLDER / "summary.md").read_text(encoding="utf-8")

@@ -62,6 +62,24 @@ class DryRun(unittest.TestCase):
                 if kind == "overlap":
                     self.assertEqual(checked[checked.index("--ranks") + 1], str(ranks), name)
 
+    def test_checks_are_the_ctests_commands(self):
+        # decomp-check and ring-check run what the GPU ctests run (without building the tests):
+        # their ovb-overlap arguments must stay those of microbench/tests/CMakeLists.txt.
+        cmake = open(os.path.join(os.path.dirname(SLURM), "microbench", "tests",
+                                  "CMakeLists.txt")).read()
+        out, r = dry_run("--only", "decomp-check,ring-check")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        steps = dict(l.split(": ", 1) for l in r.stdout.splitlines()
+                     if re.match(r"^[a-z0-9-]+: ", l))
+        for step, test in (("decomp-check", "mb.overlap.decomposition.cuda.2"),
+                           ("ring-check", "mb.overlap.ring.cuda.2")):
+            i = cmake.index("NAME " + test)
+            ctest_args = re.search(r'\\"\$1\\" (.*?) --benchmark_out', cmake[i:]).group(1)
+            words = shlex.split(steps[step].partition("&&")[0])
+            prog = next(j for j, w in enumerate(words) if w.endswith("ovb-overlap"))
+            step_args = [w for w in words[prog + 1:] if not w.startswith("--benchmark_out")]
+            self.assertEqual(step_args, ctest_args.split(), step)
+
     def test_only(self):
         _, r = dry_run("--only", "ring-check,cta-2ranks")
         self.assertEqual(r.returncode, 0, r.stderr)

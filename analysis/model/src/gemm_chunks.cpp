@@ -3,10 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sstream>
-
 #include "ovb/error.hpp"
 #include "ovb/metrics.hpp"
+#include "ovb/model/calibrate.hpp"
+#include "ovb/model/gbench.hpp"
 
 namespace ovb::model {
 
@@ -30,43 +30,29 @@ ChunkedGemm chunked_gemm(const Machine& mc, std::int64_t m, std::int64_t n, std:
   return c;
 }
 
-std::vector<MeasuredChunks> read_decomposition(const nlohmann::json& doc, const std::string& what) {
-  std::vector<MeasuredChunks> out;
-  if (!doc.contains("benchmarks") || !doc["benchmarks"].is_array())
-    throw UsageError(what + ": not a Google Benchmark result (no benchmarks array)");
-  for (const nlohmann::json& b : doc["benchmarks"]) {
-    if (b.value("error_occurred", false) || b.value("run_type", "iteration") != "iteration")
-      continue;
-    // The label's words: "coll=all_reduce ... dtype=bf16 ... scenario=decomposition chunks=2 split=m"
-    std::istringstream words(b.value("label", ""));
-    std::string w, scenario, split, dtype, coll;
-    while (words >> w) {
-      const auto eq = w.find('=');
-      if (eq == std::string::npos) continue;
-      const std::string key = w.substr(0, eq), v = w.substr(eq + 1);
-      if (key == "scenario") scenario = v;
-      else if (key == "split") split = v;
-      else if (key == "dtype") dtype = v;
-      else if (key == "coll") coll = v;
-    }
-    if (scenario != metrics::kDecompositionScenario) continue;
-    for (const char* c : {"m", "n", "k", "chunks", "t_compute_us", "t_compute_whole_us"})
-      if (!b.contains(c))
-        throw UsageError(what + ": decomposition point " + b.value("name", "?") + " has no " + c);
+MeasuredDecomposition read_decomposition(const std::string& path) {
+  const nlohmann::json doc = read_gbench(path);
+  MeasuredDecomposition d;
+  // As calibration reads a run that shared the device (ovb-gemm's table).
+  if (doc.value("context", nlohmann::json::object()).value("world_size", 1) > 1)
+    d.ranks_per_device = ranks_per_device_of(doc["context"]);
+  for (const BenchRow& r : benchmark_rows(doc, "overlap/", path)) {
+    if (overlap_scenario(r) != metrics::kDecompositionScenario) continue;
     MeasuredChunks p;
-    p.m = static_cast<std::int64_t>(b["m"].get<double>());
-    p.n = static_cast<std::int64_t>(b["n"].get<double>());
-    p.k = static_cast<std::int64_t>(b["k"].get<double>());
-    p.chunks = static_cast<int>(b["chunks"].get<double>());
-    p.split = split == "n" ? 'n' : 'm';
-    p.dtype = dtype;
-    p.coll = coll;
-    p.whole_us = b["t_compute_whole_us"].get<double>();
-    p.chunks_us = b["t_compute_us"].get<double>();
-    out.push_back(p);
+    p.m = static_cast<std::int64_t>(r.number("m"));
+    p.n = static_cast<std::int64_t>(r.number("n"));
+    p.k = static_cast<std::int64_t>(r.number("k"));
+    p.chunks = static_cast<int>(r.number("chunks"));
+    p.split = r.tag("split") == "n" ? 'n' : 'm';
+    p.dtype = r.tag("dtype");
+    p.coll = r.tag("coll");
+    p.whole_us = r.number("t_compute_whole_us");
+    p.chunks_us = r.number("t_compute_us");
+    d.points.push_back(p);
   }
-  if (out.empty()) throw UsageError(what + ": no decomposition point (ovb-overlap --scenarios decomposition)");
-  return out;
+  if (d.points.empty())
+    throw UsageError(path + ": no decomposition point (ovb-overlap --scenarios decomposition)");
+  return d;
 }
 
 }  // namespace ovb::model

@@ -210,15 +210,15 @@ bad validate-calculon-time "Calculon results .*calculon-bad.json: run megatron-s
 # and against measured decomposition points (the two points of one shape are one row); bad input.
 ok gemm "$model" gemm --machine dgx-h100 --shapes 2048x5120x10240,256x256x256 --chunks 1,8 --split m,n --json "$work/gemm.json"
 has "$work/gemm.json" "len(d['rows']) == 6 and all(abs(r['loss_us'] - (r['chunks_us'] - r['whole_us'])) < 1e-9 for r in d['rows']) and [r['chunk_source'] for r in d['rows']][:3] == ['interpolated', 'peak x efficiency x waves', 'peak x efficiency x waves']"
-printf '{"context": {"ranks_per_gpu": 1}, "benchmarks": [%s, %s, {"name": "x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' \
-  '{"name": "a", "run_type": "iteration", "label": "coll=all_reduce dtype=bf16 scenario=decomposition chunks=2 split=m", "m": 2048, "n": 2048, "k": 1024, "chunks": 2, "t_compute_us": 30, "t_compute_whole_us": 26}' \
-  '{"name": "b", "run_type": "iteration", "label": "coll=reduce_scatter dtype=bf16 scenario=decomposition chunks=2 split=m", "m": 2048, "n": 2048, "k": 1024, "chunks": 2, "t_compute_us": 32, "t_compute_whole_us": 28}' > "$work/decomp.json"
+printf '{"context": {"ranks_per_gpu": 1}, "benchmarks": [%s, %s, {"name": "overlap/x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' \
+  '{"name": "overlap/decomposition/a", "run_type": "iteration", "label": "coll=all_reduce dtype=bf16 scenario=decomposition chunks=2 split=m", "m": 2048, "n": 2048, "k": 1024, "chunks": 2, "t_compute_us": 30, "t_compute_whole_us": 26}' \
+  '{"name": "overlap/decomposition/b", "run_type": "iteration", "label": "coll=reduce_scatter dtype=bf16 scenario=decomposition chunks=2 split=m", "m": 2048, "n": 2048, "k": 1024, "chunks": 2, "t_compute_us": 32, "t_compute_whole_us": 28}' > "$work/decomp.json"
 ok gemm-measured "$model" gemm --machine dgx-h100 --measured "$work/decomp.json" --json "$work/gemm-measured.json"
 has "$work/gemm-measured.json" "len(d['rows']) == 1 and d['rows'][0]['measured'] == {'points': 2, 'whole_us': 27, 'chunks_us': 31} and d['rows'][0]['chunks'] == 2"
 bad gemm-nothing "give --shapes or --measured" "$model" gemm --machine dgx-h100
 bad gemm-divide "3 chunks do not divide m = 2048" "$model" gemm --machine dgx-h100 --shapes 2048x64x64 --chunks 3
 bad gemm-shape "GEMM shape '2048x64' is not MxNxK" "$model" gemm --machine dgx-h100 --shapes 2048x64
-printf '{"benchmarks": [{"name": "x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' > "$work/no-decomp.json"
+printf '{"benchmarks": [{"name": "overlap/x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' > "$work/no-decomp.json"
 bad gemm-no-points "no-decomp.json: no decomposition point" "$model" gemm --machine dgx-h100 --measured "$work/no-decomp.json"
 
 if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi

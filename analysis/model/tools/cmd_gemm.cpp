@@ -40,7 +40,7 @@ class Gemm : public Command {
                    "split predicted and compared (replaces --shapes/--chunks/--split)");
     sub.add_option("--ranks-per-device", rpd_,
                    "Ranks sharing the device (default: the machine's; with --measured, the "
-                   "file's ranks_per_gpu)")
+                   "file's, as calibrate reads it)")
         ->check(ovb::positive());
     sub.add_option("--json", json_, "Write every row as JSON");
   }
@@ -73,12 +73,9 @@ class Gemm : public Command {
                 << " rank(s) per device\n"
                 << t.str();
     } else {
-      const nlohmann::json doc = read_json(measured_);
-      const std::vector<MeasuredChunks> pts = read_decomposition(doc, measured_);
-      const int file_rpd = doc.contains("context")
-                               ? doc["context"].value("ranks_per_gpu", 1)
-                               : 1;
-      mc.ranks_per_device = rpd_ ? rpd_ : file_rpd;
+      const MeasuredDecomposition measured = read_decomposition(measured_);
+      const std::vector<MeasuredChunks>& pts = measured.points;
+      mc.ranks_per_device = rpd_ ? rpd_ : measured.ranks_per_device;
       // Points of several collectives share a GEMM: one row per shape, chunks, split (the mean
       // of the points' measurements).
       std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int, char, std::string>,

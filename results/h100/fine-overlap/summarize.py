@@ -2,12 +2,17 @@
 """summary.md of this folder (slurm/gpu-fine-overlap.sh's results on the H100): the memory-bound
 kernel classes, the decomposition scenario on one rank (the chunk GEMMs alone) and on two ranks
 sharing the GPU, the ring exchanges, the CTA policies; every figure read from the JSON files here.
-Run: python3 results/h100/fine-overlap/summarize.py  (writes summary.md beside it)"""
+Run: python3 results/h100/fine-overlap/summarize.py [--out FILE]  (default: summary.md beside it)"""
+import argparse
 import json
 import os
 import sys
 
 HERE = os.path.dirname(os.path.realpath(__file__))
+# The analysis part's Markdown table and atomic writer (standard library only).
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "analysis"))
+from ovb_analysis.io_util import atomic_write  # noqa: E402
+from ovb_analysis.render import md_table as table  # noqa: E402
 
 
 def rows(name):
@@ -25,13 +30,10 @@ def shape(b):
     return f"{int(b['m'])}x{int(b['n'])}x{int(b['k'])}"
 
 
-def table(head, body):
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
-    return "\n".join(lines)
-
-
 def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "summary.md"), help="file to write")
+    out = ap.parse_args().out
     md = ["# Fine-grained overlap and memory-bound kernels on one H100 (summary)", "",
           "Written by `summarize.py` from the JSON files of this folder; what they are and how "
           "they were made: README.md."]
@@ -103,12 +105,8 @@ def main():
              f"{b['compute_slowdown']:.2f}"] for b in ct]
     md.append(table(["size", "CTA policy", "max CTAs", "priority", "requested", "observed",
                      "GEMM us", "all-reduce us", "compute slowdown"], body))
-    text = "\n".join(md) + "\n"
-    tmp = os.path.join(HERE, ".summary.md.tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, os.path.join(HERE, "summary.md"))
-    print("wrote", os.path.join(HERE, "summary.md"))
+    atomic_write(out, "\n".join(md) + "\n")
+    print("wrote", out)
 
 
 if __name__ == "__main__":

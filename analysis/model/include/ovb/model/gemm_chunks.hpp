@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "ovb/model/compute_cost.hpp"
 
 namespace ovb::model {
@@ -27,8 +25,7 @@ ChunkedGemm chunked_gemm(const Machine& mc, std::int64_t m, std::int64_t n, std:
                          std::string_view dtype, int chunks, char split);
 
 // One point of an ovb-overlap decomposition result: the GEMM, its chunking, and what was
-// measured (t_compute_whole_us, t_compute_us = the chunk GEMMs back to back, their p10-p90 is
-// the whole sample's).
+// measured (t_compute_whole_us: the whole GEMM alone; t_compute_us: the chunk GEMMs back to back).
 struct MeasuredChunks {
   std::int64_t m = 0, n = 0, k = 0;
   int chunks = 1;
@@ -36,8 +33,13 @@ struct MeasuredChunks {
   std::string dtype, coll;
   double whole_us = 0, chunks_us = 0;
 };
-// The decomposition points of an ovb-overlap JSON file (rows skipped with an error and other
-// scenarios left out); a UsageError naming the file when it has none.
-std::vector<MeasuredChunks> read_decomposition(const nlohmann::json& doc, const std::string& what);
+// The decomposition points of an ovb-overlap result file (read as calibration reads its files:
+// gbench.hpp), and the ranks that shared the device in that run (ranks_per_device_of; 1 for a
+// one-rank run). A UsageError naming the file when it has none.
+struct MeasuredDecomposition {
+  std::vector<MeasuredChunks> points;
+  int ranks_per_device = 1;
+};
+MeasuredDecomposition read_decomposition(const std::string& path);
 
 }  // namespace ovb::model
