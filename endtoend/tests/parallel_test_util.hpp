@@ -3,6 +3,8 @@
 // configurations by grid and flags, and runs on a given MPI communicator.
 #pragma once
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -89,10 +91,25 @@ inline Config test_config(const Case& c, int iters = 10) {
   return cfg;
 }
 
+// On the GPU (ranks sharing it over loopback NCCL, each run seconds long), rank 0 says which run
+// starts and when, so that a test stopped by its time limit shows in its log how far it got.
+inline void announce_gpu_run(const Config& cfg, MPI_Comm world) {
+  int rank = 0;
+  MPI_Comm_rank(world, &rank);
+  if (!on_gpu() || rank != 0 || world == MPI_COMM_SELF) return;
+  static const auto t0 = std::chrono::steady_clock::now();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("[%7.1f s] run: grid %s, %d iterations%s%s%s\n", s, cfg.plan.grid.str().c_str(),
+              cfg.iters, cfg.plan.micro_batch > 0 ? ", micro-batch" : "",
+              cfg.plan.shard_optimizer ? ", shard-optimizer" : "",
+              cfg.plan.recompute ? ", recompute" : "");
+  std::fflush(stdout);
+}
+
 // Everything a run needs, on communicator `world` (MPI_COMM_SELF for the serial reference).
 struct TrainerRun {
   TrainerRun(const Config& c, MPI_Comm world)
-      : cfg(c),
+      : cfg((announce_gpu_run(c, world), c)),
         backend(make_backend(cfg.backend, ovb::testing::launch())),
         grid(cfg.plan.grid, world),
         trainer(cfg, *backend, grid) {}

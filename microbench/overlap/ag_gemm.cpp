@@ -86,6 +86,7 @@ class AgGemm : public PipelineOps {
                      rows_piece_ * static_cast<std::size_t>(chunks_ * whole_.k), dtype_, s);
   }
   int ranks() const override { return comm_.size(); }
+  const RangeInfo& comm_range() const override { return range_; }
 
   // C against the exact unchunked result GemmWorkload::reference: the gather moves A's values
   // (-1, 0, 1, exact in every type) unchanged, and cutting along M does not change any element's

@@ -129,6 +129,7 @@ class Decomposition : public PipelineOps {
     collective(s, c_.data(), result_.data(), elems_ * static_cast<std::size_t>(chunks_));
   }
   int ranks() const override { return comm_.size(); }
+  const RangeInfo& comm_range() const override { return range_; }
 
   // The result against the unchunked computation, evaluated exactly: element (i, j) of the
   // reduced C is n * C[i,j], C[i,j] the integer sum GemmWorkload::reference. Cutting along M or N

@@ -29,6 +29,7 @@ class GemmColl : public OverlapOps {
   }
   std::int64_t check(bool inject) override { return gemm_.check(inject) + coll_.check(inject); }
   int ranks() const override { return coll_.ranks(); }
+  const RangeInfo& comm_range() const override { return range_; }
 
  private:
   GemmWorkload gemm_;

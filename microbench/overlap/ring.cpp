@@ -143,6 +143,7 @@ class Ring : public PipelineOps {
       comm_.reduce_scatter(c_whole_.data(), whole_result_.data(), rows * cols(), dtype_, s);
   }
   int ranks() const override { return n_; }
+  const RangeInfo& comm_range() const override { return range_; }
 
   // Against the exact unchunked result, as the decomposition scenario's check: AG+GEMM's C is the
   // GEMM of the gathered A (the exchange moves A's exact values; only the output rounding may

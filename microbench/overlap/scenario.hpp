@@ -23,7 +23,8 @@
 #include <vector>
 
 #include "harness/env.hpp"
-#include "ovb/metrics.hpp"  // kDefaultOverlapScenario
+#include "ovb/annotate.hpp"  // RangeInfo
+#include "ovb/metrics.hpp"   // kDefaultOverlapScenario
 
 namespace ovb::mb {
 
@@ -42,6 +43,10 @@ class OverlapOps {
   // The transport, when the scenario's own code fixes it ("ce-ipc": only cudaMemcpyAsync between
   // mapped peers); "" when it is observed (transport.hpp).
   virtual std::string transport_by_construction() const { return ""; }
+  // The "collective" range (kind, group, bytes) every comm() launch runs in, so that a trace joins
+  // the kernels to them; work launched later on comm()'s behalf (the transport observation's
+  // captured graph) runs in it too.
+  virtual const RangeInfo& comm_range() const = 0;
 };
 
 // The dependent form: compute() and comm() run every chunk's work back to back (each stream's work

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "harness/ranks.hpp"
+#include "ovb/annotate.hpp"
 #include "ovb/error.hpp"
 
 namespace ovb::mb {
@@ -49,7 +50,13 @@ std::string requested_transport(const Backend& b, bool ring, Exchange e, int cta
 
 std::string observe_transport(BenchEnv& env, OverlapOps& ops, Stream& s) {
   std::string seen = ops.transport_by_construction();
-  if (seen.empty()) seen = word_of(env.backend().observe_engines(s, [&] { ops.comm(s); }));
+  if (seen.empty()) {
+    // The observation captures comm() and launches the graph after comm()'s own range has closed:
+    // the launch gets the same range, so that its kernels too carry the collective's kind and
+    // group.
+    ScopedRange r(ops.comm_range());
+    seen = word_of(env.backend().observe_engines(s, [&] { ops.comm(s); }));
+  }
   env.backend().synchronize();
   // Agreed: every rank saw the same word, else unknown.
   const auto at = std::find(std::begin(kWords), std::end(kWords), seen);

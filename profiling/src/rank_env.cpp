@@ -11,4 +11,8 @@ std::string rank_trace_path(const std::string& dir, int rank) {
   return (dir.empty() ? std::string(".") : dir) + "/" + name;
 }
 
+bool writes_trace(bool rank_from_launcher, bool device_activity) {
+  return rank_from_launcher || device_activity;
+}
+
 }  // namespace ovb::trace

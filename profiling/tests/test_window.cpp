@@ -125,3 +125,13 @@ TEST(LauncherRank, OneFileNamePerRank) {
   EXPECT_EQ(rank_trace_path("out", 3), "out/rank-00003.trace.json");
   EXPECT_EQ(rank_trace_path("", 12), "./rank-00012.trace.json");
 }
+
+// mpirun (its hwloc probes the GPUs) and a GPU probe initialise CUDA under the injected tracer with
+// no launcher rank; exiting after the ranks, they must not replace rank 0's trace with an empty
+// one.
+TEST(LauncherRank, OnlyARankOrAProcessThatRanSomethingWritesATrace) {
+  EXPECT_TRUE(ovb::trace::writes_trace(/*rank_from_launcher=*/true, /*device_activity=*/false));
+  EXPECT_TRUE(ovb::trace::writes_trace(true, true));
+  EXPECT_TRUE(ovb::trace::writes_trace(false, true));  // a program run alone: rank-00000
+  EXPECT_FALSE(ovb::trace::writes_trace(false, false));
+}

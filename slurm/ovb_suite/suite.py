@@ -7,9 +7,10 @@ finished after it started (its results are stale), or --redo names it. A failed 
 finished fails at once with that reason.
 
 Campaign presets add three things (slurm/README.md "Campaign presets"):
-  - a time budget for the call (--budget): each step's limit is cut to what is left, and a step
-    that would start with less than MIN_LEFT_S left is not started but left for the next call
-    (listed as pending with that reason; the call exits 1);
+  - a time budget for the call (--budget): each step's limit is cut to what is left (a step
+    stopped at such a cut limit, before its own, is interrupted, not failed: redone at the next
+    call), and a step that would start with less than MIN_LEFT_S left is not started but left for
+    the next call (listed as pending with that reason; the call exits 1);
   - "does not fit": a failed step whose log matches its `unfit` pattern (gpt4d's memory check)
     ends "unfit", a result, not a failure; a step with `if_unfit`/`unless_unfit` runs only when
     (unless) those steps ended so, else it is recorded "skipped";
@@ -250,9 +251,10 @@ class Suite:
             log.write(f"==== ovb-suite: {step.name} attempt {attempt} at {iso(t0)} on "
                       f"{socket.gethostname()}: {shlex.join(argv)}\n")
         left = self._budget_left()
-        timeout_s = step.timeout_s * self.timeout_scale
+        own_s = timeout_s = step.timeout_s * self.timeout_scale
         if left is not None and not step.always:
             timeout_s = max(1.0, min(timeout_s, left))
+        cut = timeout_s < own_s  # the budget, not the step's own limit, set its watchdog
         limits = Limits(timeout_s=timeout_s,
                         stall_s=step.stall_s * self.timeout_scale, grace_s=self.grace_s,
                         heartbeat_s=self.heartbeat_s, settle_s=settle_window_s(self.grace_s))
@@ -279,6 +281,10 @@ class Suite:
         elif oc.exit_code == 0 and not oc.watchdog:
             error = self._move_outputs(step, tmp)
             status = FINISHED if not error else FAILED
+        elif oc.watchdog and cut and oc.watchdog.endswith("(timeout)"):
+            # Stopped by the call's budget before its own limit: not a result, redone next call.
+            status, error = INTERRUPTED, f"cut by the call's budget after {timeout_s:.0f} s " \
+                f"(its own limit {own_s:.0f} s): redone at the next call"
         elif oc.watchdog:
             status, error = FAILED, f"watchdog: {oc.watchdog}; killed"
         else:
@@ -399,7 +405,7 @@ class Suite:
             if unmet:
                 self._fail_now(step, rec, unmet, label)
                 continue
-            if self._run_step(step, rec, label) == INTERRUPTED:
+            if self._run_step(step, rec, label) == INTERRUPTED and self.signals.received:
                 stopped = self.signals.name()
                 break
         doc = self.f.write_status(self.steps, self.suite_doc, self.deferred)

@@ -44,6 +44,36 @@ class Budget(DriverCase):
         self.assertEqual(read(os.path.join(self.out, "b.txt")), "ran\n")
 
 
+class BudgetCut(DriverCase):
+    def test_a_step_stopped_at_the_budgets_cut_is_interrupted_not_failed(self):
+        mark = os.path.join(self.dir, "slow-once")
+        f = self.steps_file([sh(f"[ -e {mark} ] || {{ touch {mark}; sleep 60; }}; "
+                                "echo ran > {tmp}/a.txt", name="a", outputs=["a.txt"]),
+                             sh("echo ran > {tmp}/b.txt", name="b", outputs=["b.txt"]),
+                             sh("true", name="summary", always=True)])
+        # 21 s: a starts (20 s needed) with its 600 s limit cut to ~21 s and is stopped there
+        r = self.run_driver(f, "--budget", "21", "--grace", "1")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        a = self.state("a")
+        self.assertEqual(a["status"], "interrupted", a)
+        self.assertIn("cut by the call's budget", a["error"])
+        self.assertIn("its own limit 600 s", a["error"])
+        self.assertNotIn("failed:", r.stdout)
+        self.assertIn("b: left for the next call", r.stdout)
+        self.assertEqual(self.state("summary")["status"], "finished")  # the call still ends well
+        r = self.run_driver(f, "--budget", "60")  # redone, not skipped as failed
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(self.state("a")["attempt"], 2)
+        self.assertEqual(self.state("a")["status"], "finished")
+
+    def test_a_step_past_its_own_limit_still_fails(self):
+        f = self.steps_file([sh("sleep 30", name="a", timeout_s=2)])
+        r = self.run_driver(f, "--budget", "60", "--grace", "1")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertEqual(self.state("a")["status"], "failed")
+        self.assertIn("no completion within 2 s (timeout)", self.state("a")["error"])
+
+
 class BudgetStart(DriverCase):
     def test_the_budget_counts_from_budget_start(self):
         f = self.steps_file([sh("echo ran > {tmp}/a.txt", name="a", outputs=["a.txt"]),

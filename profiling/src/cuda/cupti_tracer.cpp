@@ -424,6 +424,12 @@ void CuptiTracer::keep_record(const void* rec) {
   }
 }
 
+bool CuptiTracer::has_device_activity() {
+  flush();
+  std::lock_guard lock(mu_);
+  return !store_.kernels.empty() || !store_.copies.empty() || store_.outside_window > 0;
+}
+
 void CuptiTracer::write(const std::string& path, TraceHeader header) {
   flush();
   const std::int64_t now_cupti = now();

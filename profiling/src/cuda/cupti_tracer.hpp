@@ -54,6 +54,9 @@ class CuptiTracer {
   void flush() noexcept;
   // Flushes, then writes the trace of what was kept. Throws ovb::Error on I/O failure.
   void write(const std::string& path, TraceHeader header);
+  // After a flush: whether any kernel, copy or memset was recorded, or any record fell outside the
+  // capture window.
+  bool has_device_activity();
   // Disables the activity kinds and unsubscribes (after the last write). Never throws.
   void stop() noexcept;
 

@@ -13,7 +13,10 @@
 // this library sets it to the CUPTI library it uses (effective if the program's first NVTX call
 // comes after CUDA initialisation; set it yourself otherwise).
 // The rank comes from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK); the
-// trace is DIR/rank-NNNNN.trace.json, written at exit or on SIGTERM/SIGINT.
+// trace is DIR/rank-NNNNN.trace.json, written at exit or on SIGTERM/SIGINT. A process without a
+// launcher rank that ran nothing on the GPU writes no trace (rank_env.hpp, writes_trace): the
+// launcher itself initialises CUDA (mpirun's hwloc probes the GPUs) and, exiting after the ranks,
+// would otherwise replace rank 0's trace with an empty one.
 #include <cupti.h>
 #include <dlfcn.h>
 #include <unistd.h>
@@ -38,6 +41,7 @@ using ovb::trace::cuda::CuptiTracer;
 
 struct InjectState {
   std::string path;
+  bool launcher_rank = false;  // the rank came from the launcher's environment
   ovb::trace::TraceHeader header;
   std::atomic<bool> written{false};
 };
@@ -46,6 +50,14 @@ InjectState* g_state = nullptr;  // leaked on purpose: used during exit
 void write_trace(const char* why) {
   if (!g_state || g_state->written.exchange(true)) return;
   try {
+    if (!ovb::trace::writes_trace(g_state->launcher_rank,
+                                  CuptiTracer::get().has_device_activity())) {
+      std::fprintf(stderr,
+                   "ovb-inject: pid %ld has no launcher rank and ran nothing on the GPU: no "
+                   "trace written (not to replace rank 0's)\n",
+                   static_cast<long>(getpid()));
+      return;
+    }
     CuptiTracer::get().write(g_state->path, g_state->header);
     if (g_state->header.rank == 0)
       std::fprintf(stderr, "ovb-inject: wrote %s (%s)\n", g_state->path.c_str(), why);
@@ -105,6 +117,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
 
     g_state = new InjectState;
     g_state->path = ovb::trace::rank_trace_path(dir, rank.rank);
+    g_state->launcher_rank = !rank.source.empty();
     auto& h = g_state->header;
     h.rank = rank.rank;
     h.world_size = rank.world;

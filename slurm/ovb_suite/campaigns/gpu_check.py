@@ -101,7 +101,9 @@ def gpu_tests(build):
 
 def _ctests(b, g):
     names, why = gpu_tests(b.t.build)
-    base = ["ctest", "--test-dir", b.t.build or "BUILD", "--output-on-failure", "--no-tests=error"]
+    # -V: the test's output reaches the step's log as it is written, so a test the watchdog stops
+    # shows how far it got (--output-on-failure prints it only when the test ends).
+    base = ["ctest", "--test-dir", b.t.build or "BUILD", "-V", "--no-tests=error"]
     if names is None:
         # Not configured here (a plan listed without a CUDA build): the whole label in one step.
         b.add("ctest-gpu", [*base, "-L", "gpu", "--output-junit", "{tmp}/ctest/gpu.xml"],
