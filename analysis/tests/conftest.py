@@ -1,5 +1,6 @@
 """Shared test helpers: fixture paths, running the CLI in-process and as the executable."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -36,3 +37,11 @@ def run_executable(*args, env=None):
     full_env = dict(os.environ, **(env or {}))
     return subprocess.run([sys.executable, str(EXECUTABLE), *map(str, args)], capture_output=True,
                           text=True, env=full_env, timeout=300)
+
+
+def load_script(path, name):
+    """A Python script of the repository (not a package module) loaded as a module, by path."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -6,20 +6,16 @@ wrong micro-batch) would break one or the other.
 Run: pytest analysis/tests/test_claims_deepspeed_schedule.py
 """
 
-import importlib.util
 import subprocess
 import sys
 
-from conftest import ANALYSIS
+from conftest import ANALYSIS, load_script
 
 SCRIPT = ANALYSIS.parent / "results" / "model" / "deepspeed-schedule.py"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("deepspeed_schedule", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "deepspeed_schedule")
 
 
 def test_the_committed_table_is_the_scripts_output():

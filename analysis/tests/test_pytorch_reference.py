@@ -1,10 +1,10 @@
 """The PyTorch reference script's options and FLOP count (no PyTorch needed): the Llama presets
 are core's shapes, its model FLOPs are the suite's formula, and bad combinations are refused."""
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from conftest import load_script
 
 from ovb_analysis import metrics
 
@@ -13,10 +13,7 @@ SCRIPT = Path(__file__).resolve().parents[2] / "endtoend" / "reference" / "pytor
 
 @pytest.fixture(scope="module")
 def ref():
-    spec = importlib.util.spec_from_file_location("pytorch_gpt", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "pytorch_gpt")
 
 
 def test_llama_preset_shapes_and_flop(ref):

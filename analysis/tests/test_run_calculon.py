@@ -6,7 +6,6 @@ configuration Calculon refuses is recorded while a broken Calculon stops the run
 and an interrupted run resumes from what it wrote. A stand-in `bin/calculon` plays Calculon.
 """
 
-import importlib.util
 import json
 import stat
 import sys
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ANALYSIS
+from conftest import ANALYSIS, load_script
 from ovb_analysis.errors import AnalysisError
 
 SCRIPT = ANALYSIS / "validation" / "calculon" / "run_calculon.py"
@@ -22,10 +21,7 @@ RUNS = ANALYSIS / "validation" / "published_runs.json"
 
 
 def load():
-    spec = importlib.util.spec_from_file_location("run_calculon", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_script(SCRIPT, "run_calculon")
 
 
 rc = load()

@@ -1,7 +1,6 @@
 """microbench/torch_matmul.py, the outside GEMM reference: its percentiles are the suite's
 (stats.py), it skips cleanly where torch or a GPU is missing, and bad shapes are one error line."""
 
-import importlib.util
 import json
 import random
 import subprocess
@@ -9,21 +8,18 @@ import sys
 
 import pytest
 
-from conftest import ANALYSIS
+from conftest import ANALYSIS, load_script
 from ovb_analysis import stats
 
 SCRIPT = ANALYSIS.parent / "microbench" / "torch_matmul.py"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("torch_matmul", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def load():
+    return load_script(SCRIPT, "torch_matmul")
 
 
 def test_percentiles_and_sample_rule_are_the_suites():
-    mod = load_script()
+    mod = load()
     assert mod.MIN_TIMED_SAMPLES == stats.MIN_TIMED_SAMPLES
     assert mod.WARMUP == stats.default_warmup(stats.default_runs())
     rng = random.Random(5)
