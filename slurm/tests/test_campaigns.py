@@ -444,7 +444,7 @@ class GpuCheckPlan(unittest.TestCase):
     every program it runs is on its target list."""
 
     CTEST_JSON = {"tests": [{"name": "p.gpu.clean"}, {"name": "p.gpu.run"},
-                            {"name": "gpt4d.parallel.cuda.4ranks"}]}
+                            {"name": "gpt4d.parallel.cuda.4ranks.equivalence"}]}
 
     def fake_ctest(self, tmp):
         """A `ctest` on PATH that prints the label list (and records its arguments)."""
@@ -471,11 +471,11 @@ class GpuCheckPlan(unittest.TestCase):
         names = [s.name for s in b.steps]
         by = {s.name: s for s in b.steps}
         self.assertEqual(names[:4], ["gpu_info", "ctest-p.gpu.clean", "ctest-p.gpu.run",
-                                     "ctest-gpt4d.parallel.cuda.4ranks"])
+                                     "ctest-gpt4d.parallel.cuda.4ranks.equivalence"])
         run = by["ctest-p.gpu.run"].command
         self.assertEqual(run[run.index("-R") + 1], r"^p\.gpu\.run$")
         self.assertEqual(run[run.index("-FA") + 1], ".*")  # its set-up is the step before
-        self.assertEqual(by["ctest-gpt4d.parallel.cuda.4ranks"].timeout_s, 240)
+        self.assertEqual(by["ctest-gpt4d.parallel.cuda.4ranks.equivalence"].timeout_s, 240)
         groups = list(dict.fromkeys(s.group for s in b.steps))
         self.assertEqual(groups, ["info", "ctest", "llama", "options", "memory", "headline",
                                   "collectives", "report"])
