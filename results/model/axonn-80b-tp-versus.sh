@@ -25,7 +25,8 @@ trap 'rm -f "$tmp"' EXIT
   versus=(versus --machine perlmutter-a100 "${shape[@]}" --overlap all --pow2 --top 1)
   for extra in "--megatron-era 2022 --megatron-tp-across-nodes" \
                "--megatron-era 2022 --megatron-tp-across-nodes --megatron-recompute full" \
-               "--megatron-era core"; do
+               "--megatron-era core" \
+               "--megatron-era core --megatron-tp-across-nodes"; do
     echo "== ${versus[*]} $extra"
     # shellcheck disable=SC2086
     "$model" "${versus[@]}" $extra || true  # "no Megatron configuration fits" is an answer
