@@ -93,10 +93,11 @@ inline Config test_config(const Case& c, int iters = 10) {
 
 // On the GPU (ranks sharing it over loopback NCCL, each run seconds long), rank 0 says which run
 // starts and when, so that a test stopped by its time limit shows in its log how far it got.
-inline void announce_gpu_run(const Config& cfg, MPI_Comm world) {
+// Returns cfg, so that a run announces itself before its backend creates the communicators.
+inline const Config& announced(const Config& cfg, MPI_Comm world) {
   int rank = 0;
   MPI_Comm_rank(world, &rank);
-  if (!on_gpu() || rank != 0 || world == MPI_COMM_SELF) return;
+  if (!on_gpu() || rank != 0 || world == MPI_COMM_SELF) return cfg;
   static const auto t0 = std::chrono::steady_clock::now();
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("[%7.1f s] run: grid %s, %d iterations%s%s%s\n", s, cfg.plan.grid.str().c_str(),
@@ -104,12 +105,13 @@ inline void announce_gpu_run(const Config& cfg, MPI_Comm world) {
               cfg.plan.shard_optimizer ? ", shard-optimizer" : "",
               cfg.plan.recompute ? ", recompute" : "");
   std::fflush(stdout);
+  return cfg;
 }
 
 // Everything a run needs, on communicator `world` (MPI_COMM_SELF for the serial reference).
 struct TrainerRun {
   TrainerRun(const Config& c, MPI_Comm world)
-      : cfg((announce_gpu_run(c, world), c)),
+      : cfg(announced(c, world)),
         backend(make_backend(cfg.backend, ovb::testing::launch())),
         grid(cfg.plan.grid, world),
         trainer(cfg, *backend, grid) {}

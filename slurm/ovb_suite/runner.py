@@ -58,6 +58,7 @@ class SignalWatch:
 class Outcome:
     exit_code: int = None      # the command's status (negative: killed by that signal)
     watchdog: str = ""         # why the watchdog stopped it, or ""
+    timed_out: bool = False    # the watchdog stopped it at its time limit (not for a stall)
     signal: str = ""           # the stop signal the driver received while it ran, or ""
     stopped: bool = False      # the driver sent that stop to the step (it was cut off)
     late_s: float = None       # the signal came this many seconds after the step had ended
@@ -159,6 +160,7 @@ def run_command(argv, env, cwd, log_path, limits, signals, label):
                              f"SIGKILL in {limits.grace_s:.0f} s")
                 elif t - start > limits.timeout_s:
                     out.watchdog = f"no completion within {limits.timeout_s:.0f} s (timeout)"
+                    out.timed_out = True
                 elif limits.stall_s and t - last_change > limits.stall_s:
                     out.watchdog = f"no output for {limits.stall_s:.0f} s (stalled)"
                 if out.signal or out.watchdog:

@@ -281,7 +281,7 @@ class Suite:
         elif oc.exit_code == 0 and not oc.watchdog:
             error = self._move_outputs(step, tmp)
             status = FINISHED if not error else FAILED
-        elif oc.watchdog and cut and oc.watchdog.endswith("(timeout)"):
+        elif oc.timed_out and cut:
             # Stopped by the call's budget before its own limit: not a result, redone next call.
             status, error = INTERRUPTED, f"cut by the call's budget after {timeout_s:.0f} s " \
                 f"(its own limit {own_s:.0f} s): redone at the next call"

@@ -15,7 +15,7 @@
 // The rank comes from the launcher (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID, RANK); the
 // trace is DIR/rank-NNNNN.trace.json, written at exit or on SIGTERM/SIGINT. A process without a
 // launcher rank that ran nothing on the GPU writes no trace (rank_env.hpp, writes_trace): the
-// launcher itself initialises CUDA (mpirun's hwloc probes the GPUs) and, exiting after the ranks,
+// launcher itself may initialise CUDA (mpirun's hwloc GPU plugins) and, exiting after the ranks,
 // would otherwise replace rank 0's trace with an empty one.
 #include <cupti.h>
 #include <dlfcn.h>

@@ -53,8 +53,8 @@ TARGETS = ("ovb-gpu-probe", "gpt4d", "ovb-gpt4d-cuda-kernel-tests", "ovb-gpt4d-p
 
 # Seconds each ctest may take (its watchdog); the rest get CTEST_DEFAULT_S.
 CTEST_LIMIT_S = {"gpt4d.parallel.cuda.4ranks.equivalence": 240,
-                 "gpt4d.parallel.cuda.4ranks.collective_log": 240, "core.collectives.cuda.2x2x2": 150,
-                 "gpt4d.cuda.kernels": 120}
+                 "gpt4d.parallel.cuda.4ranks.collective_log": 240,
+                 "core.collectives.cuda.2x2x2": 150, "gpt4d.cuda.kernels": 120}
 CTEST_DEFAULT_S = 90
 
 # The tiny GPT of the CUDA-versus-host comparisons (gpt4d-gpu), fp32: the serial CUDA run and
