@@ -8,6 +8,7 @@
 #include "ovb/error.hpp"
 #include "ovb/model/comm_cost.hpp"
 #include "ovb/model/compute_cost.hpp"
+#include "ovb/model/gemm_chunks.hpp"
 #include "ovb/model/megatron_activations.hpp"
 #include "ovb/model/predict.hpp"
 
@@ -94,6 +95,8 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (c.tp > mc.ranks_per_node() && !c.tp_across_nodes)
     fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
          " GPUs unless tensor parallelism across nodes is allowed");
+  if (c.tp_comm_overlap && !c.sequence_parallel)
+    fail("tensor-parallel communication overlap needs sequence parallelism");
   if (c.first_stage_layers < 0 || c.last_stage_layers < 0)
     fail("the first and last stage's layers must be >= 0 (0: as the other stages)");
   if (!c.uneven() && m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)
@@ -220,15 +223,45 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   // 1F1B: the first stage holds min(pp, micro-batches) micro-batches of its L/pp layers, i.e. up
   // to L layers' worth; interleaving adds the factor 1 + (pp-1)/(pp*v) (Korthikanti,
   // Section 4.2.3). Stage i holds min(pp - i, m) micro-batches of its layers: the first when even.
+  // The last stage also holds, while one micro-batch's loss runs, its logits twice: the 16-bit
+  // output and the fp32 copy the cross-entropy works in (megatron_cross_entropy).
+  const double interleave = c.virtual_stages > 1 ? 1 + (c.pp - 1.0) / (c.pp * c.virtual_stages) : 1;
+  mem.logits = s * static_cast<double>(c.micro_batch) * V / t *
+               (static_cast<double>(size_of(c.act_dtype)) + 4);
   double layers = 0;
-  for (int i = 0; i < c.pp; ++i)
-    layers =
-        std::max(layers, static_cast<double>(st.of(i, c.pp)) *
-                             std::min<double>(c.pp - i, static_cast<double>(c.microbatches())));
-  if (c.virtual_stages > 1) layers *= 1 + (c.pp - 1.0) / (c.pp * c.virtual_stages);
+  for (int i = 0; i < c.pp; ++i) {
+    const double n = static_cast<double>(st.of(i, c.pp)) *
+                     std::min<double>(c.pp - i, static_cast<double>(c.microbatches())) * interleave;
+    layers = std::max(layers, n);
+    mem.activations = std::max(mem.activations, per_layer * n + (i == c.pp - 1 ? mem.logits : 0));
+  }
   mem.inflight_layers = layers;
-  mem.activations = per_layer * layers;
   return mem;
+}
+
+MemTerm megatron_cross_entropy(const Machine& mc, double logits, double act_bytes) {
+  MemTerm t = mem_term(mc, (act_bytes + 36) * logits, MemClass::cross_entropy);
+  t.bwd_us = mem_term(mc, (12 + act_bytes) * logits, MemClass::cross_entropy).time_us;
+  return t;
+}
+
+TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, int splits,
+                          std::string_view dtype) {
+  // The GEMM in `splits` chunks of its rows (the tokens), as chunked_gemm prices them: smaller
+  // GEMMs and one launch each. A pipeline of n steps, each a chunk's GEMM beside a slice of the
+  // collective, takes the longer of the two n times and the shorter once (fill and drain).
+  // Split counts that do not divide the rows run the GEMM whole.
+  double g = gemm.time_us;
+  if (splits > 1 && gemm.m % splits == 0)
+    g = chunked_gemm(mc, gemm.m, gemm.n, gemm.k, dtype, splits, 'm').chunks_us;
+  else
+    splits = 1;
+  const double c = comm_us * (1 + mc.comm_slowdown);
+  const double pair = std::max(g, c) + (splits > 1 ? std::min(g, c) / splits : 0);
+  TpOverlap o;
+  o.exposed_us = pair - gemm.time_us;
+  o.hidden_us = std::min(g, c);
+  return o;
 }
 
 namespace {
@@ -294,7 +327,14 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   // others none; per layer of a stage (every chunk alike) that is the share of a full recompute.
   const double share = recompute_share(m, c);
   T.recompute_us *= c.recompute == Recompute::full ? share : 1;
-  T.head_us = ct.head.fwd_us + ct.head.bwd_us;
+  // The head's loss as Megatron-LM computes it (megatron_cross_entropy) in place of the 4D
+  // model's one pass over the logits.
+  const MemTerm ce = megatron_cross_entropy(
+      mc, static_cast<double>(ct.tokens) * static_cast<double>(m.vocab) / c.tp,
+      static_cast<double>(size_of(c.act_dtype)));
+  T.cross_entropy_us = ce.time_us + ce.bwd_us;
+  T.head_us = ct.head.fwd_us + ct.head.bwd_us - ct.head.ce.time_us - ct.head.ce.bwd_us +
+              T.cross_entropy_us;
   // Unfused gradient accumulation: a pass over the layer's gradients every micro-batch. Local
   // DDP: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per parameter. Torch DDP:
   // autograd adds into the 16-bit param.grad from the second micro-batch on: read 2 + 2, write 2.
@@ -319,6 +359,38 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       fwd = 2 * cost_collective(mc, CollKind::all_reduce, Group::y, c.tp, 1, act_bytes).time_us;
     T.tp_fwd_us = fwd;
     T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? share * fwd : 0);
+    if (c.tp_comm_overlap && c.sequence_parallel) {
+      // Transformer Engine's userbuffers (v1.8, module/base.py initialize_ub): forward, the
+      // all-gathers ring-exchanged under QKV and MLP-up, the reduce-scatters pipelined in 4
+      // splits under attention-out and MLP-down; backward, the output gradient's all-gather
+      // ring-exchanged under the dgrad of attention-out and MLP-down, and for QKV and MLP-up the
+      // input's all-gather beside the dgrad GEMM and the reduce-scatter of dX beside the wgrad
+      // GEMM (bulk): six collectives, the two input gathers that sequence parallelism repeats for
+      // the weight gradients included.
+      const double ag =
+          cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
+      const double rs =
+          cost_collective(mc, CollKind::reduce_scatter, Group::y, c.tp, 1, act_bytes).time_us;
+      const auto& L = ct.block.lin;  // qkv, attn_out, mlp_up, mlp_down
+      const std::string_view dt = name_of(c.act_dtype);
+      const TpOverlap f[] = {tp_overlap_pair(mc, L[0].fwd, ag, c.tp, dt),
+                             tp_overlap_pair(mc, L[1].fwd, rs, 4, dt),
+                             tp_overlap_pair(mc, L[2].fwd, ag, c.tp, dt),
+                             tp_overlap_pair(mc, L[3].fwd, rs, 4, dt)};
+      const TpOverlap b[] = {tp_overlap_pair(mc, L[3].dx, ag, c.tp, dt),
+                             tp_overlap_pair(mc, L[2].dx, ag, 1, dt),
+                             tp_overlap_pair(mc, L[2].dw, rs, 1, dt),
+                             tp_overlap_pair(mc, L[1].dx, ag, c.tp, dt),
+                             tp_overlap_pair(mc, L[0].dx, ag, 1, dt),
+                             tp_overlap_pair(mc, L[0].dw, rs, 1, dt)};
+      const auto cost = [&](const auto& pairs) {
+        double us = 0;
+        for (const TpOverlap& o : pairs) us += o.exposed_us + mc.compute_slowdown * o.hidden_us;
+        return us;
+      };
+      T.tp_fwd_us = cost(f);
+      T.tp_bwd_us = cost(b) + (c.recompute == Recompute::full ? share * T.tp_fwd_us : 0);
+    }
   }
   const StageLayers st = stages_of(m, c);
   const double layer_fwd = T.layer_fwd_us + T.tp_fwd_us;

@@ -89,6 +89,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           c.first_stage_layers = opt.first_stage_layers;
           c.last_stage_layers = opt.last_stage_layers;
           c.tp_across_nodes = opt.tp_across_nodes;
+          c.tp_comm_overlap = opt.tp_comm_overlap;
           c.features = opt.features;
           if (v > 1 && c.microbatches() % pp) continue;
           const auto key = std::make_pair(tp, c.micro_batch);
@@ -137,6 +138,7 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
       {"recompute", name_of(c.recompute)},
       {"sequence_parallel", c.sequence_parallel},
       {"distributed_optimizer", c.distributed_optimizer},
+      {"tp_comm_overlap", c.tp_comm_overlap},
       {"era", c.features.era},
       {"predicted_ms", t.iteration_us / 1e3},
       {"terms_ms",
@@ -145,6 +147,7 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
         {"tp_per_layer", (t.tp_fwd_us + t.tp_bwd_us) / 1e3},
         {"grad_accumulation_per_layer", t.grad_accumulation_us / 1e3},
         {"head", t.head_us / 1e3},
+        {"cross_entropy", t.cross_entropy_us / 1e3},
         {"bubble", t.bubble_us / 1e3},
         {"p2p", t.p2p_us / 1e3},
         {"dp_reduce_scatter", t.dp_rs_us / 1e3},
@@ -156,7 +159,8 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
        {{"weights", mem.weights},
         {"gradients", mem.gradients},
         {"optimizer", mem.optimizer},
-        {"activations", mem.activations}}},
+        {"activations", mem.activations},
+        {"logits", mem.logits}}},
       {"memory_bytes", mem.total()},
       {"memory_limit_bytes", p.memory_limit_bytes},
       {"fits", p.fits}};

@@ -23,6 +23,7 @@ struct Args {
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
   bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;
+  bool tp_comm_overlap = false;
 
   nlohmann::json settings() const {
     return {{"era", era},
@@ -35,7 +36,8 @@ struct Args {
             {"last_stage_layers", last_stage_layers},
             {"sequence_parallel", !no_sequence_parallel},
             {"distributed_optimizer", !no_distributed_optimizer},
-            {"tp_across_nodes", tp_across_nodes}};
+            {"tp_across_nodes", tp_across_nodes},
+            {"tp_comm_overlap", tp_comm_overlap}};
   }
 };
 
@@ -83,6 +85,10 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
   app.add_flag("--megatron-tp-across-nodes", a->tp_across_nodes,
                "Also search Megatron tensor-parallel sizes larger than a node (their TP "
                "collectives cross the network)");
+  app.add_flag("--megatron-tp-comm-overlap", a->tp_comm_overlap,
+               "Megatron with Transformer Engine's tensor-parallel communication overlap "
+               "(--tp-comm-overlap: each all-gather and reduce-scatter under its GEMM; needs "
+               "sequence parallelism)");
   return [a] { return a->settings(); };
 }
 
@@ -119,6 +125,9 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
   o.sequence_parallel = s.value("sequence_parallel", true);
   o.distributed_optimizer = s.value("distributed_optimizer", true);
   o.tp_across_nodes = s.value("tp_across_nodes", false);
+  o.tp_comm_overlap = s.value("tp_comm_overlap", false);
+  if (o.tp_comm_overlap && !o.sequence_parallel)
+    throw UsageError("tensor-parallel communication overlap needs sequence parallelism");
   o.features = megatron_era(s.value("era", std::string("core")));
   return o;
 }
@@ -127,7 +136,8 @@ std::string config_words(const GptShape& m, const MegatronConfig& c) {
   std::string s =
       "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" + std::to_string(c.dp) +
       " mb=" + std::to_string(c.micro_batch) + " v=" + std::to_string(c.virtual_stages) + " " +
-      recompute_words(m, c) + (c.features.era == "core" ? "" : " " + c.features.era);
+      recompute_words(m, c) + (c.features.era == "core" ? "" : " " + c.features.era) +
+      (c.tp_comm_overlap ? " tp-overlap" : "");
   if (c.uneven()) {
     const StageLayers st = *split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
     s += " stages " + std::to_string(st.first) + "+" +
@@ -234,6 +244,7 @@ StrategyView predict(const StrategyQuery& q, const nlohmann::json& e) {
   c.sequence_parallel = e.value("sequence_parallel", o.sequence_parallel);
   c.distributed_optimizer = e.value("distributed_optimizer", o.distributed_optimizer);
   c.tp_across_nodes = o.tp_across_nodes;
+  c.tp_comm_overlap = e.value("tp_comm_overlap", o.tp_comm_overlap);
   c.features = o.features;
   c.batch = o.batch;
   c.act_dtype = o.act_dtype;

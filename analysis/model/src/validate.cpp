@@ -144,6 +144,8 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
+    if (p.config.contains("tp_comm_overlap") && !p.config["tp_comm_overlap"].is_boolean())
+      bad(path, at + "config.tp_comm_overlap must be true or false");
     if (p.config.contains("era")) {
       if (!p.config["era"].is_string()) bad(path, at + "config.era must be a string");
       try {

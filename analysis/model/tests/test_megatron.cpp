@@ -170,6 +170,17 @@ TEST(Megatron, InFlightMicroBatchesAndInterleaving) {
   c.pp = 1;
   c.batch = 16;  // no pipeline: one micro-batch of all 4 layers
   EXPECT_DOUBLE_EQ(megatron_memory(m, c).inflight_layers, 4);
+  // ... and, the only stage being the last, one micro-batch's logits: 16 tokens x 2 sequences x
+  // 128 / tp = 64 local vocabulary, bf16 and fp32 (6 bytes each).
+  const MegatronMemory one = megatron_memory(m, c);
+  EXPECT_DOUBLE_EQ(one.logits, 16 * 2 * 64 * 6.0);
+  EXPECT_DOUBLE_EQ(one.activations, 4 * one.activation_per_layer + 16 * 2 * 64 * 6.0);
+  // Two stages, 4 micro-batches: the first holds 2 of its 2 layers (4 layers' worth), the last 1
+  // of its 2 plus the logits; the larger counts.
+  c.pp = 2;
+  const MegatronMemory two = megatron_memory(m, c);
+  EXPECT_DOUBLE_EQ(two.activations, std::max(4 * two.activation_per_layer,
+                                             2 * two.activation_per_layer + 16 * 2 * 64 * 6.0));
 }
 
 TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
@@ -202,10 +213,68 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   EXPECT_DOUBLE_EQ(t.dp_exposed_us, 0);
   // AdamW on 27552 shard elements x 30 bytes at 1000 GB/s.
   EXPECT_NEAR(t.optimizer_us, 27552 * 30 / 1e6, 1e-9);
-  const double head = ct.head.fwd_us + ct.head.bwd_us;
+  // The loss as Megatron-LM computes it replaces the 4D model's one pass (2 bytes a logit
+  // forward, 4 backward): 2 sequences x 16 tokens x 64 local vocabulary = 2048 logits, cast to
+  // fp32 and passed over (2 + 36 bytes a logit forward, 12 + 2 backward) at 1000 GB/s.
+  EXPECT_NEAR(ct.head.ce.time_us + ct.head.ce.bwd_us, 6 * 2048 / 1e6, 1e-12);
+  EXPECT_NEAR(t.cross_entropy_us, (38 + 14) * 2048 / 1e6, 1e-12);
+  const double head = ct.head.fwd_us + ct.head.bwd_us - 6 * 2048 / 1e6 + (38 + 14) * 2048 / 1e6;
+  EXPECT_NEAR(t.head_us, head, 1e-9);
   EXPECT_NEAR(t.iteration_us, 4 * (fwd + bwd + head) + (fwd + bwd) + 10 * 4.16384 +
                                   27552 * 30 / 1e6,
               1e-6);
+}
+
+TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
+  Machine mc = test::synthetic_machine();
+  mc.comm_slowdown = 0.5;
+  mc.compute_slowdown = 0.25;
+  // A pair by hand: the GEMM 64 x 32 x 32 in 4 row chunks of 16 x 32 x 32, at the synthetic
+  // machine's quantized peak (no launch overhead); the collective 1.5 x longer when overlapped.
+  const GemmTerm g = gemm_term(mc, 64, 32, 32, "bf16");
+  const double whole = g.time_us, chunks = 4 * gemm_term(mc, 16, 32, 32, "bf16").time_us;
+  for (double comm : {0.0, 0.1 * whole, 10 * whole}) {
+    const double c = 1.5 * comm;
+    const TpOverlap ring = tp_overlap_pair(mc, g, comm, 4, "bf16");
+    EXPECT_NEAR(ring.exposed_us, std::max(chunks, c) + std::min(chunks, c) / 4 - whole, 1e-12)
+        << comm;
+    EXPECT_NEAR(ring.hidden_us, std::min(chunks, c), 1e-12) << comm;
+    const TpOverlap bulk = tp_overlap_pair(mc, g, comm, 1, "bf16");  // beside the whole GEMM
+    EXPECT_NEAR(bulk.exposed_us, std::max(whole, c) - whole, 1e-12) << comm;
+    EXPECT_NEAR(bulk.hidden_us, std::min(whole, c), 1e-12) << comm;
+  }
+  // 5 splits do not divide 64 rows: the GEMM runs whole beside the collective.
+  EXPECT_NEAR(tp_overlap_pair(mc, g, 10 * whole, 5, "bf16").exposed_us, 15 * whole - whole, 1e-12);
+
+  // A configuration: forward, the four collectives each with its GEMM (all-gathers in tp = 2
+  // ring steps, reduce-scatters in 4 pipeline splits); backward, six (two gradient all-gathers
+  // ring-exchanged under dgrad, two input all-gathers beside dgrad, two reduce-scatters beside
+  // wgrad), each costing what it leaves exposed plus the GEMM's slowdown under it.
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  const ComputeTerms ct = compute_terms(m, megatron_layer_options(c), mc);
+  const MegatronTime off = predict_megatron(m, c, mc).time;
+  c.tp_comm_overlap = true;
+  const MegatronTime on = predict_megatron(m, c, mc).time;
+  const double coll = 4 + 0.02048;  // as PipelineBubbleP2pAndDataParallelByHand's
+  const auto pair = [&](const GemmTerm& gemm, int n) {
+    double gt = gemm.time_us;
+    if (n > 1) gt = n * gemm_term(mc, gemm.m / n, gemm.n, gemm.k, "bf16").time_us;
+    const double cc = 1.5 * coll;
+    return std::max(gt, cc) + (n > 1 ? std::min(gt, cc) / n : 0) - gemm.time_us +
+           0.25 * std::min(gt, cc);
+  };
+  const auto& L = ct.block.lin;
+  EXPECT_NEAR(on.tp_fwd_us, pair(L[0].fwd, 2) + pair(L[1].fwd, 4) + pair(L[2].fwd, 2) +
+                                pair(L[3].fwd, 4),
+              1e-9);
+  EXPECT_NEAR(on.tp_bwd_us, pair(L[3].dx, 2) + pair(L[2].dx, 1) + pair(L[2].dw, 1) +
+                                pair(L[1].dx, 2) + pair(L[0].dx, 1) + pair(L[0].dw, 1),
+              1e-9);
+  EXPECT_NEAR(off.tp_fwd_us, 4 * coll, 1e-9);  // not overlapped: the collectives alone
+  // Megatron-LM refuses the overlap without sequence parallelism; so does the model.
+  c.sequence_parallel = false;
+  EXPECT_THROW(predict_megatron(m, c, mc), UsageError);
 }
 
 TEST(Megatron, InterleavingShrinksTheBubbleAndMultipliesSends) {

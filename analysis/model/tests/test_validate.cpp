@@ -82,6 +82,46 @@ TEST(Validate, BadVerificationAndSoftwareFieldsAreNamed) {
   EXPECT_NE(load_error(r).find("run r: config.flash_attention must be true or false"),
             std::string::npos)
       << load_error(r);
+  r = small_run();
+  r["config"]["tp_comm_overlap"] = 1;
+  EXPECT_NE(load_error(r).find("run r: config.tp_comm_overlap must be true or false"),
+            std::string::npos)
+      << load_error(r);
+}
+
+TEST(Validate, MegatronCoreRunsGiveTheThroughputTheyWerePublishedWith) {
+  // The nine Megatron-Core runs on H100 (the Megatron-LM README's table): published as
+  // Megatron-LM's own TFLOP/s per GPU, stored in the narayanan count. Written out here
+  // independently: Megatron-LM's count of the time (training.py, num_floating_point_operations,
+  // GPT block) 12 B s l h^2 ((1 + 1 + s/h) + 4 + V/(2 l h)) over the time the narayanan figure
+  // gives must be the table's TFLOP/s, that over 989 its MFU column (whole percent) and that
+  // times the GPUs its aggregate column (0.1 PFLOP/s, from TFLOP/s given to 0.1).
+  const json doc = read_json(default_validation_file());
+  const ValidationSet set = load_published_runs(default_validation_file());
+  int n = 0;
+  for (std::size_t i = 0; i < set.runs.size(); ++i) {
+    const PublishedRun& p = set.runs[i];
+    if (p.group != "megatron-core-h100") continue;
+    ++n;
+    const json& pub = doc["runs"][i]["published"];
+    const double B = p.batch, s = p.model.seq, l = p.model.layers, h = p.model.hidden,
+                 V = p.model.vocab, gpus = p.gpus;
+    EXPECT_EQ(p.machine, "dgx-h100") << p.id;
+    EXPECT_EQ(gpus, 48 * p.config["tp"].get<int>() * p.config["pp"].get<int>())
+        << p.id << ": data-parallel size 48";
+    EXPECT_TRUE(p.config["tp_comm_overlap"].get<bool>()) << p.id;
+    const double narayanan = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+    const double t = narayanan / (p.published_tflops * 1e12 * gpus);
+    const double megatron = 12 * B * s * l * h * h * ((1 + 1 + s / h) + 4 + V / (2 * l * h));
+    const double tflops = pub["megatron_tflops_per_gpu"].get<double>();
+    EXPECT_NEAR(megatron / t / gpus / 1e12, tflops, 1e-3) << p.id;
+    EXPECT_NEAR(100 * tflops / 989, pub["model_flops_utilization_pct"].get<double>(), 0.5)
+        << p.id;
+    EXPECT_NEAR(tflops * gpus / 1e3, pub["aggregate_pflops"].get<double>(),
+                0.05 + 0.05 * gpus / 1e3)
+        << p.id;
+  }
+  EXPECT_EQ(n, 9);
 }
 
 TEST(Validate, RunFlashAttentionEqualsTheMachineWithThatSetting) {

@@ -81,6 +81,10 @@ struct MegatronConfig {
   // Megatron-LM accepts any tp dividing the heads; the search keeps it inside a node (its
   // recommended use) unless asked, e.g. where nothing else fits in memory.
   bool tp_across_nodes = false;
+  // Transformer Engine's userbuffers overlap (Megatron's --tp-comm-overlap, which needs sequence
+  // parallelism): every tensor-parallel all-gather and reduce-scatter of a layer runs under the
+  // GEMM it feeds or follows (tp_overlap_pairs); off by default, as in Megatron-LM.
+  bool tp_comm_overlap = false;
   std::int64_t batch = 0;  // global batch, sequences
   DType act_dtype = DType::bf16;
   MegatronFeatures features;
@@ -121,7 +125,10 @@ struct MegatronMemory {
   double weights = 0;       // act_dtype copy: 2 bytes per parameter in bf16
   double gradients = 0;     // fp32 main gradients: 4 bytes per parameter
   double optimizer = 0;     // fp32 master + Adam m, v: 12 bytes per parameter, / dp when distributed
-  double activations = 0;   // activation_per_layer x inflight_layers
+  // The largest over the stages of activation_per_layer x the stage's layers in flight, the last
+  // stage's with its logits (their peak while a micro-batch's loss runs).
+  double activations = 0;
+  double logits = 0;  // s x micro-batch x V/tp logits, 16-bit and fp32 (a + 4 bytes each)
   double activation_per_layer = 0;  // one layer, one micro-batch
   double inflight_layers = 0;       // layers' worth of micro-batch activations held at the peak
   double total() const { return weights + gradients + optimizer + activations; }
@@ -132,10 +139,13 @@ struct MegatronTime {
   double layer_fwd_us = 0, layer_bwd_us = 0;  // one layer, one micro-batch, compute only
   double recompute_us = 0;                    // one layer, one micro-batch
   double grad_accumulation_us = 0;            // one layer, one micro-batch (unfused only)
-  double tp_fwd_us = 0, tp_bwd_us = 0;        // TP/SP collectives of one layer, one micro-batch
+  // TP/SP collectives of one layer, one micro-batch: their time alone, or with --tp-comm-overlap
+  // what the overlap leaves exposed plus the GEMMs' slowdown under them.
+  double tp_fwd_us = 0, tp_bwd_us = 0;
   // One micro-batch through the stage with the most layers (all chunks); every stage when even.
   double stage_fwd_us = 0, stage_bwd_us = 0;
   double head_us = 0;                         // LM head + loss per micro-batch (last stage)
+  double cross_entropy_us = 0;                // of head_us: the loss's passes, forward + backward
   // Fill and drain: (the stages' times summed - the slowest stage's) / v, i.e.
   // (pp-1)/v * (stage_fwd + stage_bwd) when even.
   double bubble_us = 0;
@@ -177,6 +187,25 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
 // micro-batch), and predict_megatron with its compute_terms given (the search computes them once
 // per (tp, micro-batch)).
 GptPlanOptions megatron_layer_options(const MegatronConfig& c);
+
+// Megatron-LM's vocab-parallel cross-entropy (unfused, every release: megatron/mpu/cross_entropy.py
+// of 2021, megatron/core/tensor_parallel/cross_entropy.py since): the 16-bit logits are cast to
+// fp32 and put through max, an in-place subtract, exp, sum and divide; backward multiplies the
+// kept softmax by the incoming gradient in place and casts it back. Bytes per logit element of a
+// 16-bit (a-byte) activation: forward a + 36, backward 12 + a; time_us forward, bwd_us backward.
+MemTerm megatron_cross_entropy(const Machine& mc, double logits, double act_bytes);
+
+// One tensor-parallel collective under --tp-comm-overlap and the GEMM it runs with (Transformer
+// Engine's userbuffers methods: ring_exchange cuts the GEMM's rows into tp chunks that compute
+// while the next slice of the all-gather arrives, pipeline cuts the GEMM into `splits` chunks
+// whose output slices are reduce-scattered while the next computes, bulk runs the collective
+// beside the whole GEMM). exposed_us: time the pair takes beyond the GEMM alone; hidden_us: the
+// collective time spent under the GEMM (which the machine's compute_slowdown stretches).
+struct TpOverlap {
+  double exposed_us = 0, hidden_us = 0;
+};
+TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, int splits,
+                          std::string_view dtype);
 MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc,
                                     const ComputeTerms& layer_terms);
 
