@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""What the Megatron-Core H100 rows of the validation file (group megatron-core-h100) predict for
+each micro-batch, interleaving and recomputation the table does not publish: every row, every
+virtual-stage count that divides its stages' layers, micro-batch 1, 2 and 4, no and full
+recomputation pinned, as `ovb-model validate` prices a pinned configuration. The validation
+itself lets the model pick its best that fits; this shows how far that choice moves the error.
+
+Usage: results/model/megatron-core-choices.py [--write | --check] [OVB_MODEL]
+(default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the table; --write also writes it
+beside this script as megatron-core-choices.txt; --check exits 1 when that file is not today's
+output (ctest model.megatron_core_choices).
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
+
+
+def variants(run):
+    """The run pinned to each (virtual stages, micro-batch, recompute) the pipeline allows."""
+    pp = run["config"]["pp"]
+    per_stage = run["model"]["layers"] // pp
+    for v in (d for d in range(1, per_stage + 1) if per_stage % d == 0 and (d == 1 or pp > 1)):
+        for mb in (m for m in (1, 2, 4) if run["batch"] // 48 % m == 0):
+            for rc in ("none", "full"):
+                x = json.loads(json.dumps(run))
+                x.pop("group", None)
+                x.pop("known_miss", None)
+                x["id"] = f"{run['id']} v={v} mb={mb} {rc}"
+                x["config"].update(virtual_stages=v, micro_batch=mb, recompute=rc)
+                yield x
+
+
+def main():
+    args = sys.argv[1:]
+    write, check = "--write" in args, "--check" in args
+    args = [a for a in args if a not in ("--write", "--check")]
+    model = args[0] if args else str(ROOT / "build/host/analysis/model/ovb-model")
+    doc = json.loads(RUNS.read_text(encoding="utf-8"))
+    runs = [r for r in doc["runs"]
+            if r.get("group") == "megatron-core-h100"]
+    lines = ["run v mb recompute: predicted TFLOP/s (narayanan), error % against the published, "
+             "fits"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for run in runs:
+            subprocess.run([model, "validate", "--only", run["id"], "--json", f"{tmp}/b.json"],
+                           check=True, capture_output=True, text=True)
+            pick = json.loads(Path(f"{tmp}/b.json").read_text())["rows"][0]
+            lines.append(f"{run['id']}: the model's pick {pick['config']}, "
+                         f"{pick['error_pct']:+.1f} %")
+            for x in variants(run):
+                cfg = x["config"]
+                microbatches = x["batch"] // (48 * cfg["micro_batch"])
+                if cfg["virtual_stages"] > 1 and microbatches % cfg["pp"]:
+                    continue  # interleaving needs the micro-batch count divisible by pp
+                f = Path(tmp) / "runs.json"
+                f.write_text(json.dumps(dict(doc, runs=[x])), encoding="utf-8")
+                out = Path(tmp) / "out.json"
+                subprocess.run([model, "validate", "--runs", str(f), "--json", str(out)],
+                               check=True, capture_output=True, text=True)
+                row = json.loads(out.read_text())["rows"][0]
+                lines.append(f"  v={cfg['virtual_stages']:<3} mb={cfg['micro_batch']} "
+                             f"{cfg['recompute']:<4}: "
+                             f"{row['predicted_tflops_per_gpu']:6.1f}  {row['error_pct']:+6.1f} %  "
+                             f"{'fits' if row['fits'] else 'does not fit'}")
+    text = "\n".join(lines) + "\n"
+    committed = HERE / "megatron-core-choices.txt"
+    if check:
+        if committed.read_text(encoding="utf-8") != text:
+            sys.exit(f"megatron-core-choices: {committed} is not today's output; "
+                     "run results/model/megatron-core-choices.py --write")
+        return
+    if write:
+        committed.write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
