@@ -57,6 +57,7 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.grad_accumulation_fusion = false;
     f.scatter_gather_p2p = true;
     f.interleave_pp2 = false;
+    f.overlap_p2p = false;
     f.block_recompute = false;  // the launcher's --checkpoint-activations: every layer
     return f;
   }
@@ -69,6 +70,7 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.ddp_pp1 = f.ddp_pp = DdpImpl::local;
     f.scatter_gather_p2p = true;
     f.interleave_pp2 = false;
+    f.overlap_p2p = false;
     return f;
   }
   std::string names;
@@ -426,6 +428,17 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       T.p2p_one_us +=
           cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
     T.p2p_us = 2 * (c.virtual_stages * mb + c.pp - 1) * T.p2p_one_us;
+    if (f.overlap_p2p && c.virtual_stages > 1) {
+      // Overlapped (interleaved schedule, Megatron-Core): the 2 (pp - 1) exchanges of the fill
+      // and drain still lie on the critical path; each of the 2 v m others runs beside the next
+      // chunk's compute, exposing only what it takes beyond the shorter pass of a chunk, and
+      // slows that compute by the machine's compute_slowdown while it runs.
+      const double sends = 2.0 * c.virtual_stages * mb;
+      const double chunk = std::min(T.stage_fwd_us, T.stage_bwd_us) / c.virtual_stages;
+      const double one = T.p2p_one_us * (1 + mc.comm_slowdown);
+      T.p2p_us = 2.0 * (c.pp - 1) * T.p2p_one_us + sends * std::max(0.0, one - chunk);
+      T.p2p_hidden_us = sends * std::min(one, chunk);
+    }
   }
 
   // Data parallelism over dp ranks tp apart. Megatron-Core: fp32 gradients reduce-scattered
@@ -466,7 +479,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       hidden_under = std::min(rs, bwd_window) + std::min(ag, fwd_window);
     }
   }
-  T.interference_us = mc.compute_slowdown * hidden_under;
+  T.interference_us = mc.compute_slowdown * (hidden_under + T.p2p_hidden_us);
   // AdamW over the local shard: read fp32 master, grad, m, v and write master, m, v, plus the
   // 16-bit working copy (as the 4D model's optimizer term).
   const double shard = params / (c.distributed_optimizer ? c.dp : 1);

@@ -50,6 +50,10 @@ struct MegatronFeatures {
   // all-gathers it over its tensor-parallel group before use (Megatron-LM before Megatron-Core).
   bool scatter_gather_p2p = false;
   bool interleave_pp2 = true;  // the interleaved schedule is allowed at pp = 2
+  // The interleaved schedule posts each send and receive and waits for it only before the chunk
+  // that needs it, computing meanwhile (Megatron-Core's --overlap-p2p-communication, on by
+  // default with interleaving); before it, every exchange blocked the schedule.
+  bool overlap_p2p = true;
   // Full recomputation of only some layers of each chunk (--recompute-method block, the 2022
   // releases' name of --activations-checkpoint-method); the search tries the fewest that fit.
   bool block_recompute = true;
@@ -151,6 +155,7 @@ struct MegatronTime {
   double bubble_us = 0;
   double p2p_one_us = 0;                      // one activation send between stages
   double p2p_us = 0;                          // p2p on the critical path
+  double p2p_hidden_us = 0;                   // p2p under compute (overlapped interleaving)
   double dp_rs_us = 0, dp_ag_us = 0;          // gradient reduce-scatter / param all-gather alone
   double dp_exposed_us = 0;                   // what the overlap leaves
   double interference_us = 0;
