@@ -261,7 +261,8 @@ std::string describe(const nlohmann::json& e) {
      << (e.contains("recompute_layers")
              ? " (" + e["recompute_layers"].dump() + " layers of each chunk)"
              : std::string())
-     << " (Megatron-LM era " << e["era"].get<std::string>() << ")";
+     << " (Megatron-LM era " << e["era"].get<std::string>()
+     << (e.value("tp_comm_overlap", false) ? ", tensor-parallel overlap" : "") << ")";
   return os.str();
 }
 

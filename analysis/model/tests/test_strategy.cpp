@@ -183,4 +183,14 @@ TEST(Strategy, VersusWords) {
                            {"recompute", "selective"},
                            {"era", "2022"}}),
             "tp=8 pp=4 dp=2 mb=1 v=3 selective (Megatron-LM era 2022)");
+  EXPECT_EQ(strategy("megatron")
+                .describe({{"tp", 8},
+                           {"pp", 1},
+                           {"dp", 2},
+                           {"micro_batch", 1},
+                           {"virtual_stages", 1},
+                           {"recompute", "none"},
+                           {"tp_comm_overlap", true},
+                           {"era", "core"}}),
+            "tp=8 pp=1 dp=2 mb=1 v=1 none (Megatron-LM era core, tensor-parallel overlap)");
 }
