@@ -266,6 +266,27 @@ TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_u
   return o;
 }
 
+double chunked_reduction_exposed_us(int chunks, double each_us, double window_us, double gap_us) {
+  // Times from the end of the backward: chunk j (v-1 first) can start at -(j gap + window).
+  double finish = -1e300;
+  for (int j = chunks - 1; j >= 0; --j)
+    finish = std::max(finish, -(j * gap_us + window_us)) + each_us;
+  return std::max(0.0, finish);
+}
+
+double chunked_gather_exposed_us(int chunks, double each_us, double window_us, double gap_us) {
+  // Chunk j's first forward starts at j gap (+ the delay so far) and may overlap its gather for
+  // `window`; chunks 0 and 1 are issued at the start, chunk j >= 2 when chunk j-1's forward
+  // starts. The gathers run one after another; each delay pushes the rest of the compute.
+  double finish = 0, delay = 0;
+  for (int j = 0; j < chunks; ++j) {
+    const double issued = j < 2 ? 0 : (j - 1) * gap_us + delay;
+    finish = std::max(finish, issued) + each_us;
+    delay += std::max(0.0, finish - (j * gap_us + delay + window_us));
+  }
+  return delay;
+}
+
 namespace {
 
 // One point-to-point send of `bytes` between ranks `ip` apart: a 2-rank all-gather moves
@@ -475,8 +496,17 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       const bool tp_on_nics = c.tp > mc.ranks_per_node();
       const double bwd_window = T.stage_bwd_us - (tp_on_nics ? most * T.tp_bwd_us : 0);
       const double fwd_window = T.stage_fwd_us - (tp_on_nics ? most * T.tp_fwd_us : 0);
-      T.dp_exposed_us = std::max(0.0, rs - bwd_window) + std::max(0.0, ag - fwd_window);
-      hidden_under = std::min(rs, bwd_window) + std::min(ag, fwd_window);
+      // Interleaved, Megatron-Core synchronises each model chunk on its own (schedules.py): a
+      // chunk's reduce-scatter starts with its last backward, the chunks' ends pp chunk-passes
+      // apart in the drain, and its all-gather is issued a chunk ahead of its first forward.
+      const int v = c.virtual_stages;
+      const int gaps = v > 1 && ddp == DdpImpl::core ? c.pp : 0;
+      const double exposed_rs =
+          chunked_reduction_exposed_us(v, rs / v, bwd_window / v, gaps * T.stage_bwd_us / v);
+      const double exposed_ag =
+          chunked_gather_exposed_us(v, ag / v, fwd_window / v, gaps * T.stage_fwd_us / v);
+      T.dp_exposed_us = exposed_rs + exposed_ag;
+      hidden_under = rs - exposed_rs + ag - exposed_ag;
     }
   }
   T.interference_us = mc.compute_slowdown * (hidden_under + T.p2p_hidden_us);

@@ -283,6 +283,25 @@ TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
   EXPECT_THROW(predict_megatron(m, c, mc), UsageError);
 }
 
+TEST(Megatron, DataParallelReductionPerModelChunkByHand) {
+  // One chunk: what the window does not cover.
+  EXPECT_DOUBLE_EQ(chunked_reduction_exposed_us(1, 10, 4, 0), 6);
+  EXPECT_DOUBLE_EQ(chunked_reduction_exposed_us(1, 3, 4, 0), 0);
+  EXPECT_DOUBLE_EQ(chunked_gather_exposed_us(1, 10, 4, 0), 6);
+  // Reduce-scatter, 3 chunks of 10 us, windows of 2 us, chunk ends 5 us apart: chunk 2 starts at
+  // -12 and ends at -2, chunk 1 (ready at -7) at 8, chunk 0 (ready at -2) at 18: 18 us exposed.
+  EXPECT_DOUBLE_EQ(chunked_reduction_exposed_us(3, 10, 2, 5), 18);
+  // Far apart (gap 20): each ends before the next is ready; only chunk 0's 10 - 2 is exposed.
+  EXPECT_DOUBLE_EQ(chunked_reduction_exposed_us(3, 10, 2, 20), 8);
+  // All-gather, 3 chunks of 10 us, window 2, first forwards 5 us apart: chunk 0 ends at 10
+  // (needed by 2: delay 8); chunk 1, issued at 0, ends at 20 (needed by 5 + 8 + 2 = 15: delay 5);
+  // chunk 2, issued at chunk 1's start 5 + 13 = 18, ends at 30 (needed by 10 + 13 + 2 = 25:
+  // delay 5). 18 us in all.
+  EXPECT_DOUBLE_EQ(chunked_gather_exposed_us(3, 10, 2, 5), 18);
+  // Far apart (gap 40): chunk 1 and 2 hide under the forwards before theirs.
+  EXPECT_DOUBLE_EQ(chunked_gather_exposed_us(3, 10, 2, 40), 8);
+}
+
 TEST(Megatron, InterleavingShrinksTheBubbleAndMultipliesSends) {
   const Machine mc = test::synthetic_machine();
   const GptShape m = test::small_gpt();

@@ -206,6 +206,17 @@ MemTerm megatron_cross_entropy(const Machine& mc, double logits, double act_byte
 // whose output slices are reduce-scattered while the next computes, bulk runs the collective
 // beside the whole GEMM). exposed_us: time the pair takes beyond the GEMM alone; hidden_us: the
 // collective time spent under the GEMM (which the machine's compute_slowdown stretches).
+// The data-parallel reduction of a configuration in `chunks` model chunks, each `each_us` long,
+// one after another on one stream (Megatron-Core's per-chunk synchronisation with interleaving).
+// Reduce-scatter: chunk j's may start `window_us` before the end of its last backward, which lies
+// j gap_us before the end of the stage's backward (chunk 0 last); returns how far the last one
+// ends after that. All-gather: chunk j's first forward starts j gap_us (+ earlier delays) after
+// the iteration's start and may overlap its gather for `window_us`; chunks 0 and 1 are issued at
+// the start, chunk j >= 2 when chunk j-1's forward starts; returns the delay to the compute. With
+// one chunk (gap 0) both are max(0, each - window).
+double chunked_reduction_exposed_us(int chunks, double each_us, double window_us, double gap_us);
+double chunked_gather_exposed_us(int chunks, double each_us, double window_us, double gap_us);
+
 struct TpOverlap {
   double exposed_us = 0, hidden_us = 0;
 };
