@@ -8,8 +8,8 @@
 #include "ovb/error.hpp"
 #include "ovb/model/comm_cost.hpp"
 #include "ovb/model/compute_cost.hpp"
-#include "ovb/model/gemm_chunks.hpp"
 #include "ovb/model/megatron_activations.hpp"
+#include "ovb/model/megatron_overlap.hpp"
 #include "ovb/model/predict.hpp"
 
 namespace ovb::model {
@@ -239,52 +239,6 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   }
   mem.inflight_layers = layers;
   return mem;
-}
-
-MemTerm megatron_cross_entropy(const Machine& mc, double logits, double act_bytes) {
-  MemTerm t = mem_term(mc, (act_bytes + 36) * logits, MemClass::cross_entropy);
-  t.bwd_us = mem_term(mc, (12 + act_bytes) * logits, MemClass::cross_entropy).time_us;
-  return t;
-}
-
-TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, int splits,
-                          std::string_view dtype) {
-  // The GEMM in `splits` chunks of its rows (the tokens), as chunked_gemm prices them: smaller
-  // GEMMs and one launch each. A pipeline of n steps, each a chunk's GEMM beside a slice of the
-  // collective, takes the longer of the two n times and the shorter once (fill and drain).
-  // Split counts that do not divide the rows run the GEMM whole.
-  double g = gemm.time_us;
-  if (splits > 1 && gemm.m % splits == 0)
-    g = chunked_gemm(mc, gemm.m, gemm.n, gemm.k, dtype, splits, 'm').chunks_us;
-  else
-    splits = 1;
-  const double c = comm_us * (1 + mc.comm_slowdown);
-  const double pair = std::max(g, c) + (splits > 1 ? std::min(g, c) / splits : 0);
-  TpOverlap o;
-  o.exposed_us = pair - gemm.time_us;
-  o.hidden_us = std::min(g, c);
-  return o;
-}
-
-double chunked_reduction_exposed_us(int chunks, double each_us, double window_us, double gap_us) {
-  // Times from the end of the backward: chunk j (v-1 first) can start at -(j gap + window).
-  double finish = -1e300;
-  for (int j = chunks - 1; j >= 0; --j)
-    finish = std::max(finish, -(j * gap_us + window_us)) + each_us;
-  return std::max(0.0, finish);
-}
-
-double chunked_gather_exposed_us(int chunks, double each_us, double window_us, double gap_us) {
-  // Chunk j's first forward starts at j gap (+ the delay so far) and may overlap its gather for
-  // `window`; chunks 0 and 1 are issued at the start, chunk j >= 2 when chunk j-1's forward
-  // starts. The gathers run one after another; each delay pushes the rest of the compute.
-  double finish = 0, delay = 0;
-  for (int j = 0; j < chunks; ++j) {
-    const double issued = j < 2 ? 0 : (j - 1) * gap_us + delay;
-    finish = std::max(finish, issued) + each_us;
-    delay += std::max(0.0, finish - (j * gap_us + delay + window_us));
-  }
-  return delay;
 }
 
 namespace {

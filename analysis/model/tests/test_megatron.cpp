@@ -13,6 +13,7 @@
 #include "ovb/model/comm_cost.hpp"
 #include "ovb/model/flops.hpp"
 #include "ovb/model/megatron.hpp"
+#include "ovb/model/megatron_overlap.hpp"
 #include "ovb/model/megatron_search.hpp"
 #include "ovb/metrics.hpp"
 
