@@ -22,12 +22,17 @@ ROOT = HERE.parents[1]
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
 
 
+def data_parallel(run):
+    """The run's data-parallel size: its GPUs over tp x pp."""
+    return run["gpus"] // (run["config"]["tp"] * run["config"]["pp"])
+
+
 def variants(run):
     """The run pinned to each (virtual stages, micro-batch, recompute) the pipeline allows."""
     pp = run["config"]["pp"]
     per_stage = run["model"]["layers"] // pp
     for v in (d for d in range(1, per_stage + 1) if per_stage % d == 0 and (d == 1 or pp > 1)):
-        for mb in (m for m in (1, 2, 4) if run["batch"] // 48 % m == 0):
+        for mb in (m for m in (1, 2, 4) if run["batch"] // data_parallel(run) % m == 0):
             for rc in ("none", "full"):
                 x = json.loads(json.dumps(run))
                 x.pop("group", None)
@@ -56,7 +61,7 @@ def main():
                          f"{pick['error_pct']:+.1f} %")
             for x in variants(run):
                 cfg = x["config"]
-                microbatches = x["batch"] // (48 * cfg["micro_batch"])
+                microbatches = x["batch"] // (data_parallel(x) * cfg["micro_batch"])
                 if cfg["virtual_stages"] > 1 and microbatches % cfg["pp"]:
                     continue  # interleaving needs the micro-batch count divisible by pp
                 f = Path(tmp) / "runs.json"

@@ -97,8 +97,7 @@ void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine
   if (c.tp > mc.ranks_per_node() && !c.tp_across_nodes)
     fail("tensor parallelism stays inside a node of " + std::to_string(mc.ranks_per_node()) +
          " GPUs unless tensor parallelism across nodes is allowed");
-  if (c.tp_comm_overlap && !c.sequence_parallel)
-    fail("tensor-parallel communication overlap needs sequence parallelism");
+  if (c.tp_comm_overlap && !c.sequence_parallel) fail(kTpOverlapNeedsSequenceParallel);
   if (c.first_stage_layers < 0 || c.last_stage_layers < 0)
     fail("the first and last stage's layers must be >= 0 (0: as the other stages)");
   if (!c.uneven() && m.layers % (static_cast<std::int64_t>(c.pp) * c.virtual_stages) != 0)
@@ -328,12 +327,14 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   // SP two all-reduces each way. A full recompute repeats the forward ones.
   const double act_bytes = static_cast<double>(m.seq) * c.micro_batch * m.hidden * a;
   if (c.tp > 1) {
-    double fwd = 0;
-    if (c.sequence_parallel)
-      fwd = 2 * cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us +
-            2 * cost_collective(mc, CollKind::reduce_scatter, Group::y, c.tp, 1, act_bytes).time_us;
-    else
-      fwd = 2 * cost_collective(mc, CollKind::all_reduce, Group::y, c.tp, 1, act_bytes).time_us;
+    const double ag =
+        cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
+    const double rs =
+        cost_collective(mc, CollKind::reduce_scatter, Group::y, c.tp, 1, act_bytes).time_us;
+    const double fwd =
+        c.sequence_parallel
+            ? 2 * ag + 2 * rs
+            : 2 * cost_collective(mc, CollKind::all_reduce, Group::y, c.tp, 1, act_bytes).time_us;
     T.tp_fwd_us = fwd;
     T.tp_bwd_us = fwd + (c.recompute == Recompute::full ? share * fwd : 0);
     if (c.tp_comm_overlap && c.sequence_parallel) {
@@ -344,10 +345,6 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       // input's all-gather beside the dgrad GEMM and the reduce-scatter of dX beside the wgrad
       // GEMM (bulk): six collectives, the two input gathers that sequence parallelism repeats for
       // the weight gradients included.
-      const double ag =
-          cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
-      const double rs =
-          cost_collective(mc, CollKind::reduce_scatter, Group::y, c.tp, 1, act_bytes).time_us;
       const auto& L = ct.block.lin;  // qkv, attn_out, mlp_up, mlp_down
       const std::string_view dt = name_of(c.act_dtype);
       const TpOverlap f[] = {tp_overlap_pair(mc, L[0].fwd, ag, c.tp, dt),

@@ -3,6 +3,7 @@
 #include "ovb/model/megatron_overlap.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "ovb/model/gemm_chunks.hpp"
 
@@ -35,7 +36,7 @@ TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_u
 
 double chunked_reduction_exposed_us(int chunks, double each_us, double window_us, double gap_us) {
   // Times from the end of the backward: chunk j (v-1 first) can start at -(j gap + window).
-  double finish = -1e300;
+  double finish = std::numeric_limits<double>::lowest();
   for (int j = chunks - 1; j >= 0; --j)
     finish = std::max(finish, -(j * gap_us + window_us)) + each_us;
   return std::max(0.0, finish);

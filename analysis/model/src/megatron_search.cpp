@@ -55,6 +55,8 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
   if (opt.gpus < 1) throw UsageError("the number of GPUs must be >= 1, got " + std::to_string(opt.gpus));
   if (opt.batch < 1) throw UsageError("the global batch must be >= 1");
   if (opt.recompute.empty()) throw UsageError("no recompute mode to search");
+  if (opt.tp_comm_overlap && !opt.sequence_parallel)
+    throw UsageError(kTpOverlapNeedsSequenceParallel);
   MegatronSearchResult r;
   r.memory_limit_bytes = memory_limit_bytes(mc);
   std::map<std::pair<int, int>, ComputeTerms> terms;  // (tp, micro-batch)

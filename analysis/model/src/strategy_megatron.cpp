@@ -126,8 +126,6 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
   o.distributed_optimizer = s.value("distributed_optimizer", true);
   o.tp_across_nodes = s.value("tp_across_nodes", false);
   o.tp_comm_overlap = s.value("tp_comm_overlap", false);
-  if (o.tp_comm_overlap && !o.sequence_parallel)
-    throw UsageError("tensor-parallel communication overlap needs sequence parallelism");
   o.features = megatron_era(s.value("era", std::string("core")));
   return o;
 }

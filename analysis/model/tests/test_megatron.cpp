@@ -282,6 +282,14 @@ TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
   // Megatron-LM refuses the overlap without sequence parallelism; so does the model.
   c.sequence_parallel = false;
   EXPECT_THROW(predict_megatron(m, c, mc), UsageError);
+  MegatronSearchOptions o;
+  o.gpus = 8;
+  o.batch = 16;
+  o.tp_comm_overlap = true;
+  o.sequence_parallel = false;
+  EXPECT_THROW(search_megatron(m, o, mc), UsageError);
+  o.sequence_parallel = true;
+  EXPECT_GT(search_megatron(m, o, mc).configs, 0);
 }
 
 TEST(Megatron, DataParallelReductionPerModelChunkByHand) {

@@ -113,8 +113,11 @@ TEST(Validate, MegatronCoreRunsGiveTheThroughputTheyWerePublishedWith) {
     const double narayanan = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
     const double t = narayanan / (p.published_tflops * 1e12 * gpus);
     const double megatron = 12 * B * s * l * h * h * ((1 + 1 + s / h) + 4 + V / (2 * l * h));
+    // The stored narayanan figure is rounded to 1e-4, and Megatron's count over it scales that
+    // by megatron / narayanan < 1: the table's TFLOP/s back within 0.5e-4 (+ double rounding).
     const double tflops = pub["megatron_tflops_per_gpu"].get<double>();
-    EXPECT_NEAR(megatron / t / gpus / 1e12, tflops, 1e-3) << p.id;
+    EXPECT_NEAR(megatron / t / gpus / 1e12, tflops, 0.5e-4 * megatron / narayanan + 1e-9)
+        << p.id;
     EXPECT_NEAR(100 * tflops / 989, pub["model_flops_utilization_pct"].get<double>(), 0.5)
         << p.id;
     EXPECT_NEAR(tflops * gpus / 1e3, pub["aggregate_pflops"].get<double>(),

@@ -66,6 +66,11 @@ MegatronFeatures megatron_era(std::string_view era);
 // The era names megatron_era accepts, in order of release (the CLI's choices and its messages).
 inline const std::vector<std::string> kMegatronEras = {"sc21", "2022", "core"};
 
+// Megatron-LM refuses --tp-comm-overlap without sequence parallelism; so do the model's checks
+// of a configuration (validate_megatron) and of a search's options (search_megatron).
+inline constexpr const char* kTpOverlapNeedsSequenceParallel =
+    "tensor-parallel communication overlap needs sequence parallelism";
+
 struct MegatronConfig {
   int tp = 1, pp = 1, dp = 1;
   int micro_batch = 1;     // sequences per micro-batch (Megatron's --micro-batch-size)
