@@ -161,10 +161,15 @@ def check_overlap(c, b, ctx):
     c.close(w, "ideal_us", b["ideal_us"], ideal)
     c.close(w, "serial_us", b["serial_us"], serial)
     c.close(w, "speedup_vs_serial", b["speedup_vs_serial"], serial / to)
-    c.close(w, "overlap_efficiency", b["overlap_efficiency"], (serial - to) / min(tc, tm))
+    # Both are differences divided by something smaller: when the overlap saved nothing the
+    # difference is rounding of terms of size serial (serial / to), so the tolerance scales with
+    # those terms over the divisor, not with the near-zero result.
+    c.close(w, "overlap_efficiency", b["overlap_efficiency"], (serial - to) / min(tc, tm),
+            scale=serial / min(tc, tm))
     if serial > ideal:
         c.close(w, "fraction_of_ideal", b["fraction_of_ideal"],
-                (serial / to - 1) / (serial / ideal - 1), rel=1e-6)
+                (serial / to - 1) / (serial / ideal - 1), rel=1e-6,
+                scale=(serial / to) / (serial / ideal - 1))
     elif "fraction_of_ideal" in b:
         c.fail(w, "fraction_of_ideal present although serial == ideal")
     c.close(w, "compute_slowdown", b["compute_slowdown"], tcu / tc - 1)
