@@ -51,8 +51,15 @@ def check(cond, what):
         print("FAIL: " + what)
 
 
-def close(a, b, rel=1e-12):
-    return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+def close(a, b, rel=1e-12, scale=0.0):
+    # scale: the size of the terms of a difference; its rounding is relative to them, not to a
+    # result near zero (an error_pct of a prediction that happens to hit the measurement)
+    return a == b or abs(a - b) <= rel * max(abs(a), abs(b), abs(scale))
+
+
+def error_pct_close(got, predicted, measured):
+    return close(got, 100 * (predicted - measured) / measured,
+                 scale=100 * max(abs(predicted), abs(measured)) / abs(measured))
 
 
 def run(cmd):
@@ -79,8 +86,8 @@ def check_config(gpt4d, ovb_model, machine, machine_file, out, launch, name, gri
 
     # The measured side is gpt4d's own summary; the counts and bytes are the plan's, exactly.
     check(pr["measured_ms"] == summ["median_time_ms"], f"{name}: measured_ms != median_time_ms")
-    check(close(pr["error_pct"], 100 * (pr["predicted_ms"] - pr["measured_ms"]) /
-                pr["measured_ms"]), f"{name}: error_pct")
+    check(error_pct_close(pr["error_pct"], pr["predicted_ms"], pr["measured_ms"]),
+          f"{name}: error_pct")
     meas = {(c["group"], c["kind"]): c for c in summ["collectives"]}
     terms = {(t["group"], t["kind"]): t for t in pr["terms"]}
     check(set(terms) == set(meas), f"{name}: terms {sorted(terms)} != measured {sorted(meas)}")
@@ -98,8 +105,8 @@ def check_config(gpt4d, ovb_model, machine, machine_file, out, launch, name, gri
             check(t["measured_exposed_ms"] == meas[key]["exposed_ms"],
                   label + ": exposed_ms != summary's")
         if t["measured_ms"] > 0:
-            check(close(t["error_pct"], 100 * (t["predicted_ms"] - t["measured_ms"]) /
-                        t["measured_ms"]), label + ": error_pct")
+            check(error_pct_close(t["error_pct"], t["predicted_ms"], t["measured_ms"]),
+                  label + ": error_pct")
 
     # The same configuration through ovb-model explain, on the machine as the run shares it: its
     # ranks per device (on the host ranks per core, e.g. 2 for 4 ranks on 2 cores).

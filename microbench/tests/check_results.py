@@ -172,8 +172,10 @@ def check_overlap(c, b, ctx):
                 scale=(serial / to) / (serial / ideal - 1))
     elif "fraction_of_ideal" in b:
         c.fail(w, "fraction_of_ideal present although serial == ideal")
-    c.close(w, "compute_slowdown", b["compute_slowdown"], tcu / tc - 1)
-    c.close(w, "comm_slowdown", b["comm_slowdown"], tmu / tm - 1)
+    # Ratios less one: zero when overlap slowed nothing, and then all that is left is the
+    # rounding of terms of size ratio (and 1), so the tolerance scales with those terms.
+    c.close(w, "compute_slowdown", b["compute_slowdown"], tcu / tc - 1, scale=max(tcu / tc, 1))
+    c.close(w, "comm_slowdown", b["comm_slowdown"], tmu / tm - 1, scale=max(tmu / tm, 1))
     c.close(w, "exposed_comm_us", b["exposed_comm_us"], to - tcu, scale=to)
     if "chunks" in b:  # a dependent pipeline (docs/metrics.md)
         tcw, tmw = b["t_compute_whole_us"], b["t_comm_whole_us"]
@@ -182,7 +184,8 @@ def check_overlap(c, b, ctx):
         if tmw > 0:
             sw, iw = tcw + tmw, max(tcw, tmw)
             c.close(w, "pipeline_fraction_of_ideal", b["pipeline_fraction_of_ideal"],
-                    (sw / to - 1) / (sw / iw - 1), rel=1e-6)
+                    (sw / to - 1) / (sw / iw - 1), rel=1e-6,
+                    scale=(sw / to) / (sw / iw - 1))
     if to + 1e-9 < max(tcu, tmu):
         c.fail(w, "t_overlap_us is shorter than one op's own span under overlap")
 
