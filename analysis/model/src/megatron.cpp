@@ -194,16 +194,17 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   const double t = c.tp;
   // First stage: its layers and the (vocab-parallel) embedding; position embedding replicated
   // (GPT; Llama has none). Block: linear weights, GPT's biases and LNs, Llama's two RMSNorm gains.
+  // The last stage holds the output layer's weight: its own when untied, else a copy of the word
+  // embeddings when pp > 1 (Megatron-Core's LanguageModule); tied at pp = 1 there is one weight.
+  // The stage with the most parameters sets the memory (uneven stages: a middle one may).
   const double block = megatron_block_params(m);
   const StageLayers st = stages_of(m, c);
-  mem.params_local =
-      static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
-  // Uneven stages: a middle stage, or Llama's last with its untied head, may hold more.
-  if (c.uneven()) {
-    if (c.pp > 2)
-      mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
-    mem.params_local = std::max(
-        mem.params_local, static_cast<double>(st.last) * block / t + (m.llama() ? V * h / t : 0));
+  const double output = c.untied(m) || c.pp > 1 ? V * h / t : 0;
+  const double first = static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
+  mem.params_local = c.pp == 1 ? first + output : first;
+  if (c.pp > 1) {
+    if (c.pp > 2) mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
+    mem.params_local = std::max(mem.params_local, static_cast<double>(st.last) * block / t + output);
   }
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
@@ -460,12 +461,22 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       hidden_under = rs - exposed_rs + ag - exposed_ag;
     }
   }
+  // Tied embeddings split over the pipeline: finalize_model_grads all-reduces the word
+  // embeddings' fp32 gradient between the first and the last stage (tp * dp * (pp - 1) ranks
+  // apart) once the pipeline has drained, before the optimizer: nothing runs beside it.
+  if (c.pp > 1 && !c.untied(m)) {
+    const double embedding = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / c.tp;
+    T.embedding_grads_us = cost_collective(mc, CollKind::all_reduce, Group::data, 2,
+                                           c.tp * c.dp * (c.pp - 1), 4 * embedding)
+                               .time_us;
+  }
   T.interference_us = mc.compute_slowdown * (hidden_under + T.p2p_hidden_us);
   // AdamW over the local shard: read fp32 master, grad, m, v and write master, m, v, plus the
   // 16-bit working copy (as the 4D model's optimizer term).
   const double shard = params / (c.distributed_optimizer ? c.dp : 1);
   T.optimizer_us = mem_term(mc, shard * (28 + a), MemClass::adamw).time_us;
-  T.iteration_us = pipeline_us + T.p2p_us + T.dp_exposed_us + T.interference_us + T.optimizer_us;
+  T.iteration_us = pipeline_us + T.p2p_us + T.dp_exposed_us + T.embedding_grads_us +
+                   T.interference_us + T.optimizer_us;
   return p;
 }
 

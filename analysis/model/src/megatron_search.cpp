@@ -92,6 +92,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           c.last_stage_layers = opt.last_stage_layers;
           c.tp_across_nodes = opt.tp_across_nodes;
           c.tp_comm_overlap = opt.tp_comm_overlap;
+          c.untie_embeddings = opt.untie_embeddings;
           c.features = opt.features;
           if (v > 1 && c.microbatches() % pp) continue;
           const auto key = std::make_pair(tp, c.micro_batch);
@@ -141,6 +142,7 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
       {"sequence_parallel", c.sequence_parallel},
       {"distributed_optimizer", c.distributed_optimizer},
       {"tp_comm_overlap", c.tp_comm_overlap},
+      {"untie_embeddings", c.untie_embeddings},
       {"era", c.features.era},
       {"predicted_ms", t.iteration_us / 1e3},
       {"terms_ms",
@@ -155,6 +157,7 @@ nlohmann::json megatron_config_json(const GptShape& m, const MegatronPrediction&
         {"dp_reduce_scatter", t.dp_rs_us / 1e3},
         {"dp_all_gather", t.dp_ag_us / 1e3},
         {"dp_exposed", t.dp_exposed_us / 1e3},
+        {"embedding_grads", t.embedding_grads_us / 1e3},
         {"interference", t.interference_us / 1e3},
         {"optimizer", t.optimizer_us / 1e3}}},
       {"memory",

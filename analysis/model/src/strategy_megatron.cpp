@@ -23,7 +23,7 @@ struct Args {
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
   bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;
-  bool tp_comm_overlap = false;
+  bool tp_comm_overlap = false, untie_embeddings = false;
 
   nlohmann::json settings() const {
     return {{"era", era},
@@ -37,7 +37,8 @@ struct Args {
             {"sequence_parallel", !no_sequence_parallel},
             {"distributed_optimizer", !no_distributed_optimizer},
             {"tp_across_nodes", tp_across_nodes},
-            {"tp_comm_overlap", tp_comm_overlap}};
+            {"tp_comm_overlap", tp_comm_overlap},
+            {"untie_embeddings", untie_embeddings}};
   }
 };
 
@@ -89,6 +90,9 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
                "Megatron with Transformer Engine's tensor-parallel communication overlap "
                "(--tp-comm-overlap: each all-gather and reduce-scatter under its GEMM; needs "
                "sequence parallelism)");
+  app.add_flag("--megatron-untie-embeddings", a->untie_embeddings,
+               "Megatron GPT with its output layer's own weight (--untie-embeddings-and-output-"
+               "weights; Megatron's default ties it to the word embeddings, Llama never does)");
   return [a] { return a->settings(); };
 }
 
@@ -126,6 +130,7 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
   o.distributed_optimizer = s.value("distributed_optimizer", true);
   o.tp_across_nodes = s.value("tp_across_nodes", false);
   o.tp_comm_overlap = s.value("tp_comm_overlap", false);
+  o.untie_embeddings = s.value("untie_embeddings", false);
   o.features = megatron_era(s.value("era", std::string("core")));
   return o;
 }
@@ -135,7 +140,8 @@ std::string config_words(const GptShape& m, const MegatronConfig& c) {
       "tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) + " dp=" + std::to_string(c.dp) +
       " mb=" + std::to_string(c.micro_batch) + " v=" + std::to_string(c.virtual_stages) + " " +
       recompute_words(m, c) + (c.features.era == "core" ? "" : " " + c.features.era) +
-      (c.tp_comm_overlap ? " tp-overlap" : "");
+      (c.tp_comm_overlap ? " tp-overlap" : "") +
+      (c.untie_embeddings && !m.llama() ? " untied" : "");
   if (c.uneven()) {
     const StageLayers st = *split_stages(m.layers, c.pp, c.first_stage_layers, c.last_stage_layers);
     s += " stages " + std::to_string(st.first) + "+" +
@@ -154,7 +160,8 @@ StrategyView view_of(const GptShape& m, const MegatronPrediction& p) {
           config_words(m, p.config),
           {{"bubble", t.bubble_us / 1e3},
            {"p2p", t.p2p_us / 1e3},
-           {"dp_exposed", t.dp_exposed_us / 1e3}}};
+           {"dp_exposed", t.dp_exposed_us / 1e3},
+           {"embedding_grads", t.embedding_grads_us / 1e3}}};
 }
 
 std::string none_fit(const GptShape& m, const MegatronSearchResult& r,
@@ -243,6 +250,7 @@ StrategyView predict(const StrategyQuery& q, const nlohmann::json& e) {
   c.distributed_optimizer = e.value("distributed_optimizer", o.distributed_optimizer);
   c.tp_across_nodes = o.tp_across_nodes;
   c.tp_comm_overlap = e.value("tp_comm_overlap", o.tp_comm_overlap);
+  c.untie_embeddings = e.value("untie_embeddings", o.untie_embeddings);
   c.features = o.features;
   c.batch = o.batch;
   c.act_dtype = o.act_dtype;
@@ -260,7 +268,8 @@ std::string describe(const nlohmann::json& e) {
              ? " (" + e["recompute_layers"].dump() + " layers of each chunk)"
              : std::string())
      << " (Megatron-LM era " << e["era"].get<std::string>()
-     << (e.value("tp_comm_overlap", false) ? ", tensor-parallel overlap" : "") << ")";
+     << (e.value("tp_comm_overlap", false) ? ", tensor-parallel overlap" : "")
+     << (e.value("untie_embeddings", false) ? ", untied embeddings" : "") << ")";
   return os.str();
 }
 

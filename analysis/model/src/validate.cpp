@@ -144,8 +144,9 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
-    if (p.config.contains("tp_comm_overlap") && !p.config["tp_comm_overlap"].is_boolean())
-      bad(path, at + "config.tp_comm_overlap must be true or false");
+    for (const char* key : {"tp_comm_overlap", "untie_embeddings"})
+      if (p.config.contains(key) && !p.config[key].is_boolean())
+        bad(path, at + "config." + key + " must be true or false");
     if (p.config.contains("era")) {
       if (!p.config["era"].is_string()) bad(path, at + "config.era must be a string");
       try {

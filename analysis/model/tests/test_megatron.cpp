@@ -56,6 +56,37 @@ TEST(Megatron, WeightsGradientsOptimizerByHand) {
   EXPECT_DOUBLE_EQ(megatron_memory(m, c).optimizer, 12 * 55104.0);
 }
 
+TEST(Megatron, EmbeddingsTiedOrUntiedByHand) {
+  const Machine mc = test::synthetic_machine();
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();
+  // One stage: 4 layers of 49984 / tp + the word embeddings V h / tp = 4096 + positions s h =
+  // 1024; tied, the output layer uses the embeddings, untied it has its own 4096.
+  c.pp = 1;
+  c.batch = 8;
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).params_local, 4 * 49984 / 2 + 4096 + 1024);
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, mc).time.embedding_grads_us, 0);
+  c.untie_embeddings = true;
+  EXPECT_DOUBLE_EQ(megatron_memory(m, c).params_local, 4 * 49984 / 2 + 2 * 4096 + 1024);
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, mc).time.embedding_grads_us, 0);
+  // Llama's head is untied whatever the flag says: 4 layers of its block / tp, embedding, head.
+  const GptShape l = test::small_llama();
+  c.untie_embeddings = false;
+  const double llama_block = megatron_block_params(l) / 2;
+  EXPECT_DOUBLE_EQ(megatron_memory(l, c).params_local, 4 * llama_block + 2 * 4096);
+  // Two stages: the last holds the output weight either way (a copy when tied), so the stages
+  // weigh the same; only tied weights have the gradient all-reduce between them.
+  c = base_config();
+  const MegatronPrediction tied = predict_megatron(m, c, mc);
+  c.untie_embeddings = true;
+  const MegatronPrediction untied = predict_megatron(m, c, mc);
+  EXPECT_DOUBLE_EQ(untied.memory.params_local, tied.memory.params_local);
+  EXPECT_GT(tied.time.embedding_grads_us, 0);
+  EXPECT_DOUBLE_EQ(untied.time.embedding_grads_us, 0);
+  EXPECT_NEAR(tied.time.iteration_us - untied.time.iteration_us, tied.time.embedding_grads_us,
+              1e-9);
+}
+
 TEST(Megatron, ActivationsPerRecomputeModeByHand) {
   const GptShape m = test::small_gpt();
   MegatronConfig c = base_config();
@@ -220,6 +251,11 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   EXPECT_DOUBLE_EQ(t.dp_exposed_us, 0);
   // AdamW on 27552 shard elements x 30 bytes at 1000 GB/s.
   EXPECT_NEAR(t.optimizer_us, 27552 * 30 / 1e6, 1e-9);
+  // Tied embeddings over 2 stages: the fp32 word-embedding gradient (V h / tp = 4096 elements,
+  // 16384 B) all-reduced between the stages, tp * dp = 4 ranks apart, after the flush: a 2-rank
+  // all-reduce moves S per rank, across nodes at 12.5 GB/s (as the p2p above): 1.31072 us +
+  // 2 steps x 2 us.
+  EXPECT_NEAR(t.embedding_grads_us, 16384 / 12.5e3 + 4, 1e-9);
   // The loss as Megatron-LM computes it replaces the 4D model's one pass (2 bytes a logit
   // forward, 4 backward): 2 sequences x 16 tokens x 64 local vocabulary = 2048 logits, cast to
   // fp32 and passed over (2 + 36 bytes a logit forward, 12 + 2 backward) at 1000 GB/s.
@@ -228,7 +264,7 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   const double head = ct.head.fwd_us + ct.head.bwd_us - 6 * 2048 / 1e6 + (38 + 14) * 2048 / 1e6;
   EXPECT_NEAR(t.head_us, head, 1e-9);
   EXPECT_NEAR(t.iteration_us, 4 * (fwd + bwd + head) + (fwd + bwd) + 10 * 4.16384 +
-                                  27552 * 30 / 1e6,
+                                  27552 * 30 / 1e6 + 16384 / 12.5e3 + 4,
               1e-6);
 }
 
@@ -510,12 +546,12 @@ TEST(Megatron, UnevenStagesTimeAndMemoryByHand) {
   // The last stage (3 layers + head) is the slowest: it runs all 4 micro-batches, the first
   // stage's 1 layer fills and drains.
   EXPECT_NEAR(p.time.bubble_us, f + b, 1e-9);
-  const double rest =
-      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
+  const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.embedding_grads_us +
+                      p.time.interference_us + p.time.optimizer_us;
   EXPECT_NEAR(p.time.iteration_us - rest, 4 * (3 * (f + b) + head) + (f + b), 1e-6);
-  // Memory: the last stage's 3 layers (no embedding: GPT's head is the embedding's) outweigh
-  // the first stage's 1 layer + embeddings: 3 * 49984 / 2 = 74976 > 49984 / 2 + 4096 + 1024.
-  EXPECT_DOUBLE_EQ(p.memory.params_local, 74976);
+  // Memory: the last stage's 3 layers and its copy of the tied word embeddings outweigh the
+  // first stage's 1 layer + embeddings: 3 * 49984 / 2 + 4096 = 79072 > 49984 / 2 + 4096 + 1024.
+  EXPECT_DOUBLE_EQ(p.memory.params_local, 79072);
   // Activations: stage 0 holds 2 micro-batches of 1 layer, stage 1 one of 3: 3 layers' worth.
   EXPECT_DOUBLE_EQ(p.memory.inflight_layers, 3);
   // The same ends as the even split predict exactly the even configuration.

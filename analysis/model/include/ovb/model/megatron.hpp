@@ -95,12 +95,20 @@ struct MegatronConfig {
   // GEMM it feeds or follows (tp_overlap_pair, megatron_overlap.hpp); off by default, as in
   // Megatron-LM.
   bool tp_comm_overlap = false;
+  // Megatron-LM's --untie-embeddings-and-output-weights: the output layer has its own weight
+  // (Megatron's GPT default is tied; Llama models are untied whatever this says). Tied with
+  // pp > 1, the last stage keeps a copy of the word embeddings whose gradient is all-reduced with
+  // the first stage's after the pipeline's flush (finalize_model_grads); tied with pp = 1 the
+  // one weight serves both.
+  bool untie_embeddings = false;
   std::int64_t batch = 0;  // global batch, sequences
   DType act_dtype = DType::bf16;
   MegatronFeatures features;
   int gpus() const { return tp * pp * dp; }
   // Block recomputation: full with fewer layers than a chunk holds (chunk_layers).
   bool block_recompute() const { return recompute == Recompute::full && recompute_layers > 0; }
+  // Whether the output layer has a weight of its own (untied, or Llama's head).
+  bool untied(const GptShape& m) const { return untie_embeddings || m.llama(); }
   bool uneven() const { return first_stage_layers > 0 || last_stage_layers > 0; }
   std::int64_t microbatches() const { return batch / (static_cast<std::int64_t>(dp) * micro_batch); }
 };
@@ -164,6 +172,9 @@ struct MegatronTime {
   double p2p_hidden_us = 0;                   // p2p under compute (overlapped interleaving)
   double dp_rs_us = 0, dp_ag_us = 0;          // gradient reduce-scatter / param all-gather alone
   double dp_exposed_us = 0;                   // what the overlap leaves
+  // Tied embeddings with pp > 1: the word-embedding gradient (fp32 main_grad, vocab/tp x h)
+  // all-reduced between the first and the last stage after the flush, exposed.
+  double embedding_grads_us = 0;
   double interference_us = 0;
   double optimizer_us = 0;
   double iteration_us = 0;

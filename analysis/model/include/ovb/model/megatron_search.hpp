@@ -25,6 +25,7 @@ struct MegatronSearchOptions {
   bool distributed_optimizer = true;
   bool tp_across_nodes = false;  // also tp larger than a node (its collectives then cross nodes)
   bool tp_comm_overlap = false;  // --tp-comm-overlap (MegatronConfig)
+  bool untie_embeddings = false;  // --untie-embeddings-and-output-weights (MegatronConfig)
   // The release's code paths (megatron_era); its schedule also limits the search (no
   // interleaving at pp = 2 before mid-2024).
   MegatronFeatures features;
