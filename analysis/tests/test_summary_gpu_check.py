@@ -70,6 +70,14 @@ def folder(tmp_path, shard_loss=4.001, ctests=(("a.run", "passed"), ("a.check", 
     times = [500.0] * 5 + [140.0 + i for i in range(20)]  # timed: 140..159
     write(tmp_path / "headline" / "gpt4d_1.3B.json",
           gpt4d(times=times, warmup=5, telemetry=tel, flop=7.0e13, mfu=0.5))
+    for inputs, rates, clock in (("exact", (800.0, 700.0), 1980), ("random", (720.0, 665.0), 1755)):
+        write(tmp_path / "gemm-inputs" / f"{inputs}.json",
+              {"context": {"gpu_telemetry": dict(tel, sm_clock_mhz={"median": clock})},
+               "benchmarks": [{"run_type": "iteration", "m": 4096, "n": 4608, "k": 12288,
+                               "tflops": rates[0]},
+                              {"run_type": "iteration", "m": 8192, "n": 8192, "k": 8192,
+                               "tflops": rates[1]},
+                              {"run_type": "iteration", "error_occurred": True}]})
     return tmp_path
 
 
@@ -93,6 +101,11 @@ def test_every_part_and_its_verdict(tmp_path):
     assert h["n"] == 20 and abs(h["median_ms"] - 149.5) < 1e-9
     assert "| 20 | 149.5 |" in md
     assert "| 468.2 | 50.0 % | 1700-1980-1980 | 650 | 71 | 3 of 40 |" in md
+    # GEMM inputs: 720 / 800 = 0.900, 665 / 700 = 0.950; reported, not judged
+    assert "| 4096x4608x12288 | 800.0 | 720.0 | 0.900 |" in md
+    assert "| 8192x8192x8192 | 700.0 | 665.0 | 0.950 |" in md
+    assert "exact 1980 MHz, 650 W, 3 of 40 throttled; random 1755 MHz" in md
+    assert abs(s.doc["gemm_inputs"]["shapes"]["8192x8192x8192"]["random_over_exact"] - 0.95) < 1e-12
     assert not s.ok  # the skipped ctest
 
 
@@ -110,7 +123,8 @@ def test_failures_are_problems(tmp_path):
 def test_empty_folder_names_what_is_missing(tmp_path):
     s = gpu_check.summarize(str(tmp_path))
     for missing in ("No GPU ctests yet.", "No option runs", "No memory runs yet",
-                    "No 1.3B headline run yet", "No nccl-tests comparison yet"):
+                    "No 1.3B headline run yet", "No GEMM inputs comparison yet",
+                    "No nccl-tests comparison yet"):
         assert missing in s.markdown
     # nothing ran, so no check failed; the step table (ovb-analysis summarize) shows what is left
     assert s.problems == [] and s.ok

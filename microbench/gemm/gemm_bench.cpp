@@ -19,7 +19,7 @@ namespace {
 struct GemmState {
   GemmState(BenchEnv& env, const GemmPoint& p)
       : work(env.backend(), env.gemm(), p.gcase.shape, p.type, std::max(1, p.autotune),
-             env.memory_budget() - std::min(env.memory_budget(), p.flush_bytes)),
+             env.memory_budget() - std::min(env.memory_budget(), p.flush_bytes), 0, p.inputs),
         timer(env.backend()) {
     if (p.flush_bytes > 0) flush = env.backend().allocate(p.flush_bytes);
   }
@@ -101,7 +101,10 @@ void run_gemm_point(benchmark::State& state, BenchEnv& env, const GemmPoint& p) 
     c["best_sustained_algo"] = b.best;
     c["over_best"] = t.value() / b.best_s;
   }
-  state.SetLabel((p.label.empty() ? "" : p.label + " ") + "plan=" + st->work.plan().description());
+  // Random inputs are named in the label (exact ones, the default, are not: labels as before).
+  state.SetLabel((p.label.empty() ? "" : p.label + " ") +
+                 (p.inputs == GemmInputs::random ? "inputs=random " : "") +
+                 "plan=" + st->work.plan().description());
 }
 
 }  // namespace ovb::mb

@@ -9,6 +9,7 @@
 
 #include "harness/env.hpp"
 #include "harness/gemm_cases.hpp"
+#include "harness/gemm_workload.hpp"
 
 namespace ovb::mb {
 
@@ -20,6 +21,7 @@ struct GemmPoint {
   int autotune_reps = 5;        // samples per candidate
   std::size_t flush_bytes = 0;  // > 0: memset this many bytes before every sample (L2 flush)
   int inner = 1;                // GEMMs per sample
+  GemmInputs inputs = GemmInputs::exact;  // the data timed (gemm_workload.hpp)
 };
 
 // "gemm/bf16/qkv.fwd/4096x3072x1024/nt" ("gemm/<type>[/<tag>]/<MxNxK>/<TATB>").

@@ -6,6 +6,7 @@
 //   mpirun -np 4 ovb-gemm --sweep quick --backend host
 // Options: ovb-gemm --help; counters and output: microbench/README.md.
 #include <set>
+#include <string>
 #include <vector>
 
 #include "gemm/gemm_bench.hpp"
@@ -26,6 +27,7 @@ struct GemmOptions {
   bool l2_flush = false;
   std::size_t flush_bytes = 256u << 20;
   int inner = 1;
+  std::string inputs = "exact";
 };
 
 ovb::mb::Program gemm_program(GemmOptions& o) {
@@ -55,6 +57,12 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
                    "GEMMs per timed sample (back to back); the reported time is per GEMM")
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
+    app.add_option("--inputs", o.inputs,
+                   "Values of A and B: exact (-1, 0, 1; C checked to the bit) or random (every "
+                   "significand bit toggles, as trained data: the switching power, and so the "
+                   "clock under a power cap, of training; C checked to fp32 accumulation's bound)")
+        ->check(CLI::IsMember({"exact", "random"}))
+        ->capture_default_str();
   };
   p.configure = [&o](const ovb::LaunchContext&, const std::set<std::string>&) {
     ovb::mb::gemm_cases(o.gemms, o.grid);  // fails before the run
@@ -75,6 +83,7 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
       pt.autotune_reps = o.autotune_reps;
       pt.flush_bytes = flush_bytes;
       pt.inner = o.inner;
+      pt.inputs = ovb::mb::parse_gemm_inputs(o.inputs);
       ovb::mb::add_benchmark(
           env, ovb::mb::gemm_benchmark_name(pt),
           [&env, pt](benchmark::State& st) { ovb::mb::run_gemm_point(st, env, pt); });

@@ -17,6 +17,21 @@ float gemm_b_value(std::uint64_t idx) {
   return static_cast<float>(small_int(idx, 23, 3) - 1);
 }
 
+std::string_view name_of(GemmInputs i) {
+  return i == GemmInputs::random ? "random" : "exact";
+}
+
+GemmInputs parse_gemm_inputs(std::string_view s) {
+  if (s == "exact") return GemmInputs::exact;
+  if (s == "random") return GemmInputs::random;
+  throw UsageError("GEMM inputs '" + std::string(s) + "' is not one of exact, random");
+}
+
+float gemm_random_value(std::uint64_t idx, std::uint64_t seed, Storage s) {
+  if (s == Storage::e4m3) return static_cast<float>(small_int(idx, seed, 15) - 7) / 4;
+  return static_cast<float>(small_int(idx, seed, 255) - 127) / 64;
+}
+
 double gemm_output_tolerance(Storage out) {
   switch (out) {
     case Storage::f16: return std::ldexp(1.0, -9);
@@ -45,9 +60,31 @@ std::int64_t GemmWorkload::reference(const GemmShape& s, std::int64_t i, std::in
   return sum;
 }
 
+GemmReference gemm_reference(const GemmShape& s, std::int64_t i, std::int64_t j, GemmInputs in,
+                             Storage storage) {
+  GemmReference r;
+  if (in == GemmInputs::exact) {
+    r.value = static_cast<double>(GemmWorkload::reference(s, i, j));
+    return r;
+  }
+  for (std::int64_t kk = 0; kk < s.k; ++kk) {
+    const double p = static_cast<double>(gemm_random_value(a_index(s, i, kk), 11, storage)) *
+                     static_cast<double>(gemm_random_value(b_index(s, kk, j), 23, storage));
+    r.value += p;  // multiples of 2^-12 below 2^40: every partial sum exact in double
+    r.abs_sum += std::fabs(p);
+  }
+  return r;
+}
+
+double gemm_check_tolerance(const GemmReference& r, std::int64_t k, GemmInputs in, Storage out) {
+  const double ku = static_cast<double>(k) * std::ldexp(1.0, -24);
+  const double accumulation = in == GemmInputs::exact ? 0 : ku / (1 - ku) * r.abs_sum;
+  return accumulation + gemm_output_tolerance(out) * (std::fabs(r.value) + accumulation);
+}
+
 GemmWorkload::GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape, GemmType t,
-                           int max_algos, std::size_t max_bytes, int sm_target)
-    : backend_(backend), shape_(shape), type_(t) {
+                           int max_algos, std::size_t max_bytes, int sm_target, GemmInputs inputs)
+    : backend_(backend), shape_(shape), type_(t), inputs_(inputs) {
   if (shape.m < 1 || shape.n < 1 || shape.k < 1)
     throw UsageError("GEMM sizes must be positive, got " + std::to_string(shape.m) + "x" +
                      std::to_string(shape.n) + "x" + std::to_string(shape.k));
@@ -65,8 +102,13 @@ GemmWorkload::GemmWorkload(Backend& backend, Gemm& gemm, const GemmShape& shape,
   a_ = backend.allocate(m * k * size_of(in));
   b_ = backend.allocate(k * n * size_of(in));
   c_ = backend.allocate(m * n * size_of(out));
-  fill(backend, a_, in, 0, m * k, gemm_a_value);
-  fill(backend, b_, in, 0, k * n, gemm_b_value);
+  if (inputs == GemmInputs::random) {
+    fill(backend, a_, in, 0, m * k, [in](std::uint64_t i) { return gemm_random_value(i, 11, in); });
+    fill(backend, b_, in, 0, k * n, [in](std::uint64_t i) { return gemm_random_value(i, 23, in); });
+  } else {
+    fill(backend, a_, in, 0, m * k, gemm_a_value);
+    fill(backend, b_, in, 0, k * n, gemm_b_value);
+  }
   backend.memset_zero(c_);
 }
 
@@ -83,16 +125,18 @@ std::int64_t GemmWorkload::check(bool inject) {
       at.emplace_back(small_int(p, 101, static_cast<int>(std::min<std::int64_t>(m, 1 << 30))),
                       small_int(p, 103, static_cast<int>(std::min<std::int64_t>(n, 1 << 30))));
   }
+  const Storage in = input_storage(type_);
   if (inject) {
-    const double ref = static_cast<double>(reference(shape_, 0, 0));
-    poke(backend_, c_, out, 0, static_cast<float>(ref + std::max(8.0, std::fabs(ref))));
+    const GemmReference r = gemm_reference(shape_, 0, 0, inputs_, in);
+    const double tol = gemm_check_tolerance(r, shape_.k, inputs_, out);
+    poke(backend_, c_, out, 0,
+         static_cast<float>(r.value + std::max(8.0, std::fabs(r.value)) + 2 * tol));
   }
-  const double tol = gemm_output_tolerance(out);
   std::int64_t wrong = 0;
   for (const auto& [i, j] : at) {
-    const double ref = static_cast<double>(reference(shape_, i, j));
+    const GemmReference r = gemm_reference(shape_, i, j, inputs_, in);
     const double got = read(backend_, c_, out, static_cast<std::size_t>(i * n + j), 1)[0];
-    if (!(std::fabs(got - ref) <= tol * std::fabs(ref))) ++wrong;
+    if (!(std::fabs(got - r.value) <= gemm_check_tolerance(r, shape_.k, inputs_, out))) ++wrong;
   }
   return wrong;
 }

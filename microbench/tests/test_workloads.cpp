@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
+#include <cmath>
 #include <memory>
+#include <vector>
 
 #include "harness/collective.hpp"
 #include "harness/env.hpp"
@@ -115,6 +118,58 @@ TEST(GemmWorkload, OpenBlasAgreesWithTheReferenceForAllTransposes) {
         for (std::int64_t j = 0; j < s.n; ++j) nonzero += GemmWorkload::reference(s, i, j) != 0;
       EXPECT_GT(nonzero, s.m * s.n / 2);
     }
+}
+
+// Random inputs: OpenBLAS's C against the double reference within fp32 accumulation's bound, for
+// all transposes and a long k (whose partial sums exceed fp32's integers), and a corruption of
+// C[0,0] caught.
+TEST(GemmWorkload, RandomInputsAgreeWithinTheAccumulationBound) {
+  auto backend = host();
+  auto gemm = make_gemm(*backend);
+  auto stream = backend->create_stream();
+  for (Trans ta : {Trans::n, Trans::t})
+    for (Trans tb : {Trans::n, Trans::t})
+      for (std::int64_t k : {29, 3000}) {
+        const GemmShape s{13, 7, k, ta, tb};
+        GemmWorkload w(*backend, *gemm, s, GemmType::fp32, 1, 1u << 30, 0, GemmInputs::random);
+        w.run(*stream);
+        EXPECT_EQ(w.check(false), 0) << k;
+        EXPECT_EQ(w.check(true), 1) << k;
+      }
+}
+
+TEST(GemmInputs, ValuesAreExactInTheirStorageAndTolerancesByHand) {
+  // Every value survives its storage (encode throws where it would round) and the values span
+  // the range, with both signs and fractions: more than a few bits switch.
+  for (Storage st : {Storage::f32, Storage::f16, Storage::bf16, Storage::e4m3}) {
+    std::vector<unsigned char> buf(4);
+    float lo = 0, hi = 0;
+    bool fraction = false;
+    for (std::uint64_t i = 0; i < 4096; ++i) {
+      const float v = gemm_random_value(i, 11, st);
+      ASSERT_NO_THROW(encode(st, v, buf.data(), 0)) << v;
+      EXPECT_EQ(decode(st, buf.data(), 0), v);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      fraction = fraction || v != std::floor(v);
+    }
+    EXPECT_LT(lo, -1.5f);
+    EXPECT_GT(hi, 1.5f);
+    EXPECT_TRUE(fraction);
+  }
+  // The tolerance: k u / (1 - k u) of the absolute sum, plus the output's rounding of |C| and
+  // that bound; exact inputs only the output's rounding.
+  const GemmReference r{10.0, 1000.0};
+  const double ku = 4096 * std::ldexp(1.0, -24);
+  const double acc = ku / (1 - ku) * 1000.0;
+  EXPECT_DOUBLE_EQ(gemm_check_tolerance(r, 4096, GemmInputs::random, Storage::f32), acc);
+  EXPECT_DOUBLE_EQ(gemm_check_tolerance(r, 4096, GemmInputs::random, Storage::bf16),
+                   acc + std::ldexp(1.0, -6) * (10.0 + acc));
+  EXPECT_DOUBLE_EQ(gemm_check_tolerance(r, 4096, GemmInputs::exact, Storage::bf16),
+                   std::ldexp(1.0, -6) * 10.0);
+  EXPECT_EQ(parse_gemm_inputs("random"), GemmInputs::random);
+  EXPECT_EQ(name_of(parse_gemm_inputs("exact")), "exact");
+  EXPECT_THROW(parse_gemm_inputs("zeros"), UsageError);
 }
 
 TEST(GemmWorkload, UnsupportedTypesAndBudgetsAreUsageErrors) {

@@ -478,7 +478,12 @@ class GpuCheckPlan(unittest.TestCase):
         self.assertEqual(by["ctest-gpt4d.parallel.cuda.4ranks.equivalence"].timeout_s, 240)
         groups = list(dict.fromkeys(s.group for s in b.steps))
         self.assertEqual(groups, ["info", "ctest", "llama", "options", "memory", "headline",
-                                  "collectives", "report"])
+                                  "gemm-inputs", "collectives", "report"])
+        # The same GEMMs on exact and then on random inputs, everything else equal.
+        exact, rand = by["gemm-inputs-exact"].command, by["gemm-inputs-random"].command
+        self.assertEqual(exact[exact.index("--inputs") + 1], "exact")
+        self.assertEqual([w for w in exact if "exact" not in w],
+                         [w for w in rand if "random" not in w])
         # Every suite program the steps run is built by slurm/gpu-check.sh.
         self.assertLessEqual(b.binaries, set(c.TARGETS))
         self.assertTrue(c.MPS)

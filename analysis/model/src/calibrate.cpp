@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ovb/context.hpp"
 #include "ovb/error.hpp"
@@ -29,7 +30,9 @@ const json& context_of(const json& doc) {
 }
 
 // GEMM table: device TFLOP/s per shape. Ranks that shared the device each saw a share of it.
-std::vector<GemmPoint> read_gemm(const std::string& path) {
+// `inputs` collects the data each row was timed on (ovb-gemm --inputs; "inputs=random" in the
+// label, exact otherwise): a GEMM's rate under a power cap depends on it.
+std::vector<GemmPoint> read_gemm(const std::string& path, std::set<std::string>& inputs) {
   const json doc = read_gbench(path);
   const int sharing =
       context_int(doc, "world_size", 1) > 1 ? ranks_per_device_of(context_of(doc)) : 1;
@@ -38,7 +41,12 @@ std::vector<GemmPoint> read_gemm(const std::string& path) {
     GemmPoint g{static_cast<std::int64_t>(r.number("m")), static_cast<std::int64_t>(r.number("n")),
                 static_cast<std::int64_t>(r.number("k")), r.number("tflops") * sharing,
                 r.tag("dtype")};
-    if (g.m > 0 && g.n > 0 && g.k > 0 && g.tflops > 0) out.push_back(g);
+    if (g.m > 0 && g.n > 0 && g.k > 0 && g.tflops > 0) {
+      out.push_back(g);
+      inputs.insert(r.entry->value("label", "").find("inputs=random") != std::string::npos
+                        ? "random"
+                        : "exact");
+    }
   }
   return out;
 }
@@ -192,9 +200,10 @@ Calibration calibrate(const CalibrateOptions& opt) {
 
   if (!opt.gemm.empty()) mc.gemm_table.clear();
   std::map<std::string, int> dtypes;
+  std::set<std::string> gemm_inputs;
   if (!opt.gemm.empty()) under["gemm"] = placement_of(context_of(read_gbench(opt.gemm.front())));
   for (const std::string& f : opt.gemm) {
-    for (const GemmPoint& g : read_gemm(f)) {
+    for (const GemmPoint& g : read_gemm(f, gemm_inputs)) {
       mc.gemm_table.push_back(g);
       ++dtypes[g.dtype];
     }
@@ -252,6 +261,7 @@ Calibration calibrate(const CalibrateOptions& opt) {
   rep["collectives"] = json::array();
   for (const SeriesFit& f : cal.series) rep["collectives"].push_back(series_json(f));
   rep["gemm"] = gemm_quality(mc);
+  if (!gemm_inputs.empty()) rep["gemm"]["inputs"] = gemm_inputs;  // ["exact"], ["random"] or both
   rep["interference"] = {{"rows", comp.n},
                          {"scenario", opt.overlap_scenario},
                          {"filter", opt.overlap_filter},

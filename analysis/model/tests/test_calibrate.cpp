@@ -148,7 +148,7 @@ TEST(Calibrate, GemmTableInterferenceAndAggregates) {
                                 {"tflops", 200.0}});
   gemm["benchmarks"].push_back({{"name", "gemm_bf16/8x8x8"},
                                 {"run_type", "iteration"},
-                                {"label", "dtype=bf16"},
+                                {"label", "dtype=bf16 inputs=random"},
                                 {"m", 8},
                                 {"n", 8},
                                 {"k", 8},
@@ -179,6 +179,8 @@ TEST(Calibrate, GemmTableInterferenceAndAggregates) {
   EXPECT_NEAR(cal.machine.compute_slowdown, 0.2, 1e-12);
   EXPECT_NEAR(cal.machine.comm_slowdown, 0.3, 1e-12);
   EXPECT_TRUE(cal.report["gemm"]["loo_max_rel_err"].is_number());
+  // The data the rows were timed on: 64x64x64 on ovb-gemm's exact inputs, 8x8x8 on random ones.
+  EXPECT_EQ(cal.report["gemm"]["inputs"], json({"exact", "random"}));
   o.overlap_filter = "prio=equal";
   cal = calibrate(o);
   EXPECT_NEAR(cal.machine.compute_slowdown, 0.1, 1e-12);

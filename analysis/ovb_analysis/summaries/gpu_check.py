@@ -2,7 +2,9 @@
 ctest passed, failed or skipped (its JUnit file, else its step); the Llama kernels and llama-tiny
 on host and CUDA (the llama-gpu sections); gpt4d's memory options on 4 ranks against the serial
 CUDA run; the driver's view of device memory against the plan's estimate for the 1.3B shape; the
-1.3B headline with its telemetry; ovb-collective beside nccl-tests (the baselines section).
+1.3B headline with its telemetry; ovb-gemm's rates on exact against random inputs (what the data's
+switching power costs under the power cap; reported, not judged); ovb-collective beside
+nccl-tests (the baselines section).
 Not ok when a ctest failed or was skipped (no usable GPU), a Llama check failed, an option run
 left the serial run's loss curve, or a collective size is outside the tolerance. The memory ratio
 is reported against its goal (within 10 %), not judged: the plan counts the suite's buffers, the
@@ -153,15 +155,57 @@ def _headline(out, md, doc, problems):
         problems.append(f"headline: {n} timed iterations, fewer than {MIN_TIMED}")
 
 
+def _gemm_rates(doc):
+    """{shape "MxNxK": TFLOP/s} of an ovb-gemm result (its timed iterations, the last per shape)."""
+    rates = {}
+    for b in (doc or {}).get("benchmarks", []):
+        if b.get("run_type") == "iteration" and not b.get("error_occurred") and "tflops" in b:
+            rates[f"{int(b['m'])}x{int(b['n'])}x{int(b['k'])}"] = float(b["tflops"])
+    return rates
+
+
+def _telemetry_words(doc):
+    tel = ((doc or {}).get("context") or {}).get("gpu_telemetry") or {}
+    if not tel.get("available"):
+        return "-"
+    clock, power = tel.get("sm_clock_mhz") or {}, tel.get("power_w") or {}
+    return (f"{clock.get('median', float('nan')):.0f} MHz, {power.get('median', float('nan')):.0f} W"
+            f", {tel.get('throttled_samples', 0)} of {tel.get('samples', 0)} throttled")
+
+
+def _gemm_inputs(out, md, doc):
+    runs = {k: load_optional(Path(out) / "gemm-inputs" / f"{k}.json") for k in ("exact", "random")}
+    if runs["exact"] is None or runs["random"] is None:
+        md.append("No GEMM inputs comparison yet (gemm-inputs/exact.json, random.json).\n")
+        return
+    exact, rand = _gemm_rates(runs["exact"]), _gemm_rates(runs["random"])
+    rows = {s: {"exact_tflops": exact[s], "random_tflops": rand[s],
+                "random_over_exact": rand[s] / exact[s]} for s in exact if s in rand}
+    doc["gemm_inputs"] = {"shapes": rows, "telemetry": {k: _telemetry_words(v)
+                                                        for k, v in runs.items()}}
+    md.append("## GEMM rates on exact and on random inputs (bf16)\n")
+    md.append("The model's H100 GEMM table was measured on exact inputs (-1, 0, 1); training data "
+              "switches every bit. Median clock and power over each run: exact "
+              f"{doc['gemm_inputs']['telemetry']['exact']}; random "
+              f"{doc['gemm_inputs']['telemetry']['random']}.\n")
+    md.append("| GEMM m x n x k | exact TFLOP/s | random TFLOP/s | random / exact |")
+    md.append("|---|---|---|---|")
+    for s, r in rows.items():
+        md.append(f"| {s} | {r['exact_tflops']:.1f} | {r['random_tflops']:.1f} | "
+                  f"{r['random_over_exact']:.3f} |")
+    md.append("")
+
+
 def summarize(out):
     md, problems = [], []
     doc = {"ctest": {}, "kernel_tests": None, "loss_deviation_cuda_fp32": None, "options": {},
-           "memory": {}, "headline": None, "collectives": {}}
+           "memory": {}, "headline": None, "gemm_inputs": None, "collectives": {}}
     _ctests(out, md, doc, problems)
     kernels(out, md, doc, problems)
     losses(out, md, doc, problems)
     _options(out, md, doc, problems)
     _memory(out, md, doc)
     _headline(out, md, doc, problems)
+    _gemm_inputs(out, md, doc)
     collectives(out, md, doc, problems)
     return Summary("\n".join(md) + "\n", doc, ok=not problems, problems=problems)

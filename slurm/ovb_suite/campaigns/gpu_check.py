@@ -15,6 +15,11 @@ order, each result written into the folder as soon as its step ends:
                      (device_memory_peak_bytes) against the plan's estimate (gpt_memory)
   headline-1.3B      gpt4d 1.3B, batch 4, bf16, 25 iterations of which 20 timed, with NVML
                      telemetry (the README's headline measured again)
+  gemm-inputs-*      ovb-gemm bf16 on the GEMMs of a 177B layer at tp 8 (the Megatron-Core H100
+                     rows' shape) and 8192^3, on exact inputs (-1, 0, 1: the ones the model's
+                     H100 GEMM table was measured with) and then on random ones (every significand
+                     bit toggling, as training data), 2 s each, with telemetry: what the inputs'
+                     switching power costs the rate under the power cap
   nccl-tests-build, nccl-*/ovb-*, nccl-compare-*   nccl-tests beside ovb-collective, 2 and 4
                      ranks, 1 MiB to 256 MiB, back to back (the baselines preset's steps; needs
                      the nccl-tests tarball, --param nccl_tests)
@@ -151,6 +156,21 @@ def _memory(b, g):
               description=f"1.3B {' '.join(opts) or 'default'}: device peak against the plan")
 
 
+# The GEMMs of one 177B layer (hidden 12288, tp 8, micro-batch 1 of 4096 tokens) forward - QKV,
+# attention-out, MLP-up, MLP-down - and the square 8192^3.
+GEMM_INPUT_SHAPES = "4096x4608x12288,4096x12288x1536,4096x6144x12288,4096x12288x6144,8192x8192x8192"
+
+
+def _gemm_inputs(b, g):
+    for inputs in ("exact", "random"):
+        b.add(f"gemm-inputs-{inputs}",
+              [b.exe("ovb-gemm"), "--backend", "cuda", "--shapes", GEMM_INPUT_SHAPES,
+               "--dtypes", "bf16", "--inputs", inputs, "--min-time", "2",
+               "--benchmark_out={tmp}/gemm-inputs/" + inputs + ".json"],
+              group=g, outputs=[f"gemm-inputs/{inputs}.json"], timeout=90,
+              description=f"GEMM rates on {inputs} inputs (the model's table against training data)")
+
+
 def plan(b):
     b.add("gpu_info", ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,"
                        "clocks.max.sm,compute_cap", "--format=csv"], group="info", timeout=30)
@@ -163,5 +183,6 @@ def plan(b):
                             "--warmup", "5", "--out", "{tmp}/headline/gpt4d_1.3B.json"],
           group="headline", outputs=["headline/gpt4d_1.3B.json"], timeout=90,
           unfit=UNFIT_MEMORY, description="the README's 1.3B figure, 20 timed, telemetry")
+    _gemm_inputs(b, "gemm-inputs")
     baselines.collectives(b, "collectives")
     b.summary("gpu-check")
