@@ -187,6 +187,9 @@ def pretrain_args(cfg):
         a += ["--recompute-granularity", "selective"]
     if cfg.virtual_stages > 1:
         a += ["--num-layers-per-virtual-pipeline-stage", cfg.layers // (cfg.pp * cfg.virtual_stages)]
+    # gpt4d's GPT, like its Llama, has an LM head of its own (core/include/ovb/gpt_plan.hpp), so the
+    # matched run unties Megatron's (tied by default): the same parameters to hold, reduce and step.
+    a.append("--untie-embeddings-and-output-weights")
     a += ["--log-interval", 1, "--log-throughput", "--mock-data", "--tokenizer-type", "NullTokenizer",
           "--vocab-size", cfg.vocab, "--lr", "1.0e-5", "--lr-decay-style", "constant",
           "--clip-grad", "1.0", "--eval-iters", 0, "--distributed-backend", "nccl"]
@@ -200,10 +203,10 @@ def pretrain_args(cfg):
 def llama_args(cfg):
     """Megatron-LM's arguments for a Llama block (megatron/training/arguments.py): SwiGLU MLP of
     --ffn-hidden-size, RMSNorm, rotary embeddings of base --rotary-base, grouped-query attention,
-    no linear biases, untied embedding and output layer."""
+    no linear biases (the untied embedding and output layer are every run's, pretrain_args)."""
     a = ["--swiglu", "--ffn-hidden-size", cfg.ffn_hidden, "--normalization", "RMSNorm",
          "--position-embedding-type", "rope", "--rotary-base", _number(cfg.rope_theta),
-         "--disable-bias-linear", "--untie-embeddings-and-output-weights"]
+         "--disable-bias-linear"]
     if cfg.kv_heads and cfg.kv_heads != cfg.heads:
         a += ["--group-query-attention", "--num-query-groups", cfg.kv_heads]
     return a

@@ -216,7 +216,8 @@ def test_full_command_with_every_overlap_flag_in_the_spec_order():
         "--max-position-embeddings 2048 --micro-batch-size 2 --global-batch-size 16 "
         "--train-iters 30 --bf16 --tensor-model-parallel-size 2 --pipeline-model-parallel-size 1 "
         "--sequence-parallel --use-distributed-optimizer --overlap-grad-reduce "
-        "--overlap-param-gather --tp-comm-overlap --log-interval 1 --log-throughput --mock-data "
+        "--overlap-param-gather --tp-comm-overlap --untie-embeddings-and-output-weights "
+        "--log-interval 1 --log-throughput --mock-data "
         "--tokenizer-type NullTokenizer --vocab-size 50304 --lr 1.0e-5 --lr-decay-style constant "
         "--clip-grad 1.0 --eval-iters 0 --distributed-backend nccl")
     rec = replace(cfg, recompute=True)
@@ -233,8 +234,11 @@ def test_llama_arguments_are_megatrons():
     args = ml.pretrain_args(cfg)
     text = " ".join(args)
     assert ("--swiglu --ffn-hidden-size 14336 --normalization RMSNorm --position-embedding-type rope "
-            "--rotary-base 500000 --disable-bias-linear --untie-embeddings-and-output-weights "
-            "--group-query-attention --num-query-groups 8") in text
+            "--rotary-base 500000 --disable-bias-linear --group-query-attention "
+            "--num-query-groups 8") in text
+    # untied, as gpt4d's head, once for every architecture
+    assert text.count("--untie-embeddings-and-output-weights") == 1
+    assert "--untie-embeddings-and-output-weights" in ml.pretrain_args(BASE)
     assert "--vocab-size 128256" in text and "--num-attention-heads 32" in text
     # multi-head Llama: no query groups; GPT: none of the Llama arguments
     mha = " ".join(ml.pretrain_args(replace(LLAMA8, kv_heads=32)))
