@@ -3,8 +3,8 @@
 # only what it runs, for the GPU at hand (one CUDA architecture from nvidia-smi's compute
 # capability; the targets of the suite preset gpu-check), then runs that preset (CUDA MPS, every
 # GPU-labelled ctest, the Llama kernels and llama-tiny, the memory options on 4 ranks against the
-# serial run, device memory against the plan, the 1.3B headline with telemetry, nccl-tests beside
-# ovb-collective) with what is left of LIMIT as its budget. Every result lands in OUT_DIR as soon as
+# serial run, device memory against the plan, the 1.3B headline with telemetry, GEMM rates on exact
+# against random inputs, nccl-tests beside ovb-collective) with what is left of LIMIT as its budget. Every result lands in OUT_DIR as soon as
 # its step ends; a step that would start too late is left for the next call with the same OUT_DIR
 # (resumed; on a warm machine the build is then a no-op). OUT_DIR/summary.md ends every call.
 # Usage: slurm/gpu-check.sh OUT_DIR [--limit S (default 570)] [--build DIR (default
@@ -13,7 +13,7 @@
 #               its command and its limit) and runs nothing but cmake's configure when DIR has
 #               none yet (the ctest steps come from the configured build's label gpu).
 # Environment: OVB_PACK=ARCHIVE: OUT_DIR as one archive too, kept current during the call (slurm/lib/pack.sh).
-# Output: OUT_DIR/ (the suite folder: ctest/, options/, memory/, headline/, collectives/,
+# Output: OUT_DIR/ (the suite folder: ctest/, options/, memory/, headline/, gemm-inputs/, collectives/,
 #   summary.md, suite-status.md, logs/), OUT_DIR/build.txt (architecture, targets, build time).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -31,7 +31,7 @@ while [ $# -gt 0 ]; do
             arch=$2; shift ;;
     --only) [ -n "${2:-}" ] || die "--only needs a list of steps or groups"; only=$2; shift ;;
     --dry-run) dry=1 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     -*) die "unknown option '$1' ($usage)" ;;
     *) [ -z "$out" ] || die "one OUT_DIR only, got '$out' and '$1'"; out=$1 ;;
   esac
