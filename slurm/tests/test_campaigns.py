@@ -227,6 +227,10 @@ class CampaignPlans(unittest.TestCase):
         self.assertEqual(steps["gpt4d_2.7B_b2"].if_unfit, "gpt4d_2.7B")
         self.assertEqual(steps["batch_16"].unless_unfit, ["batch_8", "batch_12", "batch_14"])
         self.assertEqual(steps["torch_compile"].timeout_s, 240.0)
+        # The GEMM table is measured on training-like data (ovb-gemm --inputs random).
+        for name in ("gemm_1.3B", "gemm_2.7B", "gemm_6.7B", "gemm_8192"):
+            cmd = steps[name].command
+            self.assertEqual(cmd[cmd.index("--inputs") + 1], "random", name)
         with self.assertRaisesRegex(SuiteError, "runs on the cuda backend, not host"):
             build_steps(CAMPAIGNS["h100-single"], "host", "", {})
 
