@@ -58,9 +58,10 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
         ->check(CLI::Range(1, 100000))
         ->capture_default_str();
     app.add_option("--inputs", o.inputs,
-                   "Values of A and B: exact (-1, 0, 1; C checked to the bit) or random (every "
-                   "significand bit toggles, as trained data: the switching power, and so the "
-                   "clock under a power cap, of training; C checked to fp32 accumulation's bound)")
+                   "Values of A and B: exact (-1, 0, 1; C checked to the bit) or random (sign, "
+                   "exponent and seven significant bits vary, as in training data: its switching "
+                   "power, and so its clock under a power cap; C checked to fp32 accumulation's "
+                   "bound)")
         ->check(CLI::IsMember({"exact", "random"}))
         ->capture_default_str();
   };

@@ -24,8 +24,8 @@ double gemm_output_tolerance(Storage out);
 
 // The values a GEMM is timed on. exact: -1, 0, 1 (gemm_a_value), every partial sum exact, C
 // checked to the output's rounding. random: integers in [-127, 127] / 64 (e4m3: [-7, 7] / 4),
-// from a hash of the element index, so every bit of a 16-bit significand toggles as with trained
-// weights and activations; under a power cap a GEMM's clock, and so its rate, depends on how many
+// from a hash of the element index, so sign, exponent and seven significant bits vary as with
+// trained weights and activations; under a power cap a GEMM's clock, and so its rate, depends on how many
 // bits its data switch, and -1/0/1 switch few. C is checked to the bound of fp32 accumulation.
 enum class GemmInputs { exact, random };
 std::string_view name_of(GemmInputs i);             // "exact", "random"

@@ -17,8 +17,8 @@ order, each result written into the folder as soon as its step ends:
                      telemetry (the README's headline measured again)
   gemm-inputs-*      ovb-gemm bf16 on the GEMMs of a 177B layer at tp 8 (the Megatron-Core H100
                      rows' shape) and 8192^3, on exact inputs (-1, 0, 1: the ones the model's
-                     H100 GEMM table was measured with) and then on random ones (every significand
-                     bit toggling, as training data), 2 s each, with telemetry: what the inputs'
+                     H100 GEMM table was measured with) and then on random ones (sign, exponent and
+                     seven significant bits varying, as training data's), 2 s each, with telemetry: what the inputs'
                      switching power costs the rate under the power cap
   nccl-tests-build, nccl-*/ovb-*, nccl-compare-*   nccl-tests beside ovb-collective, 2 and 4
                      ranks, 1 MiB to 256 MiB, back to back (the baselines preset's steps; needs
