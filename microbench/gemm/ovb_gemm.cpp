@@ -13,6 +13,7 @@
 #include "harness/axes.hpp"
 #include "harness/bench_main.hpp"
 #include "harness/gemm_cases.hpp"
+#include "harness/gemm_workload.hpp"
 #include "harness/sizes.hpp"
 #include "ovb/cli.hpp"
 #include "ovb/error.hpp"
@@ -62,7 +63,7 @@ ovb::mb::Program gemm_program(GemmOptions& o) {
                    "exponent and seven significant bits vary, as in training data: its switching "
                    "power, and so its clock under a power cap; C checked to fp32 accumulation's "
                    "bound)")
-        ->check(CLI::IsMember({"exact", "random"}))
+        ->check(CLI::IsMember(ovb::mb::kGemmInputNames))
         ->capture_default_str();
   };
   p.configure = [&o](const ovb::LaunchContext&, const std::set<std::string>&) {

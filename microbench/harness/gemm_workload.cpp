@@ -18,13 +18,16 @@ float gemm_b_value(std::uint64_t idx) {
 }
 
 std::string_view name_of(GemmInputs i) {
-  return i == GemmInputs::random ? "random" : "exact";
+  return kGemmInputNames.at(static_cast<std::size_t>(i));
 }
 
 GemmInputs parse_gemm_inputs(std::string_view s) {
-  if (s == "exact") return GemmInputs::exact;
-  if (s == "random") return GemmInputs::random;
-  throw UsageError("GEMM inputs '" + std::string(s) + "' is not one of exact, random");
+  std::string all;
+  for (std::size_t i = 0; i < kGemmInputNames.size(); ++i) {
+    if (s == kGemmInputNames[i]) return static_cast<GemmInputs>(i);
+    all += (i ? ", " : "") + kGemmInputNames[i];
+  }
+  throw UsageError("GEMM inputs '" + std::string(s) + "' is not one of " + all);
 }
 
 float gemm_random_value(std::uint64_t idx, std::uint64_t seed, Storage s) {

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "harness/pattern.hpp"
 #include "ovb/backend.hpp"
@@ -25,11 +27,14 @@ double gemm_output_tolerance(Storage out);
 // The values a GEMM is timed on. exact: -1, 0, 1 (gemm_a_value), every partial sum exact, C
 // checked to the output's rounding. random: integers in [-127, 127] / 64 (e4m3: [-7, 7] / 4),
 // from a hash of the element index, so sign, exponent and seven significant bits vary as with
-// trained weights and activations; under a power cap a GEMM's clock, and so its rate, depends on how many
-// bits its data switch, and -1/0/1 switch few. C is checked to the bound of fp32 accumulation.
+// trained weights and activations; under a power cap a GEMM's clock, and so its rate, depends on
+// how many bits its data switch, and -1/0/1 switch few. C is checked to the bound of fp32
+// accumulation.
 enum class GemmInputs { exact, random };
-std::string_view name_of(GemmInputs i);             // "exact", "random"
-GemmInputs parse_gemm_inputs(std::string_view s);   // throws UsageError naming the choices
+// The names, in the enum's order: the one list name_of, parse_gemm_inputs and --inputs use.
+inline const std::vector<std::string> kGemmInputNames = {"exact", "random"};
+std::string_view name_of(GemmInputs i);
+GemmInputs parse_gemm_inputs(std::string_view s);  // throws UsageError naming the choices
 // Element idx of an input stored as s, for `seed` 11 (A) or 23 (B): exact in every storage.
 float gemm_random_value(std::uint64_t idx, std::uint64_t seed, Storage s);
 

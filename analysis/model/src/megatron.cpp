@@ -200,11 +200,14 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   const double block = megatron_block_params(m);
   const StageLayers st = stages_of(m, c);
   const double output = c.untied(m) || c.pp > 1 ? V * h / t : 0;
-  const double first = static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
+  const double first =
+      static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
   mem.params_local = c.pp == 1 ? first + output : first;
   if (c.pp > 1) {
-    if (c.pp > 2) mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
-    mem.params_local = std::max(mem.params_local, static_cast<double>(st.last) * block / t + output);
+    if (c.pp > 2)
+      mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
+    mem.params_local =
+        std::max(mem.params_local, static_cast<double>(st.last) * block / t + output);
   }
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
   mem.gradients = 4 * mem.params_local;
