@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""The figures docs/validation.md quotes about the Megatron-LM README's strong scaling of its 177B
+model on H100 (group megatron-core-h100-strong), from today's ovb-model:
+  - each run's error, and on 96 GPUs the bubble's and the exposed data-parallel time's share of
+    the predicted iteration (how little of the error the schedule can carry there);
+  - the fall of MFU from 96 to 4608 GPUs, published and predicted;
+  - the 96-GPU run without Transformer Engine's tensor-parallel overlap;
+  - the rates the H100 preset's GEMM table gives the GEMMs of one such layer (tp 8, one sequence
+    of 4096 tokens), and, as a sensitivity of the 96-GPU run to them (not a fit: nothing here
+    changes the model), that run with every GEMM rate 5 and 10 % lower.
+
+Usage: results/model/h100-strong-scaling.py [--write | --check] [OVB_MODEL]
+(default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the figures; --write also writes
+them beside this script as h100-strong-scaling.txt; --check exits 1 when that file is not today's
+output (ctest model.h100_strong_scaling).
+"""
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
+MACHINE = ROOT / "analysis" / "machines" / "dgx-h100.json"
+GROUP = "megatron-core-h100-strong"
+
+
+def validate(model, doc, run, tmp):
+    """validate's row for `run` alone (its own runs file)."""
+    f, out = Path(tmp) / "runs.json", Path(tmp) / "out.json"
+    f.write_text(json.dumps(dict(doc, runs=[run])), encoding="utf-8")
+    subprocess.run([model, "validate", "--runs", str(f), "--json", str(out)], check=True,
+                   capture_output=True, text=True)
+    return json.loads(out.read_text(encoding="utf-8"))["rows"][0]
+
+
+def slower_gemms(factor, tmp):
+    """The H100 preset with every GEMM rate (table and ceiling) times `factor`, as a file."""
+    m = json.loads(MACHINE.read_text(encoding="utf-8"))
+    for g in m["gemm_table"]:
+        g["tflops"] *= factor
+    m["gpu"]["gemm_efficiency"] *= factor
+    path = Path(tmp) / f"dgx-h100-gemm-x{factor}.json"
+    path.write_text(json.dumps(m), encoding="utf-8")
+    return str(path)
+
+
+def layer_gemm_rates(model, run, tmp):
+    """TFLOP/s of every GEMM of one layer at tp 8, one sequence (explain on the grid 1x8x1x1)."""
+    out = Path(tmp) / "explain.json"
+    m = run["model"]
+    subprocess.run([model, "explain", "1x8x1x1", "--machine", "dgx-h100",
+                    "--layers", str(m["layers"]), "--hidden", str(m["hidden"]),
+                    "--heads", str(m["heads"]), "--seq", str(m["seq"]), "--vocab", str(m["vocab"]),
+                    "--batch", "1", "--json", str(out)], check=True, capture_output=True, text=True)
+    linears = json.loads(out.read_text(encoding="utf-8"))["compute"]["linears"]
+    return [g[p]["tflops"] for g in linears if g["layer"] != "lm_head" for p in ("fwd", "dx", "dw")]
+
+
+def main():
+    args = sys.argv[1:]
+    write, check = "--write" in args, "--check" in args
+    args = [a for a in args if a not in ("--write", "--check")]
+    model = args[0] if args else str(ROOT / "build/host/analysis/model/ovb-model")
+    doc = json.loads(RUNS.read_text(encoding="utf-8"))
+    runs = sorted((r for r in doc["runs"] if r.get("group") == GROUP), key=lambda r: r["gpus"])
+    lines = [f"{GROUP}: error % = 100 (predicted / published TFLOP/s - 1)"]
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [validate(model, doc, r, tmp) for r in runs]
+        for run, row in zip(runs, rows):
+            t = row["best"]["terms_ms"]
+            lines.append(f"{run['id']}: {row['config']}, predicted "
+                         f"{row['predicted_tflops_per_gpu']:.1f} against "
+                         f"{row['published_tflops_per_gpu']:.1f}, {row['error_pct']:+.1f} %;"
+                         f" bubble {100 * t['bubble'] / row['predicted_ms']:.2f} %, exposed"
+                         f" data-parallel {100 * t['dp_exposed'] / row['predicted_ms']:.2f} % of"
+                         " the iteration")
+        first, last = runs[0], runs[-1]
+        pub = [r["published"]["model_flops_utilization_pct"] for r in (first, last)]
+        pred = [row["predicted_tflops_per_gpu"] for row in (rows[0], rows[-1])]
+        lines.append(f"from {first['gpus']} to {last['gpus']} GPUs: published MFU {pub[0]} -> "
+                     f"{pub[1]} % ({100 * (1 - pub[1] / pub[0]):.1f} % lower), predicted "
+                     f"{pred[0]:.1f} -> {pred[1]:.1f} TFLOP/s "
+                     f"({100 * (1 - pred[1] / pred[0]):.1f} % lower)")
+        plain = json.loads(json.dumps(first))
+        plain["config"]["tp_comm_overlap"] = False
+        lines.append(f"{first['id']} without --tp-comm-overlap: "
+                     f"{validate(model, doc, plain, tmp)['error_pct']:+.1f} %")
+        rates = layer_gemm_rates(model, first, tmp)
+        lines.append(f"the layer's {len(rates)} GEMMs (tp 8, one sequence) at "
+                     f"{min(rates):.1f}..{max(rates):.1f} TFLOP/s (dgx-h100's table)")
+        for factor in (0.95, 0.9):
+            slow = json.loads(json.dumps(first))
+            slow["machine"] = slower_gemms(factor, tmp)
+            lines.append(f"sensitivity, every GEMM rate x {factor}: {first['id']} "
+                         f"{validate(model, doc, slow, tmp)['error_pct']:+.1f} %")
+    text = "\n".join(lines) + "\n"
+    committed = HERE / "h100-strong-scaling.txt"
+    if check:
+        if committed.read_text(encoding="utf-8") != text:
+            sys.exit(f"h100-strong-scaling: {committed} is not today's output; "
+                     "run results/model/h100-strong-scaling.py --write")
+        return
+    if write:
+        committed.write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
