@@ -134,6 +134,9 @@ TEST(Validate, MegatronCoreStrongScalingRunsGiveTheMfuTheyWerePublishedWith) {
   // independently (as above), must give that MFU over 989 TFLOP/s (to the stored rounding).
   const json doc = read_json(default_validation_file());
   const ValidationSet set = load_published_runs(default_validation_file());
+  // The stored figure is rounded to 1e-4 TFLOP/s; Megatron's count over it scales that by
+  // megatron / narayanan < 1, so the MFU comes back within 100 x 0.5e-4 / 989 (+ double rounding).
+  const double tol = 100 * 0.5e-4 / 989 + 1e-9;
   std::map<int, double> mfu;
   for (std::size_t i = 0; i < set.runs.size(); ++i) {
     const PublishedRun& p = set.runs[i];
@@ -148,12 +151,12 @@ TEST(Validate, MegatronCoreStrongScalingRunsGiveTheMfuTheyWerePublishedWith) {
     const double t = narayanan / (p.published_tflops * 1e12 * gpus);
     mfu[p.gpus] = 100 * megatron / t / gpus / 989e12;
     EXPECT_NEAR(mfu[p.gpus],
-                doc["runs"][i]["published"]["model_flops_utilization_pct"].get<double>(), 1e-5)
+                doc["runs"][i]["published"]["model_flops_utilization_pct"].get<double>(), tol)
         << p.id;
   }
   ASSERT_EQ(mfu.size(), 2u);
-  EXPECT_NEAR(mfu[96], 47, 1e-5);
-  EXPECT_NEAR(mfu[4608], 42, 1e-5);
+  EXPECT_NEAR(mfu[96], 47, tol);
+  EXPECT_NEAR(mfu[4608], 42, tol);
 }
 
 TEST(Validate, RunFlashAttentionEqualsTheMachineWithThatSetting) {
