@@ -21,8 +21,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+import committed_output  # this folder's: the scripts' --write / --check
+
+ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
 MACHINE = ROOT / "analysis" / "machines" / "dgx-h100.json"
 GROUP = "megatron-core-h100-strong"
@@ -61,10 +62,7 @@ def layer_gemm_rates(model, run, tmp):
 
 
 def main():
-    args = sys.argv[1:]
-    write, check = "--write" in args, "--check" in args
-    args = [a for a in args if a not in ("--write", "--check")]
-    model = args[0] if args else str(ROOT / "build/host/analysis/model/ovb-model")
+    write, check, model = committed_output.parse_args(sys.argv[1:])
     doc = json.loads(RUNS.read_text(encoding="utf-8"))
     runs = sorted((r for r in doc["runs"] if r.get("group") == GROUP), key=lambda r: r["gpus"])
     lines = [f"{GROUP}: error % = 100 (predicted / published TFLOP/s - 1)"]
@@ -97,16 +95,7 @@ def main():
             slow["machine"] = slower_gemms(factor, tmp)
             lines.append(f"sensitivity, every GEMM rate x {factor}: {first['id']} "
                          f"{validate(model, doc, slow, tmp)['error_pct']:+.1f} %")
-    text = "\n".join(lines) + "\n"
-    committed = HERE / "h100-strong-scaling.txt"
-    if check:
-        if committed.read_text(encoding="utf-8") != text:
-            sys.exit(f"h100-strong-scaling: {committed} is not today's output; "
-                     "run results/model/h100-strong-scaling.py --write")
-        return
-    if write:
-        committed.write_text(text, encoding="utf-8")
-    sys.stdout.write(text)
+    committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+import committed_output  # this folder's: the scripts' --write / --check
+
+ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
 
 
@@ -43,10 +44,7 @@ def variants(run):
 
 
 def main():
-    args = sys.argv[1:]
-    write, check = "--write" in args, "--check" in args
-    args = [a for a in args if a not in ("--write", "--check")]
-    model = args[0] if args else str(ROOT / "build/host/analysis/model/ovb-model")
+    write, check, model = committed_output.parse_args(sys.argv[1:])
     doc = json.loads(RUNS.read_text(encoding="utf-8"))
     runs = [r for r in doc["runs"]
             if r.get("group") == "megatron-core-h100"]
@@ -74,16 +72,7 @@ def main():
                              f"{cfg['recompute']:<4}: "
                              f"{row['predicted_tflops_per_gpu']:6.1f}  {row['error_pct']:+6.1f} %  "
                              f"{'fits' if row['fits'] else 'does not fit'}")
-    text = "\n".join(lines) + "\n"
-    committed = HERE / "megatron-core-choices.txt"
-    if check:
-        if committed.read_text(encoding="utf-8") != text:
-            sys.exit(f"megatron-core-choices: {committed} is not today's output; "
-                     "run results/model/megatron-core-choices.py --write")
-        return
-    if write:
-        committed.write_text(text, encoding="utf-8")
-    sys.stdout.write(text)
+    committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 
 if __name__ == "__main__":
