@@ -58,6 +58,7 @@ json gemm_quality(const Machine& mc) {
   int n = 0;
   for (std::size_t i = 0; i < mc.gemm_table.size() && mc.gemm_table.size() > 1; ++i) {
     Machine rest = mc;
+    rest.gemm_max_efficiency = 0;  // the interpolation itself, not the ceiling on it
     rest.gemm_table.erase(rest.gemm_table.begin() + static_cast<std::ptrdiff_t>(i));
     const GemmPoint& g = mc.gemm_table[i];
     if (std::none_of(rest.gemm_table.begin(), rest.gemm_table.end(),

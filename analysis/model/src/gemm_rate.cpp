@@ -1,7 +1,8 @@
 // GEMM throughput of one device for a local shape: the machine's GEMM table (exact shape, else
 // inverse-distance weighting in log2(m, n, k) space; below its smallest GEMM the quantized rate
 // where the machine has SMs and tiles), else peak x gemm_efficiency (the best shape's rate, a
-// ceiling) x the shape's wave and tile quantization on the machine's SMs.
+// ceiling) x the shape's wave and tile quantization on the machine's SMs; any of them capped at
+// peak x gemm_max_efficiency (the best rate on random inputs) where the machine has one.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -16,6 +17,7 @@ std::string_view name_of(GemmSource s) {
     case GemmSource::table_interpolated: return "interpolated";
     case GemmSource::peak_efficiency: return "peak x efficiency";
     case GemmSource::quantized: return "peak x efficiency x waves";
+    case GemmSource::ceiling: return "ceiling";
   }
   return "?";
 }
@@ -35,8 +37,10 @@ double wave_efficiency(const Machine& mc, std::int64_t m, std::int64_t n) {
   return best;
 }
 
-GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
-                   std::string_view dtype) {
+namespace {
+
+GemmRate rate_below_ceiling(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
+                            std::string_view dtype) {
   // Entries of this dtype when the table has any, else all of them (a table of one precision).
   bool any_of_dtype = false;
   for (const GemmPoint& g : mc.gemm_table) any_of_dtype |= g.dtype == dtype;
@@ -70,6 +74,16 @@ GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64
     return {mc.peak() * mc.gemm_efficiency * wave_efficiency(mc, m, n), GemmSource::quantized};
   const double scale = std::min(1.0, flop / min_flop);
   return {vsum / wsum * scale, GemmSource::table_interpolated};
+}
+
+}  // namespace
+
+GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
+                   std::string_view dtype) {
+  const GemmRate r = rate_below_ceiling(mc, m, n, k, dtype);
+  const double ceiling = mc.peak() * mc.gemm_max_efficiency;
+  if (mc.gemm_max_efficiency > 0 && r.tflops > ceiling) return {ceiling, GemmSource::ceiling};
+  return r;
 }
 
 }  // namespace ovb::model

@@ -215,6 +215,11 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   m.memory_bandwidth_gbps = gpu.positive("memory_bandwidth_gbps");
   m.memory_efficiency = gpu.number_or("memory_efficiency", m.memory_efficiency);
   m.gemm_efficiency = gpu.positive("gemm_efficiency");
+  if (gpu.has("gemm_max_efficiency")) {
+    m.gemm_max_efficiency = gpu.positive("gemm_max_efficiency");
+    if (m.gemm_max_efficiency > 1)
+      gpu.fail_key("gemm_max_efficiency", "must be at most 1 (a fraction of peak)");
+  }
   m.attention_efficiency = gpu.number_or("attention_efficiency", m.attention_efficiency);
   m.kernel_overhead_us = gpu.number_or("kernel_overhead_us", 0);
   m.flash_attention = gpu.boolean_or("flash_attention", true);
@@ -295,6 +300,7 @@ json machine_to_json(const Machine& m) {
               {"kernel_overhead_us", m.kernel_overhead_us},
               {"flash_attention", m.flash_attention}};
   if (m.peak_tflops) gpu["peak_tflops"] = *m.peak_tflops;
+  if (m.gemm_max_efficiency > 0) gpu["gemm_max_efficiency"] = m.gemm_max_efficiency;
   if (!m.memory_efficiency_by_class.empty()) {
     json by = json::object();
     for (const auto& [c, e] : m.memory_efficiency_by_class) by[std::string(name_of(c))] = e;

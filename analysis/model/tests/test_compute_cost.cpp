@@ -96,6 +96,48 @@ TEST(ComputeCost, BelowTheTableAMachineWithTilesQuantizes) {
   EXPECT_THROW(chunked_gemm(mc, 1024, 1024, 1024, "bf16", 2, 'k'), UsageError);
 }
 
+// gemm_max_efficiency caps every rate (table, interpolated, quantized, peak x efficiency) at
+// peak x it, by hand: peak 100 x 0.7 = 70 TFLOP/s; rates below it are untouched; without it no
+// cap; a value above 1 is an error naming the key.
+TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["sms"] = 8;
+  j["gpu"]["gemm_tiles"] = {{{"m", 128}, {"n", 128}}};
+  j["gpu"]["gemm_efficiency"] = 0.9;
+  j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
+                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}}};
+  const Machine uncapped = machine_from_json(j, "t");
+  EXPECT_DOUBLE_EQ(gemm_rate(uncapped, 4096, 4096, 4096, "bf16").tflops, 80);
+  j["gpu"]["gemm_max_efficiency"] = 0.7;
+  const Machine mc = machine_from_json(j, "t");
+  GemmRate r = gemm_rate(mc, 4096, 4096, 4096, "bf16");  // table 80
+  EXPECT_EQ(r.source, GemmSource::ceiling);
+  EXPECT_DOUBLE_EQ(r.tflops, 70);
+  r = gemm_rate(mc, 1024, 1024, 1024, "bf16");  // table 40: below the ceiling
+  EXPECT_EQ(r.source, GemmSource::table_exact);
+  EXPECT_DOUBLE_EQ(r.tflops, 40);
+  r = gemm_rate(mc, 2048, 2048, 2048, "bf16");  // interpolated (40 + 80) / 2 = 60
+  EXPECT_EQ(r.source, GemmSource::table_interpolated);
+  EXPECT_DOUBLE_EQ(r.tflops, 60);
+  // Below the table, 256 x 256: 4 tiles of 8 SMs, 100 x 0.9 x 0.5 = 45; 1024 x 128 (8 tiles, a
+  // full wave) would be 90: capped.
+  EXPECT_DOUBLE_EQ(gemm_rate(mc, 256, 256, 1024, "bf16").tflops, 45);
+  r = gemm_rate(mc, 1024, 128, 512, "bf16");
+  EXPECT_EQ(r.source, GemmSource::ceiling);
+  EXPECT_DOUBLE_EQ(r.tflops, 70);
+  // A GEMM term takes the capped rate; the machine writes the field back out.
+  EXPECT_DOUBLE_EQ(gemm_term(mc, 4096, 4096, 4096, "bf16").time_us,
+                   2.0 * 4096 * 4096 * 4096 / 70e6 + mc.kernel_overhead_us);
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(mc), "t").gemm_max_efficiency, 0.7);
+  j["gpu"]["gemm_max_efficiency"] = 1.2;
+  try {
+    machine_from_json(j, "t");
+    ADD_FAILURE() << "gemm_max_efficiency 1.2 accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm_max_efficiency"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["kernel_overhead_us"] = 1.5;

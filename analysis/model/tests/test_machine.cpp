@@ -2,6 +2,7 @@
 // malformed JSON give one clear message, and a machine survives a JSON round trip.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -78,6 +79,7 @@ TEST(Machine, EfficiencyInputsHaveASource) {
     std::vector<std::string> keys = {"gpu.gemm_efficiency", "gpu.attention_efficiency",
                                      "gpu.memory_efficiency"};
     if (!m.gemm_table.empty()) keys.push_back("gemm_table");
+    if (m.gemm_max_efficiency > 0) keys.push_back("gpu.gemm_max_efficiency");
     for (const std::string& key : keys) {
       ASSERT_TRUE(m.sources.contains(key) && m.sources[key].is_string()) << n << ": " << key;
       const std::string src = m.sources[key].get<std::string>();
@@ -91,7 +93,18 @@ TEST(Machine, EfficiencyInputsHaveASource) {
     const std::string gemm = m.sources["gpu.gemm_efficiency"].get<std::string>();
     EXPECT_TRUE(has(gemm, "github.com") || has(gemm, "results/")) << n << ": " << gemm;
     EXPECT_NE(gemm.rfind("Estimate", 0), 0u) << n << ": GEMM efficiency still a guess";
+    if (m.gemm_max_efficiency > 0) {
+      // The ceiling is a measurement on random inputs, published: the value its source quotes.
+      const std::string ceiling = m.sources["gpu.gemm_max_efficiency"].get<std::string>();
+      EXPECT_TRUE(has(ceiling, "github.com") && has(ceiling, "randn")) << n << ": " << ceiling;
+      char quoted[32];
+      std::snprintf(quoted, sizeof quoted, "%.1f of", m.gemm_max_efficiency * m.peak());
+      EXPECT_TRUE(has(ceiling, quoted)) << n << ": " << quoted << " not in " << ceiling;
+    }
   }
+  // The H100 presets share the H100's ceiling (794.5 of 989 TFLOP/s).
+  for (const char* n : {"dgx-h100", "generic-h100-8nic", "generic-h100-4nic"})
+    EXPECT_NEAR(load_machine(n).gemm_max_efficiency * 989, 794.5, 0.05) << n;
   // One device, one number: the three A100 presets share the measured efficiency.
   const double a100 = load_machine("dgx-a100-80gb").gemm_efficiency;
   EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100").gemm_efficiency, a100);

@@ -27,8 +27,9 @@
 
 namespace ovb::model {
 
-enum class GemmSource { table_exact, table_interpolated, peak_efficiency, quantized };
-// "table", "interpolated", "peak x efficiency", "peak x efficiency x waves"
+enum class GemmSource { table_exact, table_interpolated, peak_efficiency, quantized, ceiling };
+// "table", "interpolated", "peak x efficiency", "peak x efficiency x waves", "ceiling" (any of
+// them capped at peak x gemm_max_efficiency)
 std::string_view name_of(GemmSource s);
 
 // The fraction of the device a GEMM's output C[m, n] keeps busy, for the best of the machine's

@@ -94,6 +94,11 @@ struct Machine {
   // listed takes memory_efficiency.
   std::map<MemClass, double> memory_efficiency_by_class;
   double gemm_efficiency = 0;         // fraction of peak when the GEMM table has no data
+  // The most any GEMM reaches on training data, as a fraction of peak: the best shape of a sweep
+  // timed on random inputs. Every rate (table, interpolated, quantized) is capped at it: a table
+  // measured on low-switching inputs (ovb-gemm's exact -1/0/1) runs above what a power-capped
+  // device sustains on real data. 0: no ceiling.
+  double gemm_max_efficiency = 0;
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
   bool flash_attention = true;        // false: the s x s scores go through memory
