@@ -88,11 +88,12 @@ ok explain-tp-auto "$model" explain 2x2x1x2 --machine perlmutter-a100 --preset 1
   --overlap all --tp-chunks auto --json "$work/explain-tp-auto.json"
 has "$work/explain-tp-auto.json" "d['inputs']['tp_chunks'] == 'auto' and d['config']['tp_chunks'] in (0, 2, 4, 8)"
 grep -q "^chosen .*, tp \(off\|[248] chunks\) among 4 variants" "$work/explain-tp-auto.out" || fail "explain-tp-auto: no chosen line"
+# (the calibrated machine keeps its base's GEMM ceiling and its source)
 ok calibrate "$model" calibrate --base generic-h100-8nic \
   --collective "$fixtures/microbench/collective.json@2x2x2x1" --gemm "$fixtures/microbench/gemm.json" \
   --overlap "$fixtures/microbench/overlap.json" --overlap-filter prio=equal --name fixture-h100 \
   --out "$work/machine.json"
-has "$work/machine.json" "d['name'] == 'fixture-h100' and len(d['gemm_table']) == 3 and d['calibration']['collectives'][0]['r2'] is not None and 'all_reduce' in d['comm']"
+has "$work/machine.json" "d['name'] == 'fixture-h100' and len(d['gemm_table']) == 3 and d['calibration']['collectives'][0]['r2'] is not None and 'all_reduce' in d['comm'] and d['gpu']['gemm_max_efficiency'] == 0.80334 and 'randn' in d['sources']['gpu.gemm_max_efficiency']"
 ok search-calibrated "$model" search --machine "$work/machine.json" --preset 1.3B --batch 16 --gpus 8
 # Memory-bound kernels from the committed host run (4 ranks on 2 cores): per-class efficiencies
 # against the copy class's bandwidth, which is therefore exactly 1 for copy.
