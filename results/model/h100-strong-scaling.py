@@ -3,7 +3,9 @@
 model on H100 (group megatron-core-h100-strong), from today's ovb-model:
   - each run's error, and on 96 GPUs the bubble's and the exposed data-parallel time's share of
     the predicted iteration (how little of the error the schedule can carry there);
-  - the fall of MFU from 96 to 4608 GPUs, published and predicted;
+  - the fall of MFU from 96 to 4608 GPUs, published and predicted, and predicted again with the
+    96-GPU run's micro-batch and interleaving held at 4608 GPUs (strong scaling's usual reading:
+    only the data-parallel size changes; neither run publishes them);
   - the 96-GPU run without Transformer Engine's tensor-parallel overlap;
   - the rates the H100 preset gives the GEMMs of one such layer (tp 8, one sequence of 4096
     tokens), and those of its GEMM table alone, without the ceiling on it; and, as a sensitivity of the 96-GPU run to them (not a fit: nothing here
@@ -93,6 +95,17 @@ def main():
                      f"{pub[1]} % ({100 * (1 - pub[1] / pub[0]):.1f} % lower), predicted "
                      f"{pred[0]:.1f} -> {pred[1]:.1f} TFLOP/s "
                      f"({100 * (1 - pred[1] / pred[0]):.1f} % lower)")
+        held = json.loads(json.dumps(last))
+        held["config"]["micro_batch"] = rows[0]["best"]["micro_batch"]
+        held["config"]["virtual_stages"] = rows[0]["best"]["virtual_stages"]
+        row = validate(model, doc, held, tmp)
+        t = row["best"]["terms_ms"]
+        lines.append(f"{last['id']} with {first['id']}'s micro-batch and interleaving held "
+                     f"({row['config']}): predicted {row['predicted_tflops_per_gpu']:.1f}, "
+                     f"{row['error_pct']:+.1f} %; bubble {100 * t['bubble'] / row['predicted_ms']:.1f}"
+                     f" %, exposed data-parallel {100 * t['dp_exposed'] / row['predicted_ms']:.1f} %"
+                     f"; predicted fall from {first['gpus']} GPUs "
+                     f"{100 * (1 - row['predicted_tflops_per_gpu'] / pred[0]):.1f} %")
         plain = json.loads(json.dumps(first))
         plain["config"]["tp_comm_overlap"] = False
         lines.append(f"{first['id']} without --tp-comm-overlap: "
