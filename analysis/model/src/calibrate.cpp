@@ -73,6 +73,13 @@ json gemm_quality(const Machine& mc) {
   json j = {{"points", mc.gemm_table.size()}};
   j["loo_max_rel_err"] = n ? json(max_err) : json(nullptr);
   j["loo_mean_rel_err"] = n ? json(sum / n) : json(nullptr);
+  // Measured rates the machine's ceiling (gpu.gemm_max_efficiency) will cap when they are used.
+  if (mc.gemm_max_efficiency > 0) {
+    const double ceiling = mc.peak() * mc.gemm_max_efficiency;
+    j["above_ceiling"] = std::count_if(mc.gemm_table.begin(), mc.gemm_table.end(),
+                                       [&](const GemmPoint& g) { return g.tflops > ceiling; });
+    j["ceiling_tflops"] = ceiling;
+  }
   return j;
 }
 

@@ -87,6 +87,10 @@ class Calibrate : public Command {
       std::cout << ", leave-one-out interpolation error max "
                 << fmt(g["loo_max_rel_err"].get<double>(), 3) << " mean "
                 << fmt(g["loo_mean_rel_err"].get<double>(), 3);
+    if (g.contains("above_ceiling") && g["above_ceiling"].get<int>() > 0)
+      std::cout << "; " << g["above_ceiling"].get<int>() << " above the machine's ceiling of "
+                << fmt(g["ceiling_tflops"].get<double>(), 1)
+                << " TFLOP/s (gpu.gemm_max_efficiency), which caps them where used";
     std::cout << "\ninterference: compute slowdown " << fmt(mc.compute_slowdown, 3)
               << ", comm slowdown " << fmt(mc.comm_slowdown, 3) << " ("
               << cal.report["interference"]["rows"].get<int>() << " overlap rows)\n";
