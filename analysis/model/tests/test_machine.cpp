@@ -105,6 +105,12 @@ TEST(Machine, EfficiencyInputsHaveASource) {
   // The H100 presets share the H100's ceiling (794.5 of 989 TFLOP/s).
   for (const char* n : {"dgx-h100", "generic-h100-8nic", "generic-h100-4nic"})
     EXPECT_NEAR(load_machine(n).gemm_max_efficiency * 989, 794.5, 0.05) << n;
+  // Where the efficiency is itself the sweep's best (A100, MI250X), the ceiling is that number.
+  for (const char* n : {"dgx-a100-80gb", "perlmutter-a100", "perlmutter-a100-80gb", "frontier-mi250x"}) {
+    const Machine m = load_machine(n);
+    EXPECT_NEAR(m.gemm_max_efficiency, m.gemm_efficiency, 1e-3) << n;
+    EXPECT_GE(m.gemm_max_efficiency, m.gemm_efficiency) << n << ": the ceiling would bind";
+  }
   // One device, one number: the three A100 presets share the measured efficiency.
   const double a100 = load_machine("dgx-a100-80gb").gemm_efficiency;
   EXPECT_DOUBLE_EQ(load_machine("perlmutter-a100").gemm_efficiency, a100);
