@@ -129,6 +129,12 @@ TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
   EXPECT_DOUBLE_EQ(gemm_term(mc, 4096, 4096, 4096, "bf16").time_us,
                    2.0 * 4096 * 4096 * 4096 / 70e6 + mc.kernel_overhead_us);
   EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(mc), "t").gemm_max_efficiency, 0.7);
+  // Without a ceiling the peak is never asked for: a table on a device of unknown peak works.
+  nlohmann::json unknown = test::synthetic_machine_json();
+  unknown["gpu"].erase("peak_tflops");
+  unknown["gpu"]["name"] = "a device without a peak";
+  unknown["gemm_table"] = j["gemm_table"];
+  EXPECT_DOUBLE_EQ(gemm_rate(machine_from_json(unknown, "t"), 4096, 4096, 4096, "bf16").tflops, 80);
   j["gpu"]["gemm_max_efficiency"] = 1.2;
   try {
     machine_from_json(j, "t");
