@@ -70,13 +70,23 @@ def folder(tmp_path, shard_loss=4.001, ctests=(("a.run", "passed"), ("a.check", 
     times = [500.0] * 5 + [140.0 + i for i in range(20)]  # timed: 140..159
     write(tmp_path / "headline" / "gpt4d_1.3B.json",
           gpt4d(times=times, warmup=5, telemetry=tel, flop=7.0e13, mfu=0.5))
-    for inputs, rates, clock in (("exact", (800.0, 700.0), 1980), ("random", (720.0, 665.0), 1755)):
+    # Two passes of one layer share a shape in other layouts: named rows stay apart. Times: the
+    # layer's two named GEMMs 100 + 300 us exact, 110 + 320 us random.
+    up, down = "gemm/bf16/{}/4096x6144x12288/{}/min_time:2.000/manual_time", "mlp_{}"
+    for inputs, rates, clock, times in (("exact", (800.0, 700.0, 810.0, 790.0), 1980, (100, 300)),
+                                        ("random", (720.0, 665.0, 760.0, 700.0), 1755, (110, 320))):
         write(tmp_path / "gemm-inputs" / f"{inputs}.json",
               {"context": {"gpu_telemetry": dict(tel, sm_clock_mhz={"median": clock})},
                "benchmarks": [{"run_type": "iteration", "m": 4096, "n": 4608, "k": 12288,
                                "tflops": rates[0]},
                               {"run_type": "iteration", "m": 8192, "n": 8192, "k": 8192,
                                "tflops": rates[1]},
+                              {"run_type": "iteration", "m": 4096, "n": 6144, "k": 12288,
+                               "name": up.format(down.format("up") + ".fwd", "nt"),
+                               "tflops": rates[2], "time_us": times[0]},
+                              {"run_type": "iteration", "m": 4096, "n": 6144, "k": 12288,
+                               "name": up.format(down.format("down") + ".dx", "nn"),
+                               "tflops": rates[3], "time_us": times[1]},
                               {"run_type": "iteration", "error_occurred": True}]})
     return tmp_path
 
@@ -106,6 +116,13 @@ def test_every_part_and_its_verdict(tmp_path):
     assert "| 8192x8192x8192 | 700.0 | 665.0 | 0.950 |" in md
     assert "exact 1980 MHz, 650 W, 3 of 40 throttled; random 1755 MHz" in md
     assert abs(s.doc["gemm_inputs"]["shapes"]["8192x8192x8192"]["random_over_exact"] - 0.95) < 1e-12
+    assert "| mlp_up.fwd/4096x6144x12288/nt | 810.0 | 760.0 | 0.938 |" in md
+    assert "| mlp_down.dx/4096x6144x12288/nn | 790.0 | 700.0 | 0.886 |" in md
+    # (110 + 320) / (100 + 300) = 1.075, the unnamed rows left out of the layer
+    la = s.doc["gemm_inputs"]["layer"]
+    assert la["gemms"] == 2 and abs(la["random_over_exact_time"] - 1.075) < 1e-12
+    assert "The layer's 2 GEMMs together: 400.0 us on exact inputs, 430.0 us on random ones " \
+           "(time x 1.075)." in md
     assert not s.ok  # the skipped ctest
 
 

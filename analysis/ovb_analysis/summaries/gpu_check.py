@@ -155,12 +155,24 @@ def _headline(out, md, doc, problems):
         problems.append(f"headline: {n} timed iterations, fewer than {MIN_TIMED}")
 
 
+def _gemm_label(b):
+    """A GEMM's row label: "layer.pass/MxNxK/layout" from its benchmark name where it names a
+    GPT layer (two passes of one layer can share a shape, in other layouts), else "MxNxK"."""
+    shape = f"{int(b['m'])}x{int(b['n'])}x{int(b['k'])}"
+    parts = str(b.get("name", "")).split("/")
+    if len(parts) > 4 and parts[3] == shape and "." in parts[2]:
+        return "/".join(parts[2:5])
+    return shape
+
+
 def _gemm_rates(doc):
-    """{shape "MxNxK": TFLOP/s} of an ovb-gemm result (its timed iterations, the last per shape)."""
+    """{label: (TFLOP/s, time in us or None)} of an ovb-gemm result (its timed iterations, the
+    last per label)."""
     rates = {}
     for b in (doc or {}).get("benchmarks", []):
         if b.get("run_type") == "iteration" and not b.get("error_occurred") and "tflops" in b:
-            rates[f"{int(b['m'])}x{int(b['n'])}x{int(b['k'])}"] = float(b["tflops"])
+            t = b.get("time_us")
+            rates[_gemm_label(b)] = (float(b["tflops"]), None if t is None else float(t))
     return rates
 
 
@@ -179,10 +191,17 @@ def _gemm_inputs(out, md, doc):
         md.append("No GEMM inputs comparison yet (gemm-inputs/exact.json, random.json).\n")
         return
     exact, rand = _gemm_rates(runs["exact"]), _gemm_rates(runs["random"])
-    rows = {s: {"exact_tflops": exact[s], "random_tflops": rand[s],
-                "random_over_exact": rand[s] / exact[s]} for s in exact if s in rand}
+    rows = {s: {"exact_tflops": exact[s][0], "random_tflops": rand[s][0],
+                "random_over_exact": rand[s][0] / exact[s][0]} for s in exact if s in rand}
     doc["gemm_inputs"] = {"shapes": rows, "telemetry": {k: _telemetry_words(v)
                                                         for k, v in runs.items()}}
+    # The layer's GEMMs together (the rows naming a layer pass, each timed in both runs): the
+    # factor a model's GEMM time of that layer moves by from exact to random inputs.
+    layer = [s for s in rows if "/" in s and exact[s][1] is not None and rand[s][1] is not None]
+    if layer:
+        te, tr = sum(exact[s][1] for s in layer), sum(rand[s][1] for s in layer)
+        doc["gemm_inputs"]["layer"] = {"gemms": len(layer), "exact_us": te, "random_us": tr,
+                                       "random_over_exact_time": tr / te}
     md.append("## GEMM rates on exact and on random inputs (bf16)\n")
     md.append("The model's H100 GEMM table was measured on exact inputs (-1, 0, 1); training data "
               "switches every bit. Median clock and power over each run: exact "
@@ -194,6 +213,11 @@ def _gemm_inputs(out, md, doc):
         md.append(f"| {s} | {r['exact_tflops']:.1f} | {r['random_tflops']:.1f} | "
                   f"{r['random_over_exact']:.3f} |")
     md.append("")
+    if "layer" in doc["gemm_inputs"]:
+        la = doc["gemm_inputs"]["layer"]
+        md.append(f"The layer's {la['gemms']} GEMMs together: {la['exact_us']:.1f} us on exact "
+                  f"inputs, {la['random_us']:.1f} us on random ones (time x "
+                  f"{la['random_over_exact_time']:.3f}).\n")
 
 
 def summarize(out):

@@ -15,8 +15,8 @@ order, each result written into the folder as soon as its step ends:
                      (device_memory_peak_bytes) against the plan's estimate (gpt_memory)
   headline-1.3B      gpt4d 1.3B, batch 4, bf16, 25 iterations of which 20 timed, with NVML
                      telemetry (the README's headline measured again)
-  gemm-inputs-*      ovb-gemm bf16 on the GEMMs of a 177B layer at tp 8 (the Megatron-Core H100
-                     rows' shape) and 8192^3, on exact inputs (-1, 0, 1: the ones the model's
+  gemm-inputs-*      ovb-gemm bf16 on the 12 GEMMs of a 177B layer at tp 8 (the Megatron-Core H100
+                     rows' shape: forward, dX, dW) and 8192^3, on exact inputs (-1, 0, 1: the ones the model's
                      H100 GEMM table was measured with) and then on random ones (sign, exponent and
                      seven significant bits varying, as training data's), 2 s each, with telemetry: what the inputs'
                      switching power costs the rate under the power cap
@@ -156,15 +156,18 @@ def _memory(b, g):
               description=f"1.3B {' '.join(opts) or 'default'}: device peak against the plan")
 
 
-# The GEMMs of one 177B layer (hidden 12288, tp 8, micro-batch 1 of 4096 tokens) forward - QKV,
-# attention-out, MLP-up, MLP-down - and the square 8192^3.
-GEMM_INPUT_SHAPES = "4096x4608x12288,4096x12288x1536,4096x6144x12288,4096x12288x6144,8192x8192x8192"
+# The twelve GEMMs of one 177B layer (GPT-3 175B's hidden 12288 and 96 heads, tp 8 as the grid's
+# Y, one sequence of 4096 tokens: forward, dX and dW of QKV, attention-out, MLP-up and MLP-down,
+# each in its own layout, as `ovb-model explain 1x8x1x1` prices them), and the square 8192^3.
+GEMM_INPUT_LAYER = ["--preset", "175B", "--seq", "4096", "--batch", "1", "--gy", "8"]
+GEMM_INPUT_SHAPES = "8192x8192x8192"
 
 
 def _gemm_inputs(b, g):
     for inputs in ("exact", "random"):
         b.add(f"gemm-inputs-{inputs}",
-              [b.exe("ovb-gemm"), "--backend", "cuda", "--shapes", GEMM_INPUT_SHAPES,
+              [b.exe("ovb-gemm"), "--backend", "cuda", *GEMM_INPUT_LAYER,
+               "--shapes", GEMM_INPUT_SHAPES,
                "--dtypes", "bf16", "--inputs", inputs, "--min-time", "2",
                "--benchmark_out={tmp}/gemm-inputs/" + inputs + ".json"],
               group=g, outputs=[f"gemm-inputs/{inputs}.json"], timeout=90,
