@@ -6,7 +6,10 @@ change that moves a figure fails until the page follows. Every line of the page 
 summary line of `validate` (mean |error| of all runs or of a group, and both tools' over the runs
 both predict) must be that line as the program prints it today.
 
-Usage: validation_table.py OVB_MODEL DOCS_VALIDATION_MD WORK_DIR
+With README (optional): the README's one-line quote of the Table 5 group ("Table 5, 8 runs: X %
+mean |error|, Calculon Y %") must be that group's summary as validate computes it today.
+
+Usage: validation_table.py OVB_MODEL DOCS_VALIDATION_MD WORK_DIR [README]
 """
 
 import json
@@ -17,6 +20,7 @@ from pathlib import Path
 
 HEADER = "| run | strategy | machine | GPUs | configuration predicted |"
 SUMMARY = re.compile(r"^(all runs|[\w-]+): \d+ runs, mean \|error\| ")
+README_TABLE5 = re.compile(r"Table 5, (\d+) runs: ([\d.]+) % mean \|error\|, Calculon ([\d.]+) %")
 
 
 def table_rows(md):
@@ -91,6 +95,18 @@ def main():
         got = [config, conv, predicted, error, calc, ok]
         if got != want:
             failures.append(f"{name} ({r['id']}): the page says {got}, ovb-model validate {want}")
+    if len(sys.argv) > 4:
+        readme = Path(sys.argv[4]).read_text(encoding="utf-8").replace("\n", " ")
+        t5 = next((s for s in doc["summaries"] if s["group"] == "korthikanti-table5"), None)
+        quote = README_TABLE5.search(readme)
+        if t5 is None or quote is None:
+            failures.append("README: no Table 5 quote, or validate has no korthikanti-table5 group")
+        else:
+            want = (str(t5["runs"]), f"{t5['mean_abs_error_pct']:.1f}",
+                    f"{t5['calculon_mean_abs_error_pct_both']:.1f}")
+            if quote.groups() != want:
+                failures.append(f"README says Table 5 {quote.groups()} (runs, ovb-model %, "
+                                f"Calculon %), ovb-model validate {want}")
     for f in failures:
         print("FAIL:", f)
     print(f"validation_table: {len(rows)} rows, {len(quoted)} summary lines, "
