@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ovb/context.hpp"
@@ -74,11 +75,10 @@ json gemm_quality(const Machine& mc) {
   j["loo_max_rel_err"] = n ? json(max_err) : json(nullptr);
   j["loo_mean_rel_err"] = n ? json(sum / n) : json(nullptr);
   // Measured rates the machine's ceiling (gpu.gemm_max_efficiency) will cap when they are used.
-  if (mc.gemm_max_efficiency > 0) {
-    const double ceiling = mc.peak() * mc.gemm_max_efficiency;
+  if (const std::optional<double> ceiling = mc.gemm_ceiling_tflops()) {
     j["above_ceiling"] = std::count_if(mc.gemm_table.begin(), mc.gemm_table.end(),
-                                       [&](const GemmPoint& g) { return g.tflops > ceiling; });
-    j["ceiling_tflops"] = ceiling;
+                                       [&](const GemmPoint& g) { return g.tflops > *ceiling; });
+    j["ceiling_tflops"] = *ceiling;
   }
   return j;
 }

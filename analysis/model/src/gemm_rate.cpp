@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "ovb/model/compute_cost.hpp"
 
@@ -81,9 +82,8 @@ GemmRate rate_below_ceiling(const Machine& mc, std::int64_t m, std::int64_t n, s
 GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
                    std::string_view dtype) {
   const GemmRate r = rate_below_ceiling(mc, m, n, k, dtype);
-  if (mc.gemm_max_efficiency <= 0) return r;  // no ceiling (and the peak may be unknown)
-  const double ceiling = mc.peak() * mc.gemm_max_efficiency;
-  return r.tflops > ceiling ? GemmRate{ceiling, GemmSource::ceiling} : r;
+  const std::optional<double> ceiling = mc.gemm_ceiling_tflops();
+  return ceiling && r.tflops > *ceiling ? GemmRate{*ceiling, GemmSource::ceiling} : r;
 }
 
 }  // namespace ovb::model

@@ -180,6 +180,11 @@ double Machine::peak() const {
                    precision + "): give gpu.peak_tflops or a GEMM table (ovb-model calibrate)");
 }
 
+std::optional<double> Machine::gemm_ceiling_tflops() const {
+  if (gemm_max_efficiency <= 0) return std::nullopt;
+  return peak() * gemm_max_efficiency;
+}
+
 double Machine::memory_efficiency_for(MemClass c) const {
   const auto it = memory_efficiency_by_class.find(c);
   return it != memory_efficiency_by_class.end() ? it->second : memory_efficiency;

@@ -136,6 +136,9 @@ struct Machine {
   // Peak TFLOP/s of one device; throws UsageError "peak unknown" when neither given nor in the
   // table.
   double peak() const;
+  // The GEMM ceiling in TFLOP/s (peak x gemm_max_efficiency); nullopt without one (the peak is
+  // then never asked for, so a table on a device of unknown peak works).
+  std::optional<double> gemm_ceiling_tflops() const;
 };
 
 // Parses a machine description; throws UsageError naming `origin` and the missing/bad field.
