@@ -8,8 +8,9 @@ model on H100 (group megatron-core-h100-strong), from today's ovb-model:
     only the data-parallel size changes; neither run publishes them);
   - the 96-GPU run without Transformer Engine's tensor-parallel overlap;
   - the rates the H100 preset gives the GEMMs of one such layer (tp 8, one sequence of 4096
-    tokens), and those of its GEMM table alone, without the ceiling on it; and, as a sensitivity of the 96-GPU run to them (not a fit: nothing here
-    changes the model), that run with every GEMM rate 5 and 10 % lower.
+    tokens), and those of its GEMM table alone, without the ceiling on it; and, as a sensitivity
+    of the 96-GPU run to them (not a fit: nothing here changes the model), that run with every
+    GEMM rate 5 and 10 % lower.
 
 Usage: results/model/h100-strong-scaling.py [--write | --check] [OVB_MODEL]
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the figures; --write also writes
@@ -40,25 +41,34 @@ def validate(model, doc, run, tmp):
     return json.loads(out.read_text(encoding="utf-8"))["rows"][0]
 
 
-def slower_gemms(factor, tmp):
-    """The H100 preset with every GEMM rate (table and ceiling) times `factor`, as a file."""
+def edited_machine(tmp, name, edit):
+    """The H100 preset after `edit(machine_json)`, as a file named `name` in tmp."""
     m = json.loads(MACHINE.read_text(encoding="utf-8"))
-    for g in m["gemm_table"]:
-        g["tflops"] *= factor
-    m["gpu"]["gemm_efficiency"] *= factor
-    m["gpu"]["gemm_max_efficiency"] *= factor
-    path = Path(tmp) / f"dgx-h100-gemm-x{factor}.json"
+    edit(m)
+    path = Path(tmp) / name
     path.write_text(json.dumps(m), encoding="utf-8")
     return str(path)
+
+
+def slower_gemms(factor, tmp):
+    """The H100 preset with every GEMM rate (table, efficiency and ceiling) times `factor`."""
+    def edit(m):
+        for g in m["gemm_table"]:
+            g["tflops"] *= factor
+        m["gpu"]["gemm_efficiency"] *= factor
+        m["gpu"]["gemm_max_efficiency"] *= factor
+    return edited_machine(tmp, f"dgx-h100-gemm-x{factor}.json", edit)
 
 
 def without_ceiling(tmp):
-    """The H100 preset without gpu.gemm_max_efficiency (its GEMM table as measured), as a file."""
-    m = json.loads(MACHINE.read_text(encoding="utf-8"))
-    del m["gpu"]["gemm_max_efficiency"]
-    path = Path(tmp) / "dgx-h100-no-ceiling.json"
-    path.write_text(json.dumps(m), encoding="utf-8")
-    return str(path)
+    """The H100 preset without gpu.gemm_max_efficiency (its GEMM table as measured)."""
+    return edited_machine(tmp, "dgx-h100-no-ceiling.json",
+                          lambda m: m["gpu"].pop("gemm_max_efficiency"))
+
+
+def share(row, term):
+    """A term's share of the row's predicted iteration, in percent."""
+    return 100 * row["best"]["terms_ms"][term] / row["predicted_ms"]
 
 
 def layer_gemm_rates(model, run, tmp, machine="dgx-h100"):
@@ -81,13 +91,11 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         rows = [validate(model, doc, r, tmp) for r in runs]
         for run, row in zip(runs, rows):
-            t = row["best"]["terms_ms"]
             lines.append(f"{run['id']}: {row['config']}, predicted "
                          f"{row['predicted_tflops_per_gpu']:.1f} against "
                          f"{row['published_tflops_per_gpu']:.1f}, {row['error_pct']:+.1f} %;"
-                         f" bubble {100 * t['bubble'] / row['predicted_ms']:.2f} %, exposed"
-                         f" data-parallel {100 * t['dp_exposed'] / row['predicted_ms']:.2f} % of"
-                         " the iteration")
+                         f" bubble {share(row, 'bubble'):.2f} %, exposed"
+                         f" data-parallel {share(row, 'dp_exposed'):.2f} % of the iteration")
         first, last = runs[0], runs[-1]
         pub = [r["published"]["model_flops_utilization_pct"] for r in (first, last)]
         pred = [row["predicted_tflops_per_gpu"] for row in (rows[0], rows[-1])]
@@ -99,12 +107,11 @@ def main():
         held["config"]["micro_batch"] = rows[0]["best"]["micro_batch"]
         held["config"]["virtual_stages"] = rows[0]["best"]["virtual_stages"]
         row = validate(model, doc, held, tmp)
-        t = row["best"]["terms_ms"]
         lines.append(f"{last['id']} with {first['id']}'s micro-batch and interleaving held "
                      f"({row['config']}): predicted {row['predicted_tflops_per_gpu']:.1f}, "
-                     f"{row['error_pct']:+.1f} %; bubble {100 * t['bubble'] / row['predicted_ms']:.1f}"
-                     f" %, exposed data-parallel {100 * t['dp_exposed'] / row['predicted_ms']:.1f} %"
-                     f"; predicted fall from {first['gpus']} GPUs "
+                     f"{row['error_pct']:+.1f} %; bubble {share(row, 'bubble'):.1f} %, exposed "
+                     f"data-parallel {share(row, 'dp_exposed'):.1f} %; predicted fall from "
+                     f"{first['gpus']} GPUs "
                      f"{100 * (1 - row['predicted_tflops_per_gpu'] / pred[0]):.1f} %")
         plain = json.loads(json.dumps(first))
         plain["config"]["tp_comm_overlap"] = False
