@@ -60,6 +60,7 @@ json gemm_quality(const Machine& mc) {
   for (std::size_t i = 0; i < mc.gemm_table.size() && mc.gemm_table.size() > 1; ++i) {
     Machine rest = mc;
     rest.gemm_max_efficiency = 0;  // the interpolation itself, not the ceiling on it
+    rest.gemm_training_factor = 1;  // nor training's factor: table against table
     rest.gemm_table.erase(rest.gemm_table.begin() + static_cast<std::ptrdiff_t>(i));
     const GemmPoint& g = mc.gemm_table[i];
     if (std::none_of(rest.gemm_table.begin(), rest.gemm_table.end(),
@@ -74,10 +75,14 @@ json gemm_quality(const Machine& mc) {
   json j = {{"points", mc.gemm_table.size()}};
   j["loo_max_rel_err"] = n ? json(max_err) : json(nullptr);
   j["loo_mean_rel_err"] = n ? json(sum / n) : json(nullptr);
-  // Measured rates the machine's ceiling (gpu.gemm_max_efficiency) will cap when they are used.
+  // Measured rates the machine's ceiling (gpu.gemm_max_efficiency) will cap when they are used,
+  // at training's rate (gpu.gemm_training_factor, kept from the base like the ceiling).
+  if (mc.gemm_training_factor != 1) j["training_factor"] = mc.gemm_training_factor;
   if (const std::optional<double> ceiling = mc.gemm_ceiling_tflops()) {
-    j["above_ceiling"] = std::count_if(mc.gemm_table.begin(), mc.gemm_table.end(),
-                                       [&](const GemmPoint& g) { return g.tflops > *ceiling; });
+    j["above_ceiling"] =
+        std::count_if(mc.gemm_table.begin(), mc.gemm_table.end(), [&](const GemmPoint& g) {
+          return g.tflops * mc.gemm_training_factor > *ceiling;
+        });
     j["ceiling_tflops"] = *ceiling;
   }
   return j;

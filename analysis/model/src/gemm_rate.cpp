@@ -1,7 +1,8 @@
 // GEMM throughput of one device for a local shape: the machine's GEMM table (exact shape, else
 // inverse-distance weighting in log2(m, n, k) space; below its smallest GEMM the quantized rate
 // where the machine has SMs and tiles), else peak x gemm_efficiency (the best shape's rate, a
-// ceiling) x the shape's wave and tile quantization on the machine's SMs; any of them capped at
+// ceiling) x the shape's wave and tile quantization on the machine's SMs; any of them times
+// gemm_training_factor (inside a training step against how the table was measured) and capped at
 // peak x gemm_max_efficiency (the best rate on random inputs) where the machine has one.
 #include <algorithm>
 #include <cmath>
@@ -81,7 +82,8 @@ GemmRate rate_below_ceiling(const Machine& mc, std::int64_t m, std::int64_t n, s
 
 GemmRate gemm_rate(const Machine& mc, std::int64_t m, std::int64_t n, std::int64_t k,
                    std::string_view dtype) {
-  const GemmRate r = rate_below_ceiling(mc, m, n, k, dtype);
+  GemmRate r = rate_below_ceiling(mc, m, n, k, dtype);
+  r.tflops *= mc.gemm_training_factor;
   const std::optional<double> ceiling = mc.gemm_ceiling_tflops();
   return ceiling && r.tflops > *ceiling ? GemmRate{*ceiling, GemmSource::ceiling} : r;
 }

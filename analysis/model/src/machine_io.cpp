@@ -225,6 +225,12 @@ Machine machine_from_json(const json& j, const std::string& origin) {
     if (m.gemm_max_efficiency > 1)
       gpu.fail_key("gemm_max_efficiency", "must be at most 1 (a fraction of peak)");
   }
+  if (gpu.has("gemm_training_factor")) {
+    m.gemm_training_factor = gpu.positive("gemm_training_factor");
+    if (m.gemm_training_factor > 1)
+      gpu.fail_key("gemm_training_factor",
+                   "must be at most 1 (training's GEMM rate over the table's)");
+  }
   m.attention_efficiency = gpu.number_or("attention_efficiency", m.attention_efficiency);
   m.kernel_overhead_us = gpu.number_or("kernel_overhead_us", 0);
   m.flash_attention = gpu.boolean_or("flash_attention", true);
@@ -306,6 +312,7 @@ json machine_to_json(const Machine& m) {
               {"flash_attention", m.flash_attention}};
   if (m.peak_tflops) gpu["peak_tflops"] = *m.peak_tflops;
   if (m.gemm_max_efficiency > 0) gpu["gemm_max_efficiency"] = m.gemm_max_efficiency;
+  if (m.gemm_training_factor != 1) gpu["gemm_training_factor"] = m.gemm_training_factor;
   if (!m.memory_efficiency_by_class.empty()) {
     json by = json::object();
     for (const auto& [c, e] : m.memory_efficiency_by_class) by[std::string(name_of(c))] = e;

@@ -144,6 +144,50 @@ TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
   }
 }
 
+// gemm_training_factor multiplies every rate below the ceiling (table, interpolated, quantized)
+// before the cap, by hand: table 40 and 80, interpolated 60, quantized 100 x 0.9 x 0.5 = 45, each
+// x 0.8 = 32, 64, 48, 36; with the ceiling at 70, 80 x 0.8 = 64 runs below it and 1024 x 128's
+// 90 x 0.8 = 72 is capped. The field writes back out; 0 or above 1 is an error naming the key.
+TEST(ComputeCost, GemmTrainingFactorScalesEveryRateBelowTheCeiling) {
+  nlohmann::json j = test::synthetic_machine_json();
+  j["gpu"]["sms"] = 8;
+  j["gpu"]["gemm_tiles"] = {{{"m", 128}, {"n", 128}}};
+  j["gpu"]["gemm_efficiency"] = 0.9;
+  j["gpu"]["gemm_max_efficiency"] = 0.7;
+  j["gpu"]["gemm_training_factor"] = 0.8;
+  j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
+                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}}};
+  const Machine mc = machine_from_json(j, "t");
+  GemmRate r = gemm_rate(mc, 4096, 4096, 4096, "bf16");
+  EXPECT_EQ(r.source, GemmSource::table_exact);
+  EXPECT_DOUBLE_EQ(r.tflops, 64);
+  EXPECT_DOUBLE_EQ(gemm_rate(mc, 1024, 1024, 1024, "bf16").tflops, 32);
+  r = gemm_rate(mc, 2048, 2048, 2048, "bf16");
+  EXPECT_EQ(r.source, GemmSource::table_interpolated);
+  EXPECT_DOUBLE_EQ(r.tflops, 48);
+  r = gemm_rate(mc, 256, 256, 1024, "bf16");
+  EXPECT_EQ(r.source, GemmSource::quantized);
+  EXPECT_DOUBLE_EQ(r.tflops, 36);
+  r = gemm_rate(mc, 1024, 128, 512, "bf16");
+  EXPECT_EQ(r.source, GemmSource::ceiling);
+  EXPECT_DOUBLE_EQ(r.tflops, 70);
+  EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(mc), "t").gemm_training_factor, 0.8);
+  // Absent: 1, and not written.
+  j["gpu"].erase("gemm_training_factor");
+  const Machine plain = machine_from_json(j, "t");
+  EXPECT_DOUBLE_EQ(plain.gemm_training_factor, 1);
+  EXPECT_FALSE(machine_to_json(plain)["gpu"].contains("gemm_training_factor"));
+  for (const double bad : {0.0, 1.1}) {
+    j["gpu"]["gemm_training_factor"] = bad;
+    try {
+      machine_from_json(j, "t");
+      ADD_FAILURE() << "gemm_training_factor " << bad << " accepted";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("gemm_training_factor"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["kernel_overhead_us"] = 1.5;

@@ -80,6 +80,7 @@ TEST(Machine, EfficiencyInputsHaveASource) {
                                      "gpu.memory_efficiency"};
     if (!m.gemm_table.empty()) keys.push_back("gemm_table");
     if (m.gemm_max_efficiency > 0) keys.push_back("gpu.gemm_max_efficiency");
+    if (m.gemm_training_factor != 1) keys.push_back("gpu.gemm_training_factor");
     for (const std::string& key : keys) {
       ASSERT_TRUE(m.sources.contains(key) && m.sources[key].is_string()) << n << ": " << key;
       const std::string src = m.sources[key].get<std::string>();
@@ -101,6 +102,18 @@ TEST(Machine, EfficiencyInputsHaveASource) {
       std::snprintf(quoted, sizeof quoted, "%.1f of", m.gemm_max_efficiency * m.peak());
       EXPECT_TRUE(has(ceiling, quoted)) << n << ": " << quoted << " not in " << ceiling;
     }
+  }
+  // A training factor is this suite's measurement of its own trainer, derived by a committed
+  // script whose output quotes the value (results/model/h100-gemm-training-rate.txt).
+  for (const std::string& n : preset_machine_names()) {
+    const Machine m = load_machine(n);
+    if (m.gemm_training_factor == 1) continue;
+    const std::string src = m.sources["gpu.gemm_training_factor"].get<std::string>();
+    char quoted[64];
+    std::snprintf(quoted, sizeof quoted, "gpu.gemm_training_factor = %.3f", m.gemm_training_factor);
+    EXPECT_TRUE(has(src, "results/model/h100-gemm-training-rate.py") && has(src, quoted))
+        << n << ": " << src;
+    EXPECT_FALSE(m.gemm_table.empty()) << n << ": a training factor scales a measured table";
   }
   // The H100 presets share the H100's ceiling (794.5 of 989 TFLOP/s).
   for (const char* n : {"dgx-h100", "generic-h100-8nic", "generic-h100-4nic"})

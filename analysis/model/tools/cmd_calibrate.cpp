@@ -87,6 +87,9 @@ class Calibrate : public Command {
       std::cout << ", leave-one-out interpolation error max "
                 << fmt(g["loo_max_rel_err"].get<double>(), 3) << " mean "
                 << fmt(g["loo_mean_rel_err"].get<double>(), 3);
+    if (g.contains("training_factor"))
+      std::cout << "; used at x" << fmt(g["training_factor"].get<double>(), 3)
+                << ", training's rate (gpu.gemm_training_factor, the base's)";
     if (g.contains("above_ceiling") && g["above_ceiling"].get<int>() > 0)
       std::cout << "; " << g["above_ceiling"].get<int>() << " above the machine's ceiling of "
                 << fmt(g["ceiling_tflops"].get<double>(), 1)

@@ -76,6 +76,10 @@ class Gemm : public Command {
       const MeasuredDecomposition measured = read_decomposition(measured_);
       const std::vector<MeasuredChunks>& pts = measured.points;
       mc.ranks_per_device = rpd_ ? rpd_ : measured.ranks_per_device;
+      // The points are a microbenchmark's GEMMs, timed alone and back to back as the GEMM table
+      // was: compared at the table's rates, not at training's (gpu.gemm_training_factor).
+      const double training_factor = mc.gemm_training_factor;
+      mc.gemm_training_factor = 1;
       // Points of several collectives share a GEMM: one row per shape, chunks, split (the mean
       // of the points' measurements).
       std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t, int, char, std::string>,
@@ -104,7 +108,11 @@ class Gemm : public Command {
         rows.push_back(j);
       }
       std::cout << "model " << mc.name << " vs " << measured_ << " (" << mc.ranks_per_device
-                << " rank(s) per device)\n"
+                << " rank(s) per device"
+                << (training_factor != 1 ? "; at the table's rates, without the machine's "
+                                           "training factor of " + fmt(training_factor, 3)
+                                         : std::string())
+                << ")\n"
                 << t.str() << "mean |error| of the chunk GEMMs' time: " << fmt(abs_err, 1)
                 << " % over " << by.size() << " rows\n";
     }

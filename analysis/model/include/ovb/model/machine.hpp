@@ -99,6 +99,12 @@ struct Machine {
   // measured on low-switching inputs (ovb-gemm's exact -1/0/1) runs above what a power-capped
   // device sustains on real data. 0: no ceiling.
   double gemm_max_efficiency = 0;
+  // A GEMM's rate inside a training step over the rate gemm_table and gemm_efficiency give for
+  // its shape: they were measured the way ovb-gemm measures (each shape alone, back to back, the
+  // fastest of its autotuned algorithms, exact inputs by default); a trainer runs the GEMM
+  // library's heuristic choice on training data in a GPU drawing training's power. Every rate
+  // below the ceiling is multiplied by it; 1: the table is already training's.
+  double gemm_training_factor = 1;
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
   bool flash_attention = true;        // false: the s x s scores go through memory
