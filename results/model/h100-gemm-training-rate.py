@@ -11,7 +11,10 @@ gradients (dW) of the four linears of every block plus the LM head's, 4 L + 1 ca
 carries the GELU backward and every forward GEMM a bias: other kernels, left out). The reference:
 the same GEMMs at the rates the preset's table gives them (ovb-model explain on the preset with
 neither the ceiling nor the factor). The factor is the table's time over the trained time, per
-kernel and for both together (the preset's value).
+kernel and for both together (the preset's value). Then, for the same run, the memory-bound work
+as the model charges it (separate passes) against what the trace shows (elementwise kernels, the
+bias-gradient kernel, and what the GEMMs with a fused epilogue took beyond their plain time at
+training's rate): gpt4d fuses bias, GELU and GELU's backward into cuBLASLt's epilogues.
 
 Usage: results/model/h100-gemm-training-rate.py [--write | --check] [OVB_MODEL]
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the figures; --write also writes
@@ -34,16 +37,65 @@ LAYERS = 24  # the 1.3B preset's blocks
 EPILOGUE_WORDS = ("bias", "gelu", "aux")
 
 
-def table_rates(model, tmp):
-    """explain's JSON for the traced run on the preset without its ceiling and factor."""
+def explain(model, tmp, table_only):
+    """explain's JSON for the traced run on the preset; table_only: without its ceiling and
+    training factor (the table's rates)."""
     m = json.loads(MACHINE.read_text(encoding="utf-8"))
-    m["gpu"].pop("gemm_max_efficiency", None)
-    m["gpu"].pop("gemm_training_factor", None)
-    machine, out = Path(tmp) / "dgx-h100-table.json", Path(tmp) / "explain.json"
+    if table_only:
+        m["gpu"].pop("gemm_max_efficiency", None)
+        m["gpu"].pop("gemm_training_factor", None)
+    name = "table" if table_only else "preset"
+    machine, out = Path(tmp) / f"dgx-h100-{name}.json", Path(tmp) / f"explain-{name}.json"
     machine.write_text(json.dumps(m), encoding="utf-8")
     subprocess.run([model, "explain", "1x1x1x1", "--machine", str(machine), "--preset", "1.3B",
                     "--batch", "4", "--json", str(out)], check=True, capture_output=True, text=True)
     return json.loads(out.read_text(encoding="utf-8"))
+
+
+def gemm_us(lin, layer, pass_):
+    """One GEMM's time at the rate explain gives it, without the kernel overhead."""
+    g = lin[layer][pass_]
+    return g["flop"] / (g["tflops"] * 1e6)
+
+
+def memory_bound(model_e, summary, plain_ms):
+    """The run's memory-bound work: the model's passes (block memory terms and epilogues of every
+    layer, the head's) against the trace's (elementwise and memory kernels, the bias-gradient
+    kernel, and what the GEMMs with a fused epilogue took beyond their plain time at training's
+    rate). Lines of text."""
+    c = model_e["compute"]
+    lin = {L["layer"]: L for L in c["linears"]}
+    mb = c["memory_bound"]
+    per_layer = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("ln1", "ln2", "attention_io"))
+    per_layer += sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"] for L in c["linears"]
+                     if L["layer"] != "lm_head")
+    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
+    model_ms = (LAYERS * per_layer + head) / 1e3
+    iters = 8  # the traced run's iterations (summary.md: 8 incl. 3 of warm-up)
+    kb = summary["kernel_breakdown"]
+    eltwise_ms = (kb["elementwise"]["total_us"] + kb["memory"]["total_us"]) / 1e3 / iters
+    gemm_ms = kb["gemm"]["total_us"] / 1e3 / iters
+    fused = [k for k in summary["top_kernels"]
+             if any(w in k["name"].lower() for w in EPILOGUE_WORDS) and "bgrad" not in k["name"].lower()]
+    bgrad = [k for k in summary["top_kernels"] if "bgrad" in k["name"].lower()]
+    fused_ms = sum(k["ms_per_iter"] for k in fused)
+    bgrad_ms = sum(k["ms_per_iter"] for k in bgrad)
+    head_fwd = [k for k in summary["top_kernels"] if round(k["calls_per_iter"]) == 1]
+    head_fwd_ms = sum(k["ms_per_iter"] for k in head_fwd)
+    # Every GEMM kernel of the trace is one of: the two plain ones, the fused ones, the bias
+    # gradient's, the LM head's forward (its one call, no bias); they add up to the category.
+    listed = plain_ms + fused_ms + bgrad_ms + head_fwd_ms
+    fused_plain_ms = (LAYERS * sum(gemm_us(lin, b, "fwd") for b in ("qkv", "attn_out", "mlp_up",
+                                                                    "mlp_down"))
+                      + LAYERS * gemm_us(lin, "mlp_down", "dx")) / 1e3
+    extra_ms = fused_ms - fused_plain_ms
+    trace_ms = eltwise_ms + bgrad_ms + extra_ms
+    return [f"memory-bound work of the same run: the model's passes {model_ms:.1f} ms an iteration; "
+            f"the trace's {trace_ms:.1f} ms (elementwise and memory kernels {eltwise_ms:.2f}, "
+            f"bias gradients {bgrad_ms:.2f}, the {len(fused)} GEMM kernels with a fused epilogue "
+            f"{fused_ms:.2f} against {fused_plain_ms:.2f} at training's rate without it: "
+            f"{extra_ms:+.2f}); the trace's GEMM kernels {listed:.2f} of its gemm category "
+            f"{gemm_ms:.2f} ms"]
 
 
 def plain_kernel(kernels, calls):
@@ -65,12 +117,12 @@ def main():
     if (run["preset"], run["batch"]) != ("1.3B", 4):
         sys.exit(f"h100-gemm-training-rate: {SUMMARY} is not the 1.3B batch-4 run")
     with tempfile.TemporaryDirectory() as tmp:
-        e = table_rates(model, tmp)
+        e = explain(model, tmp, table_only=True)
+        preset = explain(model, tmp, table_only=False)
     lin = {L["layer"]: L for L in e["compute"]["linears"]}
 
     def us(layer, pass_):
-        g = lin[layer][pass_]
-        return g["flop"] / (g["tflops"] * 1e6)
+        return gemm_us(lin, layer, pass_)
 
     block = ("qkv", "attn_out", "mlp_up", "mlp_down")
     rows = [("dX", 3 * LAYERS + 1, LAYERS * sum(us(b, "dx") for b in block[:3]) + us("lm_head", "dx"),
@@ -93,10 +145,11 @@ def main():
     factor = round(table_total / traced_total, 3)
     lines.append(f"both: table {table_total:.2f} ms, traced {traced_total:.2f} ms: "
                  f"gpu.gemm_training_factor = {factor:.3f}")
-    preset = json.loads(MACHINE.read_text(encoding="utf-8"))["gpu"].get("gemm_training_factor")
-    if check and preset != factor:
-        sys.exit(f"h100-gemm-training-rate: {MACHINE} has gpu.gemm_training_factor {preset}, "
+    given = json.loads(MACHINE.read_text(encoding="utf-8"))["gpu"].get("gemm_training_factor")
+    if check and given != factor:
+        sys.exit(f"h100-gemm-training-rate: {MACHINE} has gpu.gemm_training_factor {given}, "
                  f"the measurement gives {factor:.3f}")
+    lines += memory_bound(preset, summary, traced_total)
     committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 

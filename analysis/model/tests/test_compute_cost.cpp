@@ -96,16 +96,27 @@ TEST(ComputeCost, BelowTheTableAMachineWithTilesQuantizes) {
   EXPECT_THROW(chunked_gemm(mc, 1024, 1024, 1024, "bf16", 2, 'k'), UsageError);
 }
 
-// gemm_max_efficiency caps every rate (table, interpolated, quantized, peak x efficiency) at
-// peak x it, by hand: peak 100 x 0.7 = 70 TFLOP/s; rates below it are untouched; without it no
-// cap; a value above 1 is an error naming the key.
-TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
+namespace {
+
+// A device of peak 100 TFLOP/s, 8 SMs, 128 x 128 tiles and gemm_efficiency 0.9, with a GEMM table
+// of two points: 1024^3 at 40 and 4096^3 at 80 TFLOP/s.
+nlohmann::json two_point_table_machine() {
   nlohmann::json j = test::synthetic_machine_json();
   j["gpu"]["sms"] = 8;
   j["gpu"]["gemm_tiles"] = {{{"m", 128}, {"n", 128}}};
   j["gpu"]["gemm_efficiency"] = 0.9;
   j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
                      {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}}};
+  return j;
+}
+
+}  // namespace
+
+// gemm_max_efficiency caps every rate (table, interpolated, quantized, peak x efficiency) at
+// peak x it, by hand: peak 100 x 0.7 = 70 TFLOP/s; rates below it are untouched; without it no
+// cap; a value above 1 is an error naming the key.
+TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
+  nlohmann::json j = two_point_table_machine();
   const Machine uncapped = machine_from_json(j, "t");
   EXPECT_DOUBLE_EQ(gemm_rate(uncapped, 4096, 4096, 4096, "bf16").tflops, 80);
   j["gpu"]["gemm_max_efficiency"] = 0.7;
@@ -149,14 +160,9 @@ TEST(ComputeCost, GemmMaxEfficiencyCapsEveryRate) {
 // x 0.8 = 32, 64, 48, 36; with the ceiling at 70, 80 x 0.8 = 64 runs below it and 1024 x 128's
 // 90 x 0.8 = 72 is capped. The field writes back out; 0 or above 1 is an error naming the key.
 TEST(ComputeCost, GemmTrainingFactorScalesEveryRateBelowTheCeiling) {
-  nlohmann::json j = test::synthetic_machine_json();
-  j["gpu"]["sms"] = 8;
-  j["gpu"]["gemm_tiles"] = {{{"m", 128}, {"n", 128}}};
-  j["gpu"]["gemm_efficiency"] = 0.9;
+  nlohmann::json j = two_point_table_machine();
   j["gpu"]["gemm_max_efficiency"] = 0.7;
   j["gpu"]["gemm_training_factor"] = 0.8;
-  j["gemm_table"] = {{{"m", 1024}, {"n", 1024}, {"k", 1024}, {"tflops", 40}, {"dtype", "bf16"}},
-                     {{"m", 4096}, {"n", 4096}, {"k", 4096}, {"tflops", 80}, {"dtype", "bf16"}}};
   const Machine mc = machine_from_json(j, "t");
   GemmRate r = gemm_rate(mc, 4096, 4096, 4096, "bf16");
   EXPECT_EQ(r.source, GemmSource::table_exact);
