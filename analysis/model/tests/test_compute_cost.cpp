@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 
 #include "helpers.hpp"
 #include "ovb/error.hpp"
@@ -164,19 +165,20 @@ TEST(ComputeCost, GemmTrainingFactorScalesEveryRateBelowTheCeiling) {
   j["gpu"]["gemm_max_efficiency"] = 0.7;
   j["gpu"]["gemm_training_factor"] = 0.8;
   const Machine mc = machine_from_json(j, "t");
-  GemmRate r = gemm_rate(mc, 4096, 4096, 4096, "bf16");
-  EXPECT_EQ(r.source, GemmSource::table_exact);
-  EXPECT_DOUBLE_EQ(r.tflops, 64);
-  EXPECT_DOUBLE_EQ(gemm_rate(mc, 1024, 1024, 1024, "bf16").tflops, 32);
-  r = gemm_rate(mc, 2048, 2048, 2048, "bf16");
-  EXPECT_EQ(r.source, GemmSource::table_interpolated);
-  EXPECT_DOUBLE_EQ(r.tflops, 48);
-  r = gemm_rate(mc, 256, 256, 1024, "bf16");
-  EXPECT_EQ(r.source, GemmSource::quantized);
-  EXPECT_DOUBLE_EQ(r.tflops, 36);
-  r = gemm_rate(mc, 1024, 128, 512, "bf16");
-  EXPECT_EQ(r.source, GemmSource::ceiling);
-  EXPECT_DOUBLE_EQ(r.tflops, 70);
+  struct Expected {
+    std::int64_t m, n, k;
+    GemmSource source;
+    double tflops;
+  };
+  for (const Expected& e : {Expected{4096, 4096, 4096, GemmSource::table_exact, 64},
+                            Expected{1024, 1024, 1024, GemmSource::table_exact, 32},
+                            Expected{2048, 2048, 2048, GemmSource::table_interpolated, 48},
+                            Expected{256, 256, 1024, GemmSource::quantized, 36},
+                            Expected{1024, 128, 512, GemmSource::ceiling, 70}}) {
+    const GemmRate r = gemm_rate(mc, e.m, e.n, e.k, "bf16");
+    EXPECT_EQ(r.source, e.source) << e.m << "x" << e.n << "x" << e.k;
+    EXPECT_DOUBLE_EQ(r.tflops, e.tflops) << e.m << "x" << e.n << "x" << e.k;
+  }
   EXPECT_DOUBLE_EQ(machine_from_json(machine_to_json(mc), "t").gemm_training_factor, 0.8);
   // Absent: 1, and not written.
   j["gpu"].erase("gemm_training_factor");
