@@ -4,6 +4,10 @@ each micro-batch, interleaving and recomputation the table does not publish: eve
 virtual-stage count that divides its stages' layers, micro-batch 1, 2 and 4, no and full
 recomputation pinned, as `ovb-model validate` prices a pinned configuration. The validation
 itself lets the model pick its best that fits; this shows how far that choice moves the error.
+For the rows without a pipeline it also prints the time the model's pick misses per token, layer
+and hidden element of a GPU, beside what the model charges per the same for attention and for
+the memory-bound passes (both grow with tokens x hidden per layer, as the miss would; a GEMM's
+time per element grows with the hidden size).
 
 Usage: results/model/megatron-core-choices.py [--write | --check] [OVB_MODEL]
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the table; --write also writes it
@@ -43,6 +47,33 @@ def variants(run):
                 yield x
 
 
+def per_element(model, run, pick, tmp):
+    """For a run without a pipeline: the time the model misses per token, layer and hidden element
+    of a GPU (h / tp), and what the model itself charges per the same for a layer's attention and
+    its memory-bound passes (ovb-model explain of the layer on grid 1 x tp x 1 x 1 at the pick's
+    micro-batch, the Megatron strategy's layer), in picoseconds."""
+    m, b = run["model"], pick["best"]
+    tp = b["tp"]
+    published_ms = b["predicted_ms"] * (1 + pick["error_pct"] / 100)
+    tokens = run["batch"] // b["dp"] * m["seq"]
+    per = tokens * m["layers"] * m["hidden"] / tp
+    out = Path(tmp) / "layer.json"
+    subprocess.run([model, "explain", f"1x{tp}x1x1", "--machine", run["machine"],
+                    "--layers", str(m["layers"]), "--hidden", str(m["hidden"]),
+                    "--heads", str(m["heads"]), "--seq", str(m["seq"]), "--vocab", str(m["vocab"]),
+                    "--batch", str(b["micro_batch"]), "--json", str(out)],
+                   check=True, capture_output=True, text=True)
+    c = json.loads(out.read_text(encoding="utf-8"))["compute"]
+    layer = c["tokens_per_rank"] * m["hidden"] / tp
+    attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
+    mem = sum(c["memory_bound"][k]["fwd_us"] + c["memory_bound"][k]["bwd_us"]
+              for k in ("ln1", "ln2", "attention_io"))
+    mem += sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"] for L in c["linears"]
+               if L["layer"] != "lm_head")
+    return ((published_ms - b["predicted_ms"]) * 1e9 / per, attn * 1e6 / layer,
+            mem * 1e6 / layer)
+
+
 def main():
     write, check, model = committed_output.parse_args(sys.argv[1:])
     doc = json.loads(RUNS.read_text(encoding="utf-8"))
@@ -57,6 +88,11 @@ def main():
             pick = json.loads(Path(f"{tmp}/b.json").read_text())["rows"][0]
             lines.append(f"{run['id']}: the model's pick {pick['config']}, "
                          f"{pick['error_pct']:+.1f} %")
+            if pick["best"]["pp"] == 1:
+                miss, attn, mem = per_element(model, run, pick, tmp)
+                lines.append(f"  per token, layer and hidden element of a GPU (h / tp): the time "
+                             f"the model misses {miss:+.0f} ps; it charges attention {attn:.0f} "
+                             f"ps and memory-bound passes {mem:.0f} ps")
             for x in variants(run):
                 cfg = x["config"]
                 microbatches = x["batch"] // (data_parallel(x) * cfg["micro_batch"])
