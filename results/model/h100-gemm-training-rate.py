@@ -23,33 +23,17 @@ today's output (ctest model.h100_gemm_training_rate).
 """
 
 import json
-import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
+from model_terms import MACHINE, explain, layer_memory_bound_us, table_as_measured
 
-ROOT = committed_output.ROOT
-MACHINE = ROOT / "analysis" / "machines" / "dgx-h100.json"
-SUMMARY = ROOT / "results" / "h100" / "single-gpu" / "summary.json"
-LAYERS = 24  # the 1.3B preset's blocks
+RUN = committed_output.ROOT / "results" / "h100" / "single-gpu"
+SUMMARY = RUN / "summary.json"            # the trace's kernels (top_kernels, kernel_breakdown)
+TRACED = RUN / "gpt4d_1.3B_traced.json"   # the traced run itself (its iterations)
+TRACE = RUN / "trace" / "analysis.json"   # ovb-trace analyze of it (its phases per iteration)
 EPILOGUE_WORDS = ("bias", "gelu", "aux")
-
-
-def explain(model, tmp, table_only):
-    """explain's JSON for the traced run on the preset; table_only: without its ceiling and
-    training factor (the table's rates)."""
-    m = json.loads(MACHINE.read_text(encoding="utf-8"))
-    if table_only:
-        m["gpu"].pop("gemm_max_efficiency", None)
-        m["gpu"].pop("gemm_training_factor", None)
-    name = "table" if table_only else "preset"
-    machine, out = Path(tmp) / f"dgx-h100-{name}.json", Path(tmp) / f"explain-{name}.json"
-    machine.write_text(json.dumps(m), encoding="utf-8")
-    subprocess.run([model, "explain", "1x1x1x1", "--machine", str(machine), "--preset", "1.3B",
-                    "--batch", "4", "--json", str(out)], check=True, capture_output=True, text=True)
-    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def gemm_us(lin, layer, pass_):
@@ -58,20 +42,29 @@ def gemm_us(lin, layer, pass_):
     return g["flop"] / (g["tflops"] * 1e6)
 
 
-def memory_bound(model_e, summary, plain_ms):
+def traced_iterations():
+    """(iterations, of which warm-up) of the traced run: the trace's forward phases, and the run's
+    own count (the kernel times per iteration are over all of them)."""
+    ranges = json.loads(TRACE.read_text(encoding="utf-8"))["ranks"][0]["ranges"]
+    forward, = [r["count"] for r in ranges if r["category"] == "phase" and r["name"] == "forward"]
+    run = json.loads(TRACED.read_text(encoding="utf-8"))["summary"]
+    if forward != run["warmup_iters"] + run["measured_iters"]:
+        sys.exit(f"h100-gemm-training-rate: {TRACE} has {forward} forward phases, {TRACED} "
+                 f"{run['warmup_iters']} + {run['measured_iters']} iterations")
+    return forward, run["warmup_iters"]
+
+
+def memory_bound(model_e, summary, plain_ms, iters):
     """The run's memory-bound work: the model's passes (block memory terms and epilogues of every
     layer, the head's) against the trace's (elementwise and memory kernels, the bias-gradient
     kernel, and what the GEMMs with a fused epilogue took beyond their plain time at training's
     rate). Lines of text."""
     c = model_e["compute"]
+    layers = model_e["inputs"]["model"]["layers"]
     lin = {L["layer"]: L for L in c["linears"]}
     mb = c["memory_bound"]
-    per_layer = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("ln1", "ln2", "attention_io"))
-    per_layer += sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"] for L in c["linears"]
-                     if L["layer"] != "lm_head")
     head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
-    model_ms = (LAYERS * per_layer + head) / 1e3
-    iters = 8  # the traced run's iterations (summary.md: 8 incl. 3 of warm-up)
+    model_ms = (layers * layer_memory_bound_us(c) + head) / 1e3
     kb = summary["kernel_breakdown"]
     eltwise_ms = (kb["elementwise"]["total_us"] + kb["memory"]["total_us"]) / 1e3 / iters
     gemm_ms = kb["gemm"]["total_us"] / 1e3 / iters
@@ -85,9 +78,9 @@ def memory_bound(model_e, summary, plain_ms):
     # Every GEMM kernel of the trace is one of: the two plain ones, the fused ones, the bias
     # gradient's, the LM head's forward (its one call, no bias); they add up to the category.
     listed = plain_ms + fused_ms + bgrad_ms + head_fwd_ms
-    fused_plain_ms = (LAYERS * sum(gemm_us(lin, b, "fwd") for b in ("qkv", "attn_out", "mlp_up",
+    fused_plain_ms = (layers * sum(gemm_us(lin, b, "fwd") for b in ("qkv", "attn_out", "mlp_up",
                                                                     "mlp_down"))
-                      + LAYERS * gemm_us(lin, "mlp_down", "dx")) / 1e3
+                      + layers * gemm_us(lin, "mlp_down", "dx")) / 1e3
     extra_ms = fused_ms - fused_plain_ms
     trace_ms = eltwise_ms + bgrad_ms + extra_ms
     return [f"memory-bound work of the same run: the model's passes {model_ms:.1f} ms an iteration; "
@@ -113,23 +106,28 @@ def plain_kernel(kernels, calls):
 def main():
     write, check, model = committed_output.parse_args(sys.argv[1:])
     summary = json.loads(SUMMARY.read_text(encoding="utf-8"))
-    run = summary["headline"][0]
-    if (run["preset"], run["batch"]) != ("1.3B", 4):
-        sys.exit(f"h100-gemm-training-rate: {SUMMARY} is not the 1.3B batch-4 run")
+    config = json.loads(TRACED.read_text(encoding="utf-8"))["config"]
+    run = {"preset": config["model"]["preset"], "batch": config["batch"]}
+    if config["grid"] != {"gx": 1, "gy": 1, "gz": 1, "gdata": 1, "order": "x,y,z"}:
+        sys.exit(f"h100-gemm-training-rate: {TRACED} is not a one-GPU run")
+    run_args = ["1x1x1x1", "--preset", run["preset"], "--batch", str(run["batch"])]
     with tempfile.TemporaryDirectory() as tmp:
-        e = explain(model, tmp, table_only=True)
-        preset = explain(model, tmp, table_only=False)
+        e = explain(model, [*run_args, "--machine", table_as_measured(tmp)], tmp, "table")
+        preset = explain(model, [*run_args, "--machine", str(MACHINE)], tmp, "preset")
     lin = {L["layer"]: L for L in e["compute"]["linears"]}
+    layers = e["inputs"]["model"]["layers"]
+    iters, warmup = traced_iterations()
 
     def us(layer, pass_):
         return gemm_us(lin, layer, pass_)
 
     block = ("qkv", "attn_out", "mlp_up", "mlp_down")
-    rows = [("dX", 3 * LAYERS + 1, LAYERS * sum(us(b, "dx") for b in block[:3]) + us("lm_head", "dx"),
-             LAYERS * sum(lin[b]["dx"]["flop"] for b in block[:3]) + lin["lm_head"]["dx"]["flop"]),
-            ("dW", 4 * LAYERS + 1, LAYERS * sum(us(b, "dw") for b in block) + us("lm_head", "dw"),
-             LAYERS * sum(lin[b]["dw"]["flop"] for b in block) + lin["lm_head"]["dw"]["flop"])]
-    lines = ["gpt4d 1.3B on one H100 SXM (batch 4, seq 2048, bf16; traced, 8 iterations incl. 3 of "
+    rows = [("dX", 3 * layers + 1, layers * sum(us(b, "dx") for b in block[:3]) + us("lm_head", "dx"),
+             layers * sum(lin[b]["dx"]["flop"] for b in block[:3]) + lin["lm_head"]["dx"]["flop"]),
+            ("dW", 4 * layers + 1, layers * sum(us(b, "dw") for b in block) + us("lm_head", "dw"),
+             layers * sum(lin[b]["dw"]["flop"] for b in block) + lin["lm_head"]["dw"]["flop"])]
+    lines = [f"gpt4d {run['preset']} on one H100 SXM (batch {run['batch']}, seq "
+             f"{e['inputs']['model']['seq']}, bf16; traced, {iters} iterations incl. {warmup} of "
              "warm-up): GEMMs without an epilogue",
              "pass  calls/iter  TFLOP/iter  traced ms  TFLOP/s  table ms  table TFLOP/s  "
              "table/traced time  kernel"]
@@ -149,7 +147,7 @@ def main():
     if check and given != factor:
         sys.exit(f"h100-gemm-training-rate: {MACHINE} has gpu.gemm_training_factor {given}, "
                  f"the measurement gives {factor:.3f}")
-    lines += memory_bound(preset, summary, traced_total)
+    lines += memory_bound(preset, summary, traced_total, iters)
     committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 

@@ -26,10 +26,10 @@ import tempfile
 from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
+from model_terms import edited_machine, explain, shape_args, table_as_measured
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
-MACHINE = ROOT / "analysis" / "machines" / "dgx-h100.json"
 GROUP = "megatron-core-h100-strong"
 
 
@@ -42,15 +42,6 @@ def validate(model, doc, run, tmp):
     return json.loads(out.read_text(encoding="utf-8"))["rows"][0]
 
 
-def edited_machine(tmp, name, edit):
-    """The H100 preset after `edit(machine_json)`, as a file named `name` in tmp."""
-    m = json.loads(MACHINE.read_text(encoding="utf-8"))
-    edit(m)
-    path = Path(tmp) / name
-    path.write_text(json.dumps(m), encoding="utf-8")
-    return str(path)
-
-
 def slower_gemms(factor, tmp):
     """The H100 preset with every GEMM rate (table, efficiency and ceiling) times `factor`."""
     def edit(m):
@@ -61,15 +52,6 @@ def slower_gemms(factor, tmp):
     return edited_machine(tmp, f"dgx-h100-gemm-x{factor}.json", edit)
 
 
-def table_as_measured(tmp):
-    """The H100 preset without gpu.gemm_max_efficiency and gpu.gemm_training_factor: its GEMM
-    table as ovb-gemm measured it."""
-    def edit(m):
-        m["gpu"].pop("gemm_max_efficiency")
-        m["gpu"].pop("gemm_training_factor")
-    return edited_machine(tmp, "dgx-h100-as-measured.json", edit)
-
-
 def share(row, term):
     """A term's share of the row's predicted iteration, in percent."""
     return 100 * row["best"]["terms_ms"][term] / row["predicted_ms"]
@@ -77,14 +59,10 @@ def share(row, term):
 
 def layer_gemm_rates(model, run, tmp, machine="dgx-h100"):
     """TFLOP/s of every GEMM of one layer at tp 8, one sequence (explain on the grid 1x8x1x1)."""
-    out = Path(tmp) / "explain.json"
-    m = run["model"]
-    subprocess.run([model, "explain", "1x8x1x1", "--machine", machine,
-                    "--layers", str(m["layers"]), "--hidden", str(m["hidden"]),
-                    "--heads", str(m["heads"]), "--seq", str(m["seq"]), "--vocab", str(m["vocab"]),
-                    "--batch", "1", "--json", str(out)], check=True, capture_output=True, text=True)
-    linears = json.loads(out.read_text(encoding="utf-8"))["compute"]["linears"]
-    return [g[p]["tflops"] for g in linears if g["layer"] != "lm_head" for p in ("fwd", "dx", "dw")]
+    e = explain(model, ["1x8x1x1", "--machine", machine, *shape_args(run["model"]), "--batch", "1"],
+                tmp, "explain")
+    return [g[p]["tflops"] for g in e["compute"]["linears"] if g["layer"] != "lm_head"
+            for p in ("fwd", "dx", "dw")]
 
 
 def main():

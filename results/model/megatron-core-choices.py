@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
+from model_terms import explain, layer_memory_bound_us, shape_args
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
@@ -57,19 +58,11 @@ def per_element(model, run, pick, tmp):
     published_ms = b["predicted_ms"] * (1 + pick["error_pct"] / 100)
     tokens = run["batch"] // b["dp"] * m["seq"]
     per = tokens * m["layers"] * m["hidden"] / tp
-    out = Path(tmp) / "layer.json"
-    subprocess.run([model, "explain", f"1x{tp}x1x1", "--machine", run["machine"],
-                    "--layers", str(m["layers"]), "--hidden", str(m["hidden"]),
-                    "--heads", str(m["heads"]), "--seq", str(m["seq"]), "--vocab", str(m["vocab"]),
-                    "--batch", str(b["micro_batch"]), "--json", str(out)],
-                   check=True, capture_output=True, text=True)
-    c = json.loads(out.read_text(encoding="utf-8"))["compute"]
+    c = explain(model, [f"1x{tp}x1x1", "--machine", run["machine"], *shape_args(m),
+                        "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
     layer = c["tokens_per_rank"] * m["hidden"] / tp
     attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
-    mem = sum(c["memory_bound"][k]["fwd_us"] + c["memory_bound"][k]["bwd_us"]
-              for k in ("ln1", "ln2", "attention_io"))
-    mem += sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"] for L in c["linears"]
-               if L["layer"] != "lm_head")
+    mem = layer_memory_bound_us(c)
     return ((published_ms - b["predicted_ms"]) * 1e9 / per, attn * 1e6 / layer,
             mem * 1e6 / layer)
 

@@ -1,0 +1,52 @@
+"""What the model scripts of this folder share about the model itself: the H100 preset edited into
+a temporary machine file, ovb-model explain's JSON, and a layer's memory-bound time read from it.
+"""
+
+import json
+import subprocess
+from pathlib import Path
+
+import committed_output
+
+MACHINE = committed_output.ROOT / "analysis" / "machines" / "dgx-h100.json"
+
+
+def edited_machine(tmp, name, edit):
+    """The H100 preset after `edit(machine_json)`, as a file named `name` in tmp."""
+    m = json.loads(MACHINE.read_text(encoding="utf-8"))
+    edit(m)
+    path = Path(tmp) / name
+    path.write_text(json.dumps(m), encoding="utf-8")
+    return str(path)
+
+
+def table_as_measured(tmp):
+    """The H100 preset without gpu.gemm_max_efficiency and gpu.gemm_training_factor: its GEMM
+    table as ovb-gemm measured it."""
+    def edit(m):
+        m["gpu"].pop("gemm_max_efficiency")
+        m["gpu"].pop("gemm_training_factor")
+    return edited_machine(tmp, "dgx-h100-as-measured.json", edit)
+
+
+def shape_args(shape):
+    """ovb-model's shape options for a validation entry's `model` (layers, hidden, heads, seq,
+    vocab)."""
+    return [a for k in ("layers", "hidden", "heads", "seq", "vocab") for a in (f"--{k}", str(shape[k]))]
+
+
+def explain(model, args, tmp, name):
+    """ovb-model explain ARGS --json, read back (written to tmp/NAME.json)."""
+    out = Path(tmp) / f"{name}.json"
+    subprocess.run([model, "explain", *args, "--json", str(out)], check=True,
+                   capture_output=True, text=True)
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def layer_memory_bound_us(compute):
+    """One block's memory-bound passes, forward and backward, in explain's JSON `compute`: the
+    two norms, attention's input and output, and the four linears' epilogues."""
+    mb = compute["memory_bound"]
+    us = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("ln1", "ln2", "attention_io"))
+    return us + sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"]
+                    for L in compute["linears"] if L["layer"] != "lm_head")
