@@ -79,6 +79,19 @@ MegatronFeatures megatron_era(std::string_view era) {
                    ")");
 }
 
+InferredEra infer_megatron_era(bool flash_attention, bool sequence_parallel, bool selective) {
+  if (flash_attention) return {"core", ""};
+  if (sequence_parallel || selective)
+    return {"2022", std::string("no era stated; without FlashAttention and with ") +
+                        (sequence_parallel ? "sequence parallelism" : "selective recomputation") +
+                        " (Megatron-LM of 2022 had both, FlashAttention only from December 2022 "
+                        "and overlapped gradient reduction from August 2023): era 2022"};
+  return {"sc21",
+          "no era stated; without FlashAttention, sequence parallelism and selective "
+          "recomputation (all three arrived in Megatron-LM in 2022): era sc21, the code before "
+          "them"};
+}
+
 void validate_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc) {
   auto fail = [&](const std::string& why) {
     throw UsageError("Megatron tp=" + std::to_string(c.tp) + " pp=" + std::to_string(c.pp) +

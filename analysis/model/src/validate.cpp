@@ -154,6 +154,17 @@ ValidationSet load_published_runs(const std::string& path) {
       } catch (const UsageError& e) {
         bad(path, at + "config.era: " + e.what());
       }
+    } else if (p.strategy == "megatron") {
+      // No era named: the one its software statements place it in, as the search's defaults
+      // read them (sequence parallelism on unless stated off).
+      const json& c = p.config;
+      const InferredEra e = infer_megatron_era(
+          c.value("flash_attention", true), c.value("sequence_parallel", true),
+          c.contains("recompute") && c["recompute"] == "selective");
+      if (e.era != "core") {
+        p.config["era"] = e.era;
+        p.era_inferred = e.why;
+      }
     }
     set.runs.push_back(p);
   }
@@ -221,6 +232,7 @@ json validation_row_json(const ValidationRow& r) {
           {"within_tolerance", r.within},
           {"known_miss", r.run.known_miss.empty() ? json(nullptr) : json(r.run.known_miss)},
           {"verified", r.run.verified ? json(*r.run.verified) : json(nullptr)},
+          {"era_inferred", r.run.era_inferred.empty() ? json(nullptr) : json(r.run.era_inferred)},
           {"config", r.config},
           {"best", r.best}};
 }

@@ -2,7 +2,8 @@
 // they were verified; bad verification or software fields are named; a run's flash_attention
 // setting predicts exactly what the same machine with that setting does; a run's
 // tp_across_nodes lets its Megatron configuration span nodes; Llama runs read their
-// architecture and carry their preset's shape; published uneven stages are pinned.
+// architecture and carry their preset's shape; published uneven stages are pinned; a Megatron
+// run that names no era is costed as the one its software statements place it in.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -290,6 +291,59 @@ TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
   r["config"]["era"] = 2022;
   EXPECT_NE(load_error(r).find("run r: config.era must be a string"), std::string::npos)
       << load_error(r);
+}
+
+TEST(Validate, RunWithoutAnEraIsCostedAsTheEraItsSoftwareStatementsPlaceItIn) {
+  // Two pipeline stages and two data-parallel groups, so that the eras' data-parallel reduction,
+  // gradient accumulation and point-to-point paths all differ. Reference: the same entry naming
+  // the era the rule gives.
+  json r = small_run();
+  r["gpus"] = 32;
+  r["config"]["pp"] = 2;
+  const auto predicted = [](const json& run) {
+    return validate_run(load_published_runs(write("era", runs_file(run))).runs[0], 25);
+  };
+  const auto named = [&](json run, const std::string& era) {
+    run["config"]["era"] = era;
+    return predicted(run).predicted_ms;
+  };
+  struct Case {
+    bool flash, sp;
+    std::string recompute, era;
+  };
+  for (const Case& c : {Case{false, false, "full", "sc21"}, Case{false, true, "full", "2022"},
+                        Case{false, false, "selective", "2022"}, Case{true, false, "full", "core"},
+                        Case{true, true, "selective", "core"}}) {
+    json run = r;
+    run["config"]["flash_attention"] = c.flash;
+    run["config"]["sequence_parallel"] = c.sp;
+    run["config"]["recompute"] = c.recompute;
+    const ValidationRow row = predicted(run);
+    const std::string what = "flash " + std::to_string(c.flash) + " sp " + std::to_string(c.sp) +
+                             " " + c.recompute + " -> " + c.era;
+    EXPECT_DOUBLE_EQ(row.predicted_ms, named(run, c.era)) << what;
+    EXPECT_EQ(row.run.era_inferred.empty(), c.era == "core") << what;
+    EXPECT_EQ(validation_row_json(row)["era_inferred"].is_null(), c.era == "core") << what;
+    if (c.era != "core") {
+      EXPECT_NE(row.predicted_ms, named(run, "core")) << what;
+    }
+  }
+  // Without a flash_attention statement: today's Megatron-Core, as the search's default.
+  EXPECT_DOUBLE_EQ(predicted(r).predicted_ms, named(r, "core"));
+  // A named era is kept whatever the software statements say.
+  json old = r;
+  old["config"]["flash_attention"] = false;
+  old["config"]["sequence_parallel"] = false;
+  old["config"]["era"] = "2022";
+  EXPECT_TRUE(predicted(old).run.era_inferred.empty());
+  EXPECT_EQ(predicted(old).run.config["era"], "2022");
+  // The rule by itself, with the statement that decided it.
+  EXPECT_EQ(infer_megatron_era(false, false, false).era, "sc21");
+  EXPECT_NE(infer_megatron_era(false, true, false).why.find("sequence parallelism"),
+            std::string::npos);
+  EXPECT_NE(infer_megatron_era(false, false, true).why.find("selective recomputation"),
+            std::string::npos);
+  EXPECT_TRUE(infer_megatron_era(true, false, false).why.empty());
 }
 
 TEST(Validate, NarayananConventionCountsTheFullAttentionAndAThreePassHead) {

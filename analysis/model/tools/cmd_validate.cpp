@@ -92,6 +92,7 @@ class Validate : public Command {
       if (!v.within) ++outside;
       if (!v.as_expected()) ++unexpected;
       if (!r.known_miss.empty()) findings.push_back("known miss, " + r.id + ": " + r.known_miss);
+      if (!r.era_inferred.empty()) findings.push_back("era inferred, " + r.id + ": " + r.era_inferred);
       if (r.verified && !*r.verified)
         findings.push_back("not verified against its source, " + r.id + ": " + r.unverified);
       t.row({r.id, r.strategy, r.machine, std::to_string(r.gpus), v.config, r.convention,

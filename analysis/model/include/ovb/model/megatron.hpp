@@ -66,6 +66,18 @@ MegatronFeatures megatron_era(std::string_view era);
 // The era names megatron_era accepts, in order of release (the CLI's choices and its messages).
 inline const std::vector<std::string> kMegatronEras = {"sc21", "2022", "core"};
 
+// The era of a run that does not name one, read from what it states about its software (a
+// published run written before runs named their era). Stated to run without FlashAttention
+// (Megatron-LM from December 2022, d693034ecf; Megatron-Core's overlapped gradient reduction
+// came after it, August 2023, 2d5220a424): "2022" when it used what Megatron-LM gained in 2022,
+// sequence parallelism (April, cfd2e21607) or selective recomputation (May, bbab79f869), else
+// "sc21", the code before both (and the forks of it, e.g. Megatron-DeepSpeed); any other run
+// "core". `why` says which statement decided it, for the run's notes; empty for "core".
+struct InferredEra {
+  std::string era, why;
+};
+InferredEra infer_megatron_era(bool flash_attention, bool sequence_parallel, bool selective);
+
 // Megatron-LM refuses --tp-comm-overlap without sequence parallelism; so do the model's checks
 // of a configuration (validate_megatron) and of a search's options (search_megatron).
 inline constexpr const char* kTpOverlapNeedsSequenceParallel =

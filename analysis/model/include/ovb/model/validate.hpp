@@ -28,6 +28,9 @@ struct PublishedRun {
   double published_iteration_s = 0;  // seconds per iteration, where that is what is published
   std::string group;            // runs summarised together (e.g. one paper's table); may be empty
   std::string known_miss;       // a stated finding: the run is expected outside the tolerance
+  // Why config.era was inferred (infer_megatron_era) for a Megatron run that names none and
+  // is not costed as today's Megatron-Core; empty otherwise.
+  std::string era_inferred;
   // Whether every figure of the entry was checked against its source; when not, `unverified`
   // says which figures could not be and why. Absent in the file: not stated.
   std::optional<bool> verified;
