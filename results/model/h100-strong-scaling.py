@@ -2,7 +2,10 @@
 """The figures docs/validation.md quotes about the Megatron-LM README's strong scaling of its 177B
 model on H100 (group megatron-core-h100-strong), from today's ovb-model:
   - each run's error, and on 96 GPUs the bubble's and the exposed data-parallel time's share of
-    the predicted iteration (how little of the error the schedule can carry there);
+    the predicted iteration (how little of the error the schedule can carry there), and so the
+    time the model misses there per token, layer of a stage and hidden element of a GPU, beside
+    its attention and memory-bound charges per the same (as megatron-core-choices.py prints for
+    the rows without a pipeline);
   - the fall of MFU from 96 to 4608 GPUs, published and predicted, and predicted again with the
     96-GPU run's micro-batch and interleaving held at 4608 GPUs (strong scaling's usual reading:
     only the data-parallel size changes; neither run publishes them);
@@ -26,7 +29,8 @@ import tempfile
 from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import edited_machine, explain, shape_args, table_as_measured
+from model_terms import (edited_machine, explain, miss_per_element, shape_args,
+                         table_as_measured)
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
@@ -79,6 +83,11 @@ def main():
                          f" bubble {share(row, 'bubble'):.2f} %, exposed"
                          f" data-parallel {share(row, 'dp_exposed'):.2f} % of the iteration")
         first, last = runs[0], runs[-1]
+        miss, attn, mem = miss_per_element(model, first, rows[0], tmp)
+        lines.append(f"{first['id']}, per token, layer of a stage and hidden element of a GPU "
+                     f"(h / tp): the time the model misses {miss:+.0f} ps; it charges attention "
+                     f"{attn:.0f} ps and memory-bound passes {mem:.0f} ps (compare the rows "
+                     f"without a pipeline in megatron-core-choices.txt)")
         pub = [r["published"]["model_flops_utilization_pct"] for r in (first, last)]
         pred = [row["predicted_tflops_per_gpu"] for row in (rows[0], rows[-1])]
         lines.append(f"from {first['gpus']} to {last['gpus']} GPUs: published MFU {pub[0]} -> "

@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import explain, layer_memory_bound_us, shape_args
+from model_terms import miss_per_element
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
@@ -48,25 +48,6 @@ def variants(run):
                 yield x
 
 
-def per_element(model, run, pick, tmp):
-    """For a run without a pipeline: the time the model misses per token, layer and hidden element
-    of a GPU (h / tp), and what the model itself charges per the same for a layer's attention and
-    its memory-bound passes (ovb-model explain of the layer on grid 1 x tp x 1 x 1 at the pick's
-    micro-batch, the Megatron strategy's layer), in picoseconds."""
-    m, b = run["model"], pick["best"]
-    tp = b["tp"]
-    published_ms = b["predicted_ms"] * (1 + pick["error_pct"] / 100)
-    tokens = run["batch"] // b["dp"] * m["seq"]
-    per = tokens * m["layers"] * m["hidden"] / tp
-    c = explain(model, [f"1x{tp}x1x1", "--machine", run["machine"], *shape_args(m),
-                        "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
-    layer = c["tokens_per_rank"] * m["hidden"] / tp
-    attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
-    mem = layer_memory_bound_us(c)
-    return ((published_ms - b["predicted_ms"]) * 1e9 / per, attn * 1e6 / layer,
-            mem * 1e6 / layer)
-
-
 def main():
     write, check, model = committed_output.parse_args(sys.argv[1:])
     doc = json.loads(RUNS.read_text(encoding="utf-8"))
@@ -82,7 +63,7 @@ def main():
             lines.append(f"{run['id']}: the model's pick {pick['config']}, "
                          f"{pick['error_pct']:+.1f} %")
             if pick["best"]["pp"] == 1:
-                miss, attn, mem = per_element(model, run, pick, tmp)
+                miss, attn, mem = miss_per_element(model, run, pick, tmp)
                 lines.append(f"  per token, layer and hidden element of a GPU (h / tp): the time "
                              f"the model misses {miss:+.0f} ps; it charges attention {attn:.0f} "
                              f"ps and memory-bound passes {mem:.0f} ps")

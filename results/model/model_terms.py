@@ -50,3 +50,24 @@ def layer_memory_bound_us(compute):
     us = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("ln1", "ln2", "attention_io"))
     return us + sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"]
                     for L in compute["linears"] if L["layer"] != "lm_head")
+
+
+def miss_per_element(model, run, pick, tmp):
+    """The time the model's pick for `run` (validate's row) misses per token, layer and hidden
+    element of a GPU (h / tp), and what the model itself charges per the same for a layer's
+    attention and its memory-bound passes (explain of the layer on grid 1 x tp x 1 x 1 at the
+    pick's micro-batch, the Megatron strategy's layer), in picoseconds. The layers are a stage's
+    (L / pp), the work on a pipeline's critical path; for a pipelined run the miss also holds its
+    bubble and exposed data-parallel time, so it is read where those are small."""
+    m, b = run["model"], pick["best"]
+    tp = b["tp"]
+    published_ms = b["predicted_ms"] * (1 + pick["error_pct"] / 100)
+    tokens = run["batch"] // b["dp"] * m["seq"]
+    per = tokens * (m["layers"] // b["pp"]) * m["hidden"] / tp
+    c = explain(model, [f"1x{tp}x1x1", "--machine", run["machine"], *shape_args(m),
+                        "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
+    layer = c["tokens_per_rank"] * m["hidden"] / tp
+    attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
+    mem = layer_memory_bound_us(c)
+    return ((published_ms - b["predicted_ms"]) * 1e9 / per, attn * 1e6 / layer,
+            mem * 1e6 / layer)
