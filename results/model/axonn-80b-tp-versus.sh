@@ -11,7 +11,10 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 model=${1:-$root/build/host}/analysis/model/ovb-model
 [ -x "$model" ] || { echo "axonn-80b-tp-versus.sh: error: no ovb-model at $model" >&2; exit 2; }
-shape=(--layers 42 --hidden 12288 --heads 96 --seq 2048 --vocab 50304 --batch 1024 --gpus 1024 --recompute)
+# AxoNN's layers are Megatron-LM's: bias + GELU and bias-dropout-add as kernels of their own, not
+# gpt4d's fused epilogues (the presets' gpu.fused_epilogues): --epilogues separate.
+shape=(--layers 42 --hidden 12288 --heads 96 --seq 2048 --vocab 50304 --batch 1024 --gpus 1024 --recompute
+       --epilogues separate)
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 {

@@ -12,9 +12,10 @@ carries the GELU backward and every forward GEMM a bias: other kernels, left out
 the same GEMMs at the rates the preset's table gives them (ovb-model explain on the preset with
 neither the ceiling nor the factor). The factor is the table's time over the trained time, per
 kernel and for both together (the preset's value). Then, for the same run, the memory-bound work
-as the model charges it (separate passes) against what the trace shows (elementwise kernels, the
-bias-gradient kernel, and what the GEMMs with a fused epilogue took beyond their plain time at
-training's rate): gpt4d fuses bias, GELU and GELU's backward into cuBLASLt's epilogues.
+as the preset costs it (gpu.fused_epilogues: gpt4d fuses bias, GELU and GELU's backward into
+cuBLASLt's epilogues) against what the trace shows (elementwise kernels, the bias-gradient
+kernel, and what the GEMMs with a fused epilogue took beyond their plain time at training's
+rate), and the model's attention and optimizer against the trace's categories of those names.
 
 Usage: results/model/h100-gemm-training-rate.py [--write | --check] [OVB_MODEL]
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the figures; --write also writes
@@ -27,7 +28,7 @@ import sys
 import tempfile
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import MACHINE, explain, layer_memory_bound_us, table_as_measured
+from model_terms import MACHINE, edited_machine, explain, layer_memory_bound_us, table_as_measured
 
 RUN = committed_output.ROOT / "results" / "h100" / "single-gpu"
 SUMMARY = RUN / "summary.json"            # the trace's kernels (top_kernels, kernel_breakdown)
@@ -54,7 +55,15 @@ def traced_iterations():
     return forward, run["warmup_iters"]
 
 
-def memory_bound(model_e, summary, plain_ms, iters):
+def model_memory_bound_ms(model_e):
+    """A run's memory-bound passes an iteration in explain's JSON: every block's and the head's."""
+    c = model_e["compute"]
+    mb = c["memory_bound"]
+    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
+    return (model_e["inputs"]["model"]["layers"] * layer_memory_bound_us(c) + head) / 1e3
+
+
+def memory_bound(model_e, separate_e, summary, plain_ms, iters):
     """The run's memory-bound work: the model's passes (block memory terms and epilogues of every
     layer, the head's) against the trace's (elementwise and memory kernels, the bias-gradient
     kernel, and what the GEMMs with a fused epilogue took beyond their plain time at training's
@@ -62,9 +71,7 @@ def memory_bound(model_e, summary, plain_ms, iters):
     c = model_e["compute"]
     layers = model_e["inputs"]["model"]["layers"]
     lin = {L["layer"]: L for L in c["linears"]}
-    mb = c["memory_bound"]
-    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
-    model_ms = (layers * layer_memory_bound_us(c) + head) / 1e3
+    model_ms = model_memory_bound_ms(model_e)
     kb = summary["kernel_breakdown"]
     eltwise_ms = (kb["elementwise"]["total_us"] + kb["memory"]["total_us"]) / 1e3 / iters
     gemm_ms = kb["gemm"]["total_us"] / 1e3 / iters
@@ -83,12 +90,27 @@ def memory_bound(model_e, summary, plain_ms, iters):
                       + layers * gemm_us(lin, "mlp_down", "dx")) / 1e3
     extra_ms = fused_ms - fused_plain_ms
     trace_ms = eltwise_ms + bgrad_ms + extra_ms
-    return [f"memory-bound work of the same run: the model's passes {model_ms:.1f} ms an iteration; "
+    return [f"memory-bound work of the same run: the model's passes {model_ms:.1f} ms an iteration "
+            f"(gpt4d's fused epilogues; {model_memory_bound_ms(separate_e):.1f} as separate "
+            f"passes); "
             f"the trace's {trace_ms:.1f} ms (elementwise and memory kernels {eltwise_ms:.2f}, "
             f"bias gradients {bgrad_ms:.2f}, the {len(fused)} GEMM kernels with a fused epilogue "
             f"{fused_ms:.2f} against {fused_plain_ms:.2f} at training's rate without it: "
             f"{extra_ms:+.2f}); the trace's GEMM kernels {listed:.2f} of its gemm category "
             f"{gemm_ms:.2f} ms"]
+
+
+def attention_and_optimizer(model_e, summary, iters):
+    """The trace's attention and optimizer categories per iteration against the model's fused
+    attention (every layer, forward and backward) and AdamW step. Lines of text."""
+    c = model_e["compute"]
+    layers = model_e["inputs"]["model"]["layers"]
+    kb = summary["kernel_breakdown"]
+    attn = layers * (c["attention"]["fwd_us"] + c["attention"]["bwd_us"]) / 1e3
+    return [f"the same run's attention: the model's {attn:.1f} ms an iteration, the trace's "
+            f"{kb['attention']['total_us'] / 1e3 / iters:.1f} ms; its optimizer: the model's "
+            f"{c['optimizer']['time_us'] / 1e3:.1f} ms, the trace's "
+            f"{kb['optimizer']['total_us'] / 1e3 / iters:.1f} ms"]
 
 
 def plain_kernel(kernels, calls):
@@ -114,6 +136,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         e = explain(model, [*run_args, "--machine", table_as_measured(tmp)], tmp, "table")
         preset = explain(model, [*run_args, "--machine", str(MACHINE)], tmp, "preset")
+        separate = explain(model, [*run_args, "--machine", edited_machine(
+            tmp, "dgx-h100-separate.json", lambda m: m["gpu"].update(fused_epilogues=False))],
+                           tmp, "separate")
     lin = {L["layer"]: L for L in e["compute"]["linears"]}
     layers = e["inputs"]["model"]["layers"]
     iters, warmup = traced_iterations()
@@ -147,7 +172,8 @@ def main():
     if check and given != factor:
         sys.exit(f"h100-gemm-training-rate: {MACHINE} has gpu.gemm_training_factor {given}, "
                  f"the measurement gives {factor:.3f}")
-    lines += memory_bound(preset, summary, traced_total, iters)
+    lines += memory_bound(preset, separate, summary, traced_total, iters)
+    lines += attention_and_optimizer(preset, summary, iters)
     committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 

@@ -11,9 +11,9 @@ import committed_output
 MACHINE = committed_output.ROOT / "analysis" / "machines" / "dgx-h100.json"
 
 
-def edited_machine(tmp, name, edit):
-    """The H100 preset after `edit(machine_json)`, as a file named `name` in tmp."""
-    m = json.loads(MACHINE.read_text(encoding="utf-8"))
+def edited_machine(tmp, name, edit, base=MACHINE):
+    """A preset (default: the H100's) after `edit(machine_json)`, as a file named `name` in tmp."""
+    m = json.loads(Path(base).read_text(encoding="utf-8"))
     edit(m)
     path = Path(tmp) / name
     path.write_text(json.dumps(m), encoding="utf-8")
@@ -56,7 +56,8 @@ def miss_per_element(model, run, pick, tmp):
     """The time the model's pick for `run` (validate's row) misses per token, layer and hidden
     element of a GPU (h / tp), and what the model itself charges per the same for a layer's
     attention and its memory-bound passes (explain of the layer on grid 1 x tp x 1 x 1 at the
-    pick's micro-batch, the Megatron strategy's layer), in picoseconds. The layers are a stage's
+    pick's micro-batch, the Megatron strategy's layer, its epilogues as separate passes), in
+    picoseconds. The layers are a stage's
     (L / pp), the work on a pipeline's critical path; for a pipelined run the miss also holds its
     bubble and exposed data-parallel time, so it is read where those are small."""
     m, b = run["model"], pick["best"]
@@ -64,7 +65,12 @@ def miss_per_element(model, run, pick, tmp):
     published_ms = b["predicted_ms"] * (1 + pick["error_pct"] / 100)
     tokens = run["batch"] // b["dp"] * m["seq"]
     per = tokens * (m["layers"] // b["pp"]) * m["hidden"] / tp
-    c = explain(model, [f"1x{tp}x1x1", "--machine", run["machine"], *shape_args(m),
+    # Megatron's layer runs its epilogues as kernels of their own, whatever the preset says of
+    # gpt4d's (gpu.fused_epilogues).
+    separate = edited_machine(tmp, "megatron-layer.json",
+                              lambda j: j["gpu"].update(fused_epilogues=False),
+                              committed_output.ROOT / "analysis" / "machines" / f"{run['machine']}.json")
+    c = explain(model, [f"1x{tp}x1x1", "--machine", separate, *shape_args(m),
                         "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
     layer = c["tokens_per_rank"] * m["hidden"] / tp
     attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]

@@ -60,7 +60,8 @@ LinearCompute linear_compute(const Machine& mc, const LinearGeom& L, const GptPl
 
 }  // namespace
 
-ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc) {
+ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc,
+                           bool fused_epilogues) {
   ComputeTerms ct;
   const GridShape& g = o.grid;
   const std::int64_t T = tokens_per_rank(m, o);
@@ -76,14 +77,41 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   // pre-activation and the activation are kept) or the residual add (two reads, one write).
   // Llama has no biases: its QKV epilogue is RoPE (read and write q and the local K heads), its
   // MLP-up one the SwiGLU (read gate|up, write half as much); the residual adds as for GPT.
+  // Fused (gpt4d's CUDA linears, linear.cpp): the bias is added in the GEMM's epilogue, and so
+  // is the GELU where no all-reduce follows the GEMM (its group over the input dimension has
+  // size 1), writing the pre-activation beside the activation; elsewhere the GELU is one pass
+  // after the all-reduce (read, write). Backward: the bias gradient is one read of dY, and the
+  // GELU's backward joins MLP-down's dX GEMM, reading the pre-activation, where that dX needs no
+  // all-reduce, else it is its own pass. Residual adds as unfused. Llama has neither bias nor GELU.
   const std::vector<LinearSpec> specs = block_linears(m);
   BlockCompute& b = ct.block;
+  const bool fused = fused_epilogues && !m.llama();
   const double kv_local = static_cast<double>(m.kv() * m.head_dim()) / g.gy;
   for (std::size_t i = 0; i < specs.size(); ++i) {
     const LinearGeom L = linear_geom(specs[i], g);
     const double out = Td * static_cast<double>(L.out_local) * a;
+    const bool up = L.spec.id == LinearId::mlp_up;
+    if (fused) {
+      const double residual = L.spec.transposed ? 3 * Td * hx * a : 0;
+      const bool gelu_in_gemm = up && g.size(L.in_dim) == 1;
+      const double fwd = residual + (up ? (gelu_in_gemm ? 1 : 2) * out : 0);
+      LinearCompute c = linear_compute(mc, L, o, T, dt, fwd, up ? MemClass::bias_gelu
+                                                                : MemClass::residual);
+      // Backward: the bias gradient (one read of dY), the residual's (twice its forward bytes,
+      // as mem_term), and for MLP-up the GELU's: a read of the pre-activation in MLP-down's dX
+      // GEMM, or its own pass (gelu_backward_us, the bias gradient included).
+      double bwd = mem_term(mc, out, MemClass::residual).time_us;
+      if (up && g.size(linear_geom(specs.at(i + 1), g).out_dim) > 1)
+        bwd = gelu_backward_us(mc, out);
+      else if (up)
+        bwd += mem_term(mc, out, MemClass::bias_gelu).time_us;
+      if (residual > 0) bwd += mem_term(mc, residual, MemClass::residual).bwd_us;
+      c.epilogue.bwd_us = bwd;
+      b.lin[i] = c;
+      continue;
+    }
     double epi = 2 * out;                              // bias
-    if (L.spec.id == LinearId::mlp_up) epi = 3 * out;  // bias + GELU
+    if (up) epi = 3 * out;                             // bias + GELU
     if (m.llama()) {
       epi = 0;
       if (L.spec.id == LinearId::qkv) epi = 2 * Td * (hy + kv_local) * a;  // RoPE on q and k

@@ -234,6 +234,7 @@ Machine machine_from_json(const json& j, const std::string& origin) {
   m.attention_efficiency = gpu.number_or("attention_efficiency", m.attention_efficiency);
   m.kernel_overhead_us = gpu.number_or("kernel_overhead_us", 0);
   m.flash_attention = gpu.boolean_or("flash_attention", true);
+  m.fused_epilogues = gpu.boolean_or("fused_epilogues", false);
   if (gpu.has("sms")) m.sms = gpu.integer("sms");
   if (gpu.has("gemm_tiles")) {
     const json& a = gpu.array("gemm_tiles");
@@ -313,6 +314,7 @@ json machine_to_json(const Machine& m) {
   if (m.peak_tflops) gpu["peak_tflops"] = *m.peak_tflops;
   if (m.gemm_max_efficiency > 0) gpu["gemm_max_efficiency"] = m.gemm_max_efficiency;
   if (m.gemm_training_factor != 1) gpu["gemm_training_factor"] = m.gemm_training_factor;
+  if (m.fused_epilogues) gpu["fused_epilogues"] = true;
   if (!m.memory_efficiency_by_class.empty()) {
     json by = json::object();
     for (const auto& [c, e] : m.memory_efficiency_by_class) by[std::string(name_of(c))] = e;

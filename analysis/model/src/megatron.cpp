@@ -275,10 +275,17 @@ GptPlanOptions megatron_layer_options(const MegatronConfig& c) {
   return o;
 }
 
+ComputeTerms megatron_compute_terms(const GptShape& m, const MegatronConfig& c, const Machine& mc) {
+  // Megatron-LM runs bias + GELU and bias-dropout-add as kernels of their own (Megatron-Core's
+  // bias_gelu_impl and bias_dropout_add, Transformer Engine's linears called with
+  // skip_bias_add): separate passes, whatever the machine says of the 4D trainer.
+  return compute_terms(m, megatron_layer_options(c), mc, false);
+}
+
 MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c,
                                     const Machine& mc) {
   validate_megatron(m, c, mc);
-  return predict_megatron(m, c, mc, compute_terms(m, megatron_layer_options(c), mc));
+  return predict_megatron(m, c, mc, megatron_compute_terms(m, c, mc));
 }
 
 MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc,

@@ -98,7 +98,7 @@ MegatronSearchResult search_megatron(const GptShape& m, const MegatronSearchOpti
           const auto key = std::make_pair(tp, c.micro_batch);
           auto it = terms.find(key);
           if (it == terms.end())
-            it = terms.emplace(key, compute_terms(m, megatron_layer_options(c), mc)).first;
+            it = terms.emplace(key, megatron_compute_terms(m, c, mc)).first;
           std::optional<MegatronPrediction> none, full;
           for (Recompute rc : opt.recompute) {
             c.recompute = rc;

@@ -144,7 +144,7 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
-    for (const char* key : {"tp_comm_overlap", "untie_embeddings"})
+    for (const char* key : {"tp_comm_overlap", "untie_embeddings", "fused_epilogues"})
       if (p.config.contains(key) && !p.config[key].is_boolean())
         bad(path, at + "config." + key + " must be true or false");
     if (p.config.contains("era")) {
@@ -177,6 +177,7 @@ ValidationRow validate_run(const PublishedRun& run, double tolerance_pct) {
   Machine mc = load_machine(run.machine);
   const json& cfg = run.config;
   if (cfg.contains("flash_attention")) mc.flash_attention = cfg["flash_attention"].get<bool>();
+  if (cfg.contains("fused_epilogues")) mc.fused_epilogues = cfg["fused_epilogues"].get<bool>();
   const Strategy& s = strategy(run.strategy);
   StrategyQuery q;
   q.model = run.model;

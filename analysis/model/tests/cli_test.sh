@@ -240,5 +240,23 @@ bad gemm-shape "GEMM shape '2048x64' is not MxNxK" "$model" gemm --machine dgx-h
 printf '{"benchmarks": [{"name": "overlap/x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' > "$work/no-decomp.json"
 bad gemm-no-points "no-decomp.json: no decomposition point" "$model" gemm --machine dgx-h100 --measured "$work/no-decomp.json"
 
+# --epilogues: the machine's gpu.fused_epilogues (dgx-h100: fused) unless overridden; separate
+# passes cost more memory-bound time and nothing else (the GEMMs and attention are the same); the
+# choice is in the JSON's inputs; a bad value is named.
+for e in machine fused separate; do
+  ok "epilogues-$e" "$model" explain 1x1x1x1 --machine dgx-h100 --preset 1.3B --batch 4 --epilogues "$e" --json "$work/epilogues-$e.json"
+done
+python3 - "$work" <<'PY' || fail "epilogues: machine, fused and separate"
+import json, sys
+d = {e: json.load(open(f"{sys.argv[1]}/epilogues-{e}.json")) for e in ("machine", "fused", "separate")}
+c = {e: d[e]["compute"] for e in d}
+assert c["machine"] == c["fused"], "machine is not dgx-h100's fused"
+assert [d[e]["inputs"]["fused_epilogues"] for e in ("machine", "fused", "separate")] == [True, True, False]
+assert c["separate"]["total_ms"] > c["fused"]["total_ms"]
+assert c["separate"]["attention"] == c["fused"]["attention"]
+assert [L["fwd"] for L in c["separate"]["linears"]] == [L["fwd"] for L in c["fused"]["linears"]]
+PY
+bad epilogues-bad "--epilogues: bogus not in" "$model" explain 1x1x1x1 --machine dgx-h100 --preset 1.3B --batch 4 --epilogues bogus
+
 if [ "$failures" = 0 ]; then echo "cli_test: all passed"; else echo "cli_test: $failures failure(s)"; fi
 exit $((failures > 0))

@@ -359,6 +359,53 @@ TEST(ComputeCost, GeluBackwardIsOneTanhPerElementPlusTheBiasGradient) {
   EXPECT_DOUBLE_EQ(gelu_backward_us(mc, out), e.bwd_us);
 }
 
+// gpt4d's CUDA linears (gpu.fused_epilogues, linear.cpp): the bias inside every GEMM; GELU inside
+// MLP-up's GEMM where its input dimension (X) is not split, writing the pre-activation (one pass),
+// else its own pass after the all-reduce (read, write); backward the bias gradient (one read of
+// dY), GELU's backward inside MLP-down's dX GEMM (a read of the pre-activation) where that dX
+// (its output dimension, X) is not split, else its own pass; residual adds as unfused. 1000 GB/s
+// (1e6 bytes/us), efficiency 1 for every class, no kernel overhead; small GPT h 64, 4 x 16 tokens.
+TEST(ComputeCost, FusedEpiloguesAsGpt4dRunsThem) {
+  const Machine mc = machine_from_json(test::synthetic_machine_json(), "t");
+  const GptShape m = test::small_gpt();
+  const double T = 4 * 16, a = 2, bw = 1e6;
+  for (const char* grid : {"1x2x1x1", "2x2x1x1"}) {
+    GptPlanOptions o = test::plan_on(grid, 4);
+    o.act_dtype = DType::bf16;
+    const int gx = grid[0] - '0';
+    const double hx = 64.0 / gx;
+    const BlockCompute f = compute_terms(m, o, mc, true).block;
+    const BlockCompute u = compute_terms(m, o, mc, false).block;
+    const double qkv = T * 96 * a, proj = T * hx * a, up = T * 128 * a, down = T * hx * a;
+    const double residual = 3 * T * hx * a;
+    EXPECT_DOUBLE_EQ(f.lin[0].epilogue.time_us, 0) << grid;
+    EXPECT_DOUBLE_EQ(f.lin[0].epilogue.bwd_us, qkv / bw) << grid;
+    EXPECT_DOUBLE_EQ(f.lin[1].epilogue.time_us, residual / bw) << grid;
+    EXPECT_DOUBLE_EQ(f.lin[1].epilogue.bwd_us, proj / bw + 2 * residual / bw) << grid;
+    EXPECT_DOUBLE_EQ(f.lin[3].epilogue.bwd_us, down / bw + 2 * residual / bw) << grid;
+    if (gx == 1) {
+      EXPECT_DOUBLE_EQ(f.lin[2].epilogue.time_us, up / bw);
+      EXPECT_DOUBLE_EQ(f.lin[2].epilogue.bwd_us, 2 * up / bw);
+    } else {
+      EXPECT_DOUBLE_EQ(f.lin[2].epilogue.time_us, 2 * up / bw);
+      EXPECT_DOUBLE_EQ(f.lin[2].epilogue.bwd_us, gelu_backward_us(mc, up));
+    }
+    // The GEMMs, norms and attention are the same; only the epilogues differ, and cost less.
+    EXPECT_DOUBLE_EQ(f.attn_fwd_us, u.attn_fwd_us) << grid;
+    EXPECT_DOUBLE_EQ(f.lin[2].fwd.time_us, u.lin[2].fwd.time_us) << grid;
+    EXPECT_LT(f.fwd_us + f.bwd_us, u.fwd_us + u.bwd_us) << grid;
+  }
+  // The machine's setting is the three-argument form's; Llama has no bias and no GELU to fuse.
+  Machine fused = mc;
+  fused.fused_epilogues = true;
+  const GptPlanOptions o = test::plan_on("1x2x1x1", 4);
+  EXPECT_DOUBLE_EQ(compute_terms(m, o, fused).block.bwd_us,
+                   compute_terms(m, o, mc, true).block.bwd_us);
+  const GptShape llama = test::small_llama();
+  EXPECT_DOUBLE_EQ(compute_terms(llama, o, fused).block.fwd_us + compute_terms(llama, o, fused).block.bwd_us,
+                   compute_terms(llama, o, mc).block.fwd_us + compute_terms(llama, o, mc).block.bwd_us);
+}
+
 // Llama's MLP-up epilogue (the SwiGLU: read gate|up, write half) is timed at the swiglu class's
 // efficiency, not at bias_gelu's (a tanh), and its backward at twice the forward; GPT's keeps
 // bias_gelu. swiglu at 0.5 and bias_gelu at 0.25 of 1000 GB/s (1e6 bytes/us), no overhead.

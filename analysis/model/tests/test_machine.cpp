@@ -81,6 +81,7 @@ TEST(Machine, EfficiencyInputsHaveASource) {
     if (!m.gemm_table.empty()) keys.push_back("gemm_table");
     if (m.gemm_max_efficiency > 0) keys.push_back("gpu.gemm_max_efficiency");
     if (m.gemm_training_factor != 1) keys.push_back("gpu.gemm_training_factor");
+    if (m.fused_epilogues) keys.push_back("gpu.fused_epilogues");
     for (const std::string& key : keys) {
       ASSERT_TRUE(m.sources.contains(key) && m.sources[key].is_string()) << n << ": " << key;
       const std::string src = m.sources[key].get<std::string>();

@@ -221,6 +221,23 @@ TEST(Megatron, InFlightMicroBatchesAndInterleaving) {
                                              2 * two.activation_per_layer + 16 * 2 * 64 * 6.0));
 }
 
+// Megatron-LM runs bias + GELU and bias-dropout-add as kernels of their own: a machine whose 4D
+// trainer fuses its epilogues (gpu.fused_epilogues) predicts the same Megatron iteration.
+TEST(Megatron, EpiloguesAreSeparatePassesWhateverTheMachineSays) {
+  const Machine mc = test::synthetic_machine();
+  Machine fused = mc;
+  fused.fused_epilogues = true;
+  const GptShape m = test::small_gpt();
+  const MegatronConfig c = base_config();
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, fused).time.iteration_us,
+                   predict_megatron(m, c, mc).time.iteration_us);
+  EXPECT_DOUBLE_EQ(megatron_compute_terms(m, c, fused).block.fwd_us,
+                   compute_terms(m, megatron_layer_options(c), mc, false).block.fwd_us);
+  // ... where the 4D costing of the same layer differs.
+  EXPECT_LT(compute_terms(m, megatron_layer_options(c), fused).block.fwd_us,
+            compute_terms(m, megatron_layer_options(c), mc).block.fwd_us);
+}
+
 TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   const Machine mc = test::synthetic_machine();
   const GptShape m = test::small_gpt();

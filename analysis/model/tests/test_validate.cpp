@@ -42,6 +42,11 @@ json runs_file(const json& run) {
   return {{"tolerance_pct", 25}, {"runs", json::array({run})}};
 }
 
+// The validation row of one run, through its own runs file named `name`.
+ValidationRow row_of(const std::string& name, const json& run) {
+  return validate_run(load_published_runs(write(name, runs_file(run))).runs[0], 25);
+}
+
 std::string load_error(const json& run) {
   try {
     load_published_runs(write("bad", runs_file(run)));
@@ -293,6 +298,32 @@ TEST(Validate, RunTensorParallelAcrossNodesIsReadAndChecked) {
       << load_error(r);
 }
 
+TEST(Validate, RunFusedEpiloguesEqualTheMachineWithThatSetting) {
+  // A 4D run (gpt4d's strategy) on a preset that fuses the epilogues, and the same with the
+  // run's override off. Reference: the preset copied with fused_epilogues false.
+  json run = small_run();
+  run["strategy"] = "4d";
+  run["config"] = json::object();
+  run["gpus"] = 8;
+  json mj = read_json(machines_dir() + "/dgx-a100-80gb.json");
+  ASSERT_TRUE(mj["gpu"]["fused_epilogues"].get<bool>());
+  mj["gpu"]["fused_epilogues"] = false;
+  json ref = run;
+  ref["machine"] = write("separate-machine", mj);
+  json over = run;
+  over["config"]["fused_epilogues"] = false;
+  const auto predicted = [](const std::string& name, const json& r) {
+    return row_of(name, r).predicted_ms;
+  };
+  EXPECT_DOUBLE_EQ(predicted("over", over), predicted("ref", ref));
+  // Separate passes cost time: slower than the fused epilogues.
+  EXPECT_GT(predicted("over", over), predicted("fused", run));
+  over["config"]["fused_epilogues"] = "no";
+  EXPECT_NE(load_error(over).find("run r: config.fused_epilogues must be true or false"),
+            std::string::npos)
+      << load_error(over);
+}
+
 TEST(Validate, RunWithoutAnEraIsCostedAsTheEraItsSoftwareStatementsPlaceItIn) {
   // Two pipeline stages and two data-parallel groups, so that the eras' data-parallel reduction,
   // gradient accumulation and point-to-point paths all differ. Reference: the same entry naming
@@ -300,9 +331,7 @@ TEST(Validate, RunWithoutAnEraIsCostedAsTheEraItsSoftwareStatementsPlaceItIn) {
   json r = small_run();
   r["gpus"] = 32;
   r["config"]["pp"] = 2;
-  const auto predicted = [](const json& run) {
-    return validate_run(load_published_runs(write("era", runs_file(run))).runs[0], 25);
-  };
+  const auto predicted = [](const json& run) { return row_of("era", run); };
   const auto named = [&](json run, const std::string& era) {
     run["config"]["era"] = era;
     return predicted(run).predicted_ms;

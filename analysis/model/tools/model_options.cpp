@@ -18,6 +18,13 @@ void ModelArgs::add(CLI::App& sub) {
   sub.add_option("--ranks-per-device", ranks_per_device,
                  "Ranks sharing one device (overrides the machine file)")
       ->check(ovb::positive());
+  sub.add_option("--epilogues", epilogues,
+                 "The 4D trainer's bias, GELU and GELU backward: fused (inside the GEMMs, as gpt4d "
+                 "on CUDA), separate (passes of their own, as gpt4d on the host and AxoNN's "
+                 "Megatron-derived layers) or machine (the machine file's gpu.fused_epilogues); "
+                 "Megatron-LM's layers are always separate")
+      ->check(CLI::IsMember({"machine", "fused", "separate"}))
+      ->capture_default_str();
 }
 
 GptShape ModelArgs::shape() const {
@@ -29,6 +36,7 @@ GptShape ModelArgs::shape() const {
 Machine ModelArgs::load() const {
   Machine mc = load_machine(machine);
   if (ranks_per_device > 0) mc.ranks_per_device = ranks_per_device;
+  if (epilogues != "machine") mc.fused_epilogues = epilogues == "fused";
   return mc;
 }
 
@@ -63,6 +71,7 @@ nlohmann::json ModelArgs::inputs_json(const GptShape& m, const GptPlanOptions& o
   j["machine"] = mc.name;
   j["machine_file"] = mc.origin;
   j["ranks_per_device"] = mc.ranks_per_device;
+  j["fused_epilogues"] = mc.fused_epilogues;
   return j;
 }
 

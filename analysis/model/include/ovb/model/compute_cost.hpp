@@ -111,6 +111,14 @@ struct ComputeTerms {
   double total_us(std::int64_t layers, bool recompute) const;
 };
 
-ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc);
+// The linears' epilogues as the trainer runs them: `fused_epilogues` costs gpt4d's CUDA kernels
+// (bias, GELU and GELU's backward inside the GEMMs, docs/model-costs.md "Compute"), else separate
+// passes over each GEMM's output (gpt4d on the host, Megatron-LM, AxoNN). The three-argument form
+// takes the machine's (gpu.fused_epilogues).
+ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc,
+                           bool fused_epilogues);
+inline ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Machine& mc) {
+  return compute_terms(m, o, mc, mc.fused_epilogues);
+}
 
 }  // namespace ovb::model

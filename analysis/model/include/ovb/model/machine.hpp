@@ -108,6 +108,9 @@ struct Machine {
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
   bool flash_attention = true;        // false: the s x s scores go through memory
+  // The 4D trainer's linears fuse their bias, GELU and GELU's backward into the GEMM (gpt4d on
+  // CUDA: cuBLASLt epilogues); false: each is a pass over the GEMM's output (gpt4d on the host).
+  bool fused_epilogues = false;
   // Wave and tile quantization of a GEMM costed at peak x gemm_efficiency (no table entry): the
   // device's streaming multiprocessors and the output tiles (rows x columns of C per thread
   // block) its GEMM library chooses among; either empty: no quantization.

@@ -215,6 +215,9 @@ double megatron_block_params(const GptShape& m);
 // flash_attention: the attention keeps no s x s tensors (megatron_activations.hpp).
 MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c,
                                bool flash_attention = true);
+// The compute terms of a Megatron layer (the 4D plan's on the grid 1 x tp x 1 x 1, its
+// epilogues as separate passes): what predict_megatron prices the layers with.
+ComputeTerms megatron_compute_terms(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, const Machine& mc);
 
 // The 4D plan whose layer shapes are this configuration's (grid 1 x tp x 1 x 1, batch =
