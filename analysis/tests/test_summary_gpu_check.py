@@ -70,6 +70,8 @@ def folder(tmp_path, shard_loss=4.001, ctests=(("a.run", "passed"), ("a.check", 
     times = [500.0] * 5 + [140.0 + i for i in range(20)]  # timed: 140..159
     write(tmp_path / "headline" / "gpt4d_1.3B.json",
           gpt4d(times=times, warmup=5, telemetry=tel, flop=7.0e13, mfu=0.5))
+    write(tmp_path / "headline" / "gpt4d_1.3B_seq4096.json",
+          gpt4d(times=[500.0] * 5 + [150.0 + i for i in range(20)], warmup=5, flop=7.2e13))
     # Two passes of one layer share a shape in other layouts: named rows stay apart. Times: the
     # layer's two named GEMMs 100 + 300 us exact, 110 + 320 us random.
     up, down = "gemm/bf16/{}/4096x6144x12288/{}/min_time:2.000/manual_time", "mlp_{}"
@@ -109,8 +111,13 @@ def test_every_part_and_its_verdict(tmp_path):
     # headline: timed 140..159, median 149.5, 7e13 FLOP / 0.1495 s = 468.2 TFLOP/s
     h = s.doc["headline"]
     assert h["n"] == 20 and abs(h["median_ms"] - 149.5) < 1e-9
-    assert "| 20 | 149.5 |" in md
+    assert "| seq 2048, batch 4 | 20 | 149.5 |" in md
     assert "| 468.2 | 50.0 % | 1700-1980-1980 | 650 | 71 | 3 of 40 |" in md
+    # At sequence 4096: timed 150..169, median 159.5, 7.2e13 / 0.1595 s = 451.4 TFLOP/s, no
+    # telemetry.
+    assert abs(s.doc["headline_seq4096"]["median_ms"] - 159.5) < 1e-9
+    assert "| seq 4096, batch 2 | 20 | 159.5 | 151.9-167.1 | 451.4 |" in md
+    assert "| - | - | - | no telemetry |" in md
     # GEMM inputs: 720 / 800 = 0.900, 665 / 700 = 0.950; reported, not judged
     assert "| 4096x4608x12288 | 800.0 | 720.0 | 0.900 |" in md
     assert "| 8192x8192x8192 | 700.0 | 665.0 | 0.950 |" in md

@@ -504,6 +504,12 @@ class GpuCheckPlan(unittest.TestCase):
         head = by["headline-1.3B"].command
         self.assertEqual(int(head[head.index("--iters") + 1]) -
                          int(head[head.index("--warmup") + 1]), 20)
+        # At sequence 4096 the same tokens per step, everything else the headline's.
+        long = by["headline-1.3B-seq4096"].command
+        self.assertEqual((long[long.index("--seq") + 1], long[long.index("--batch") + 1]),
+                         ("4096", "2"))
+        self.assertEqual([w.replace("_seq4096", "") for w in long if w not in ("4096", "2")],
+                         [w for w in head if w not in ("2048", "4")])
         self.assertIn("1M", by["ovb-all_reduce-2r"].command)
         self.assertIn("256M", by["nccl-all_gather-4r"].command)
         self.assertEqual(by["summary"].command[-2:], ["gpu-check", "{out}"])

@@ -15,6 +15,8 @@ order, each result written into the folder as soon as its step ends:
                      (device_memory_peak_bytes) against the plan's estimate (gpt_memory)
   headline-1.3B      gpt4d 1.3B, batch 4, bf16, 25 iterations of which 20 timed, with NVML
                      telemetry (the README's headline measured again)
+  headline-1.3B-seq4096  the same tokens as sequences of 4096 (batch 2): the attention at the
+                     Megatron-Core H100 rows' sequence length, for `ovb-model compare`
   gemm-inputs-*      ovb-gemm bf16 on the 12 GEMMs of a 177B layer at tp 8 (the Megatron-Core H100
                      rows' shape: forward, dX, dW) and 8192^3, on exact inputs (-1, 0, 1: the ones the model's
                      H100 GEMM table was measured with) and then on random ones (sign, exponent and
@@ -88,6 +90,11 @@ MEMORY_RUNS = (
 )
 SHAPE_13B = ["--preset", "1.3B", "--seq", "2048", "--vocab", "50304", "--batch", "4",
              "--data", "synthetic", "--attention", "auto"]
+# The same tokens per step in sequences of 4096, the Megatron-Core H100 rows' length: the
+# attention doubles per token; the model's error on it against the headline's tells whether the
+# attention efficiency measured at 2048 holds there (`ovb-model compare`, no GPU needed).
+SHAPE_13B_SEQ4096 = [{"2048": "4096", "4": "2"}.get(w, w) if i in (3, 7) else w
+                     for i, w in enumerate(SHAPE_13B)]
 
 
 def gpu_tests(build):
@@ -186,6 +193,12 @@ def plan(b):
                             "--warmup", "5", "--out", "{tmp}/headline/gpt4d_1.3B.json"],
           group="headline", outputs=["headline/gpt4d_1.3B.json"], timeout=90,
           unfit=UNFIT_MEMORY, description="the README's 1.3B figure, 20 timed, telemetry")
+    b.add("headline-1.3B-seq4096", [b.exe("gpt4d"), "--backend", "cuda", *SHAPE_13B_SEQ4096,
+                                    "--iters", "25", "--warmup", "5",
+                                    "--out", "{tmp}/headline/gpt4d_1.3B_seq4096.json"],
+          group="headline", outputs=["headline/gpt4d_1.3B_seq4096.json"], timeout=90,
+          unfit=UNFIT_MEMORY,
+          description="the 1.3B shape at sequence 4096, batch 2: attention at the H100 rows' length")
     _gemm_inputs(b, "gemm-inputs")
     baselines.collectives(b, "collectives")
     b.summary("gpu-check")
