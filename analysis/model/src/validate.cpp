@@ -144,7 +144,8 @@ ValidationSet load_published_runs(const std::string& path) {
       bad(path, at + "config.flash_attention must be true or false");
     if (p.config.contains("tp_across_nodes") && !p.config["tp_across_nodes"].is_boolean())
       bad(path, at + "config.tp_across_nodes must be true or false");
-    for (const char* key : {"tp_comm_overlap", "untie_embeddings", "fused_epilogues"})
+    for (const char* key : {"tp_comm_overlap", "untie_embeddings", "fused_epilogues",
+                            "sequence_parallel", "distributed_optimizer"})
       if (p.config.contains(key) && !p.config[key].is_boolean())
         bad(path, at + "config." + key + " must be true or false");
     if (p.config.contains("era")) {

@@ -322,6 +322,11 @@ TEST(Validate, RunFusedEpiloguesEqualTheMachineWithThatSetting) {
   EXPECT_NE(load_error(over).find("run r: config.fused_epilogues must be true or false"),
             std::string::npos)
       << load_error(over);
+  json sp = small_run();
+  sp["config"]["sequence_parallel"] = 1;
+  EXPECT_NE(load_error(sp).find("run r: config.sequence_parallel must be true or false"),
+            std::string::npos)
+      << load_error(sp);
 }
 
 TEST(Validate, RunWithoutAnEraIsCostedAsTheEraItsSoftwareStatementsPlaceItIn) {
