@@ -476,10 +476,31 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       // apart in the drain, and its all-gather is issued a chunk ahead of its first forward.
       const int v = c.virtual_stages;
       const int gaps = v > 1 && ddp == DdpImpl::core ? c.pp : 0;
-      const double exposed_rs =
+      double exposed_rs =
           chunked_reduction_exposed_us(v, rs / v, bwd_window / v, gaps * T.stage_bwd_us / v);
-      const double exposed_ag =
+      double exposed_ag =
           chunked_gather_exposed_us(v, ag / v, fwd_window / v, gaps * T.stage_fwd_us / v);
+      // The embedding's bucket. Both DDPs bucket the first stage's parameters in the reverse of
+      // their registration order (Megatron-Core: param_and_grad_buffer.py, "roughly follow
+      // backprop order"; PyTorch DDP likewise), so the word and position embeddings, registered
+      // first and given their gradient last, are in the last gradient bucket: its reduction
+      // starts only once the backward has ended. With the distributed optimizer's overlapped
+      // parameter gather, the bucket gathered first, at zero_grad before the forward, is the
+      // same one, and the first layer waits for it (distrib_optimizer.py: the next bucket's
+      // gather starts when the previous one is waited for). Neither hides: a lower bound on
+      // what is exposed (the bucket may hold more than the embeddings).
+      const double embeddings = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / c.tp +
+                                (m.llama() ? 0 : static_cast<double>(m.seq) * m.hidden);
+      const bool scatter = c.distributed_optimizer && ddp != DdpImpl::torch;
+      T.dp_tail_rs_us = cost_collective(mc, scatter ? CollKind::reduce_scatter : CollKind::all_reduce,
+                                        Group::data, c.dp, c.tp, embeddings * grad_bytes)
+                            .time_us * slow;
+      T.dp_tail_ag_us = scatter ? cost_collective(mc, CollKind::all_gather, Group::data, c.dp,
+                                                  c.tp, embeddings * a)
+                                          .time_us * slow
+                                : 0;
+      exposed_rs = std::max(exposed_rs, std::min(rs, T.dp_tail_rs_us));
+      exposed_ag = std::max(exposed_ag, std::min(ag, T.dp_tail_ag_us));
       T.dp_exposed_us = exposed_rs + exposed_ag;
       hidden_under = rs - exposed_rs + ag - exposed_ag;
     }

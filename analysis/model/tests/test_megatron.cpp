@@ -262,10 +262,14 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   EXPECT_NEAR(t.p2p_us, 2 * (4 + 1) * 4.16384, 1e-9);
   // Distributed optimizer over dp = 2, ranks 2 apart (inside a node, 100 GB/s): fp32 gradients
   // 220416 B reduce-scattered (moves half: 1.10208 us) + 4 us; bf16 parameters 110208 B
-  // all-gathered (0.55104 us) + 4 us. Both hide under one micro-batch's stage.
+  // all-gathered (0.55104 us) + 4 us. Both hide under one micro-batch's stage but the bucket
+  // of the embeddings (V h / tp + s h = 4096 + 1024 elements), the last reduced and the first
+  // gathered: 20480 B reduce-scattered (0.1024 us) + 4 us and 10240 B gathered (0.0512 us) + 4.
   EXPECT_NEAR(t.dp_rs_us, 5.10208, 1e-9);
   EXPECT_NEAR(t.dp_ag_us, 4.55104, 1e-9);
-  EXPECT_DOUBLE_EQ(t.dp_exposed_us, 0);
+  EXPECT_NEAR(t.dp_tail_rs_us, 4.1024, 1e-9);
+  EXPECT_NEAR(t.dp_tail_ag_us, 4.0512, 1e-9);
+  EXPECT_NEAR(t.dp_exposed_us, 4.1024 + 4.0512, 1e-9);
   // AdamW on 27552 shard elements x 30 bytes at 1000 GB/s.
   EXPECT_NEAR(t.optimizer_us, 27552 * 30 / 1e6, 1e-9);
   // Tied embeddings over 2 stages: the fp32 word-embedding gradient (V h / tp = 4096 elements,
@@ -281,7 +285,7 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   const double head = ct.head.fwd_us + ct.head.bwd_us - 6 * 2048 / 1e6 + (38 + 14) * 2048 / 1e6;
   EXPECT_NEAR(t.head_us, head, 1e-9);
   EXPECT_NEAR(t.iteration_us, 4 * (fwd + bwd + head) + (fwd + bwd) + 10 * 4.16384 +
-                                  27552 * 30 / 1e6 + 16384 / 12.5e3 + 4,
+                                  27552 * 30 / 1e6 + 16384 / 12.5e3 + 4 + 4.1024 + 4.0512,
               1e-6);
 }
 
@@ -662,8 +666,8 @@ TEST(Megatron, TensorParallelAcrossNodesSharesTheNicsWithTheDataReduction) {
     const double nic_bwd = tp > 4 ? layers * t.tp_bwd_us : 0;
     const double nic_fwd = tp > 4 ? layers * t.tp_fwd_us : 0;
     EXPECT_NEAR(t.dp_exposed_us,
-                std::max(0.0, t.dp_rs_us * slow - (t.stage_bwd_us - nic_bwd)) +
-                    std::max(0.0, t.dp_ag_us * slow - (t.stage_fwd_us - nic_fwd)),
+                std::max(t.dp_tail_rs_us, t.dp_rs_us * slow - (t.stage_bwd_us - nic_bwd)) +
+                    std::max(t.dp_tail_ag_us, t.dp_ag_us * slow - (t.stage_fwd_us - nic_fwd)),
                 1e-9)
         << "tp " << tp;
     if (tp > 4) {  // across nodes the reduction is exposed where it was hidden under the window
@@ -723,9 +727,10 @@ TEST(Megatron, EraCodePathsByHand) {
   EXPECT_DOUBLE_EQ(core.grad_accumulation_us, 0);
   EXPECT_NEAR(sc21.grad_accumulation_us, 249920 / 1e6, 1e-12);
   EXPECT_NEAR(sc21.stage_bwd_us, core.stage_bwd_us + 2 * 249920 / 1e6, 1e-9);
-  // Local DDP: the reduce-scatter and all-gather after the flush, all exposed.
+  // Local DDP: the reduce-scatter and all-gather after the flush, all exposed; Megatron-Core's
+  // only the embeddings' bucket (PipelineBubbleP2pAndDataParallelByHand).
   EXPECT_NEAR(sc21.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
-  EXPECT_DOUBLE_EQ(core.dp_exposed_us, 0);
+  EXPECT_NEAR(core.dp_exposed_us, 4.1024 + 4.0512, 1e-9);
   // With SP the activation is sent sharded and nothing is gathered, in every era.
   EXPECT_NEAR(sc21.p2p_one_us, core.p2p_one_us, 1e-12);
   // Without SP: the era's scatter-gather sends 2048 B and all-gathers the 4096-byte activation
@@ -740,9 +745,9 @@ TEST(Megatron, EraCodePathsByHand) {
   const MegatronTime y22 = predict_megatron(m, c, mc).time;
   EXPECT_DOUBLE_EQ(y22.grad_accumulation_us, 0);
   EXPECT_NEAR(y22.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
-  // SC21 without a pipeline: torch DDP all-reduces 16-bit gradients under the backward
-  // (55104 * 2 B over 2 ranks at 100 GB/s: 1.10208 us + 4 us, hidden) and autograd accumulates
-  // from the second of 4 micro-batches on: 6 * 3/4 bytes per parameter.
+  // SC21 without a pipeline: torch DDP all-reduces 16-bit gradients under the backward but
+  // the embeddings' bucket, the last (its reverse registration order, as Megatron-Core's), and
+  // autograd accumulates from the second of 4 micro-batches on: 6 * 3/4 bytes per parameter.
   c.features = megatron_era("sc21");
   c.pp = 1;
   c.dp = 4;  // 8 GPUs: the 4-rank data group, tp = 2 apart, spans two nodes
@@ -753,7 +758,11 @@ TEST(Megatron, EraCodePathsByHand) {
   EXPECT_NEAR(p1.time.grad_accumulation_us, 4.5 * 24992 / 1e6, 1e-12);
   const double ar = cost_collective(mc, CollKind::all_reduce, Group::data, 4, 2, params * 2).time_us;
   EXPECT_NEAR(p1.time.dp_rs_us, ar, 1e-9);
-  EXPECT_DOUBLE_EQ(p1.time.dp_exposed_us, std::max(0.0, ar - p1.time.stage_bwd_us));
+  const double tail = cost_collective(mc, CollKind::all_reduce, Group::data, 4, 2,
+                                      (128.0 * 64 / 2 + 16 * 64) * 2).time_us;
+  EXPECT_NEAR(p1.time.dp_tail_rs_us, tail, 1e-9);
+  EXPECT_DOUBLE_EQ(p1.time.dp_tail_ag_us, 0);
+  EXPECT_DOUBLE_EQ(p1.time.dp_exposed_us, std::max(tail, ar - p1.time.stage_bwd_us));
   // Interleaving at pp = 2 did not exist before mid-2024.
   c = base_config();
   c.virtual_stages = 2;

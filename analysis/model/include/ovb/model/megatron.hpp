@@ -183,6 +183,9 @@ struct MegatronTime {
   double p2p_us = 0;                          // p2p on the critical path
   double p2p_hidden_us = 0;                   // p2p under compute (overlapped interleaving)
   double dp_rs_us = 0, dp_ag_us = 0;          // gradient reduce-scatter / param all-gather alone
+  // The embeddings' bucket (overlapped DDPs): its reduction after the backward, its gather
+  // before the first forward, each a lower bound on the exposed time above.
+  double dp_tail_rs_us = 0, dp_tail_ag_us = 0;
   double dp_exposed_us = 0;                   // what the overlap leaves
   // Tied embeddings with pp > 1: the word-embedding gradient (fp32 main_grad, vocab/tp x h)
   // all-reduced between the first and the last stage after the flush, exposed.
