@@ -240,6 +240,15 @@ bad gemm-shape "GEMM shape '2048x64' is not MxNxK" "$model" gemm --machine dgx-h
 printf '{"benchmarks": [{"name": "overlap/x", "label": "scenario=gemm_coll", "run_type": "iteration"}]}' > "$work/no-decomp.json"
 bad gemm-no-points "no-decomp.json: no decomposition point" "$model" gemm --machine dgx-h100 --measured "$work/no-decomp.json"
 
+# A validation file as entries were written before they named their era, untied embeddings or
+# tensor-parallel overlap (four entries of the file of 2026-11-24, long texts cut): it still
+# loads and predicts, the two runs stated to be without FlashAttention or sequence parallelism
+# are costed as SC21's code (era inferred, said under the table and in the JSON), the others as
+# today's Megatron-Core.
+ok validate-before-eras "$model" validate --runs "$fixtures/../validation/runs_before_eras.json" --json "$work/before-eras.json"
+has "$work/before-eras.json" "len(d['rows']) == 4 and all(r['predicted_ms'] > 0 for r in d['rows']) and {r['id']: (r['era_inferred'] is not None, r['config'].split()[-1] == 'sc21') for r in d['rows']} == {'axonn-sc23-80b-perlmutter-1024-megatron': (False, False), 'megatron-sc21-39b-512': (True, True), 'mt-nlg-530b-2240': (True, True), 'llama3-405b-8192': (False, False)}"
+grep -q "era inferred, megatron-sc21-39b-512: no era stated; without FlashAttention, sequence parallelism and selective recomputation" "$work/validate-before-eras.out" || fail "validate-before-eras: no era line"
+
 # --epilogues: the machine's gpu.fused_epilogues (dgx-h100: fused) unless overridden; separate
 # passes cost more memory-bound time and nothing else (the GEMMs and attention are the same); the
 # choice is in the JSON's inputs; a bad value is named.
