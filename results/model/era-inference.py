@@ -17,23 +17,18 @@ output (ctest model.era_inference).
 
 import copy
 import json
-import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
+from model_terms import validate
 
 RUNS = committed_output.ROOT / "analysis" / "validation" / "published_runs.json"
 
 
-def validate(model, doc, name, tmp):
+def rows_and_means(model, doc, name, tmp):
     """validate's rows (by id) and group summaries for the runs file `doc`."""
-    f, out = Path(tmp) / f"{name}.json", Path(tmp) / f"{name}-out.json"
-    f.write_text(json.dumps(doc), encoding="utf-8")
-    subprocess.run([model, "validate", "--runs", str(f), "--json", str(out)], check=True,
-                   capture_output=True, text=True)
-    result = json.loads(out.read_text(encoding="utf-8"))
+    result = validate(model, doc, tmp, name)
     return ({r["id"]: r for r in result["rows"]},
             {s["group"]: s["mean_abs_error_pct"] for s in result["summaries"]})
 
@@ -51,18 +46,17 @@ def with_eras(doc, era):
 
 
 def era_of(row):
-    """The era a row was costed with (validate's configuration words name it unless core)."""
-    words = row["config"].split()
-    return next((w for w in words if w in ("sc21", "2022")), "core")
+    """The era a row was costed with (its best configuration's)."""
+    return row["best"]["era"]
 
 
 def main():
     write, check, model = committed_output.parse_args(sys.argv[1:])
     doc = json.loads(RUNS.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory() as tmp:
-        shipped, shipped_mean = validate(model, doc, "shipped", tmp)
-        inferred, inferred_mean = validate(model, with_eras(doc, None), "inferred", tmp)
-        core, core_mean = validate(model, with_eras(doc, "core"), "core", tmp)
+        shipped, shipped_mean = rows_and_means(model, doc, "shipped", tmp)
+        inferred, inferred_mean = rows_and_means(model, with_eras(doc, None), "inferred", tmp)
+        core, core_mean = rows_and_means(model, with_eras(doc, "core"), "core", tmp)
     lines = ["Megatron runs of analysis/validation/published_runs.json: era and error % as shipped "
              "(config.era named), with every era removed (inferred from the entry's software "
              "statements) and with every era core (the default before the inference)",

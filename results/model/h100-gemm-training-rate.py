@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import MACHINE, edited_machine, explain, layer_memory_bound_us, table_as_measured
+from model_terms import MACHINE, explain, layer_memory_bound_us, table_as_measured
 
 RUN = committed_output.ROOT / "results" / "h100" / "single-gpu"
 SUMMARY = RUN / "summary.json"            # the trace's kernels (top_kernels, kernel_breakdown)
@@ -139,8 +139,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         e = explain(model, [*run_args, "--machine", table_as_measured(tmp)], tmp, "table")
         preset = explain(model, [*run_args, "--machine", str(MACHINE)], tmp, "preset")
-        separate = explain(model, [*run_args, "--machine", edited_machine(
-            tmp, "dgx-h100-separate.json", lambda m: m["gpu"].update(fused_epilogues=False))],
+        separate = explain(model, [*run_args, "--machine", str(MACHINE), "--epilogues", "separate"],
                            tmp, "separate")
     lin = {L["layer"]: L for L in e["compute"]["linears"]}
     layers = e["inputs"]["model"]["layers"]

@@ -23,27 +23,21 @@ output (ctest model.h100_strong_scaling).
 """
 
 import json
-import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
 from model_terms import (edited_machine, explain, miss_per_element, shape_args,
-                         table_as_measured)
+                         table_as_measured, validate)
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
 GROUP = "megatron-core-h100-strong"
 
 
-def validate(model, doc, run, tmp):
+def row_of(model, doc, run, tmp):
     """validate's row for `run` alone (its own runs file)."""
-    f, out = Path(tmp) / "runs.json", Path(tmp) / "out.json"
-    f.write_text(json.dumps(dict(doc, runs=[run])), encoding="utf-8")
-    subprocess.run([model, "validate", "--runs", str(f), "--json", str(out)], check=True,
-                   capture_output=True, text=True)
-    return json.loads(out.read_text(encoding="utf-8"))["rows"][0]
+    return validate(model, dict(doc, runs=[run]), tmp, "runs")["rows"][0]
 
 
 def slower_gemms(factor, tmp):
@@ -75,7 +69,7 @@ def main():
     runs = sorted((r for r in doc["runs"] if r.get("group") == GROUP), key=lambda r: r["gpus"])
     lines = [f"{GROUP}: error % = 100 (predicted / published TFLOP/s - 1)"]
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [validate(model, doc, r, tmp) for r in runs]
+        rows = [row_of(model, doc, r, tmp) for r in runs]
         for run, row in zip(runs, rows):
             lines.append(f"{run['id']}: {row['config']}, predicted "
                          f"{row['predicted_tflops_per_gpu']:.1f} against "
@@ -97,7 +91,7 @@ def main():
         held = json.loads(json.dumps(last))
         held["config"]["micro_batch"] = rows[0]["best"]["micro_batch"]
         held["config"]["virtual_stages"] = rows[0]["best"]["virtual_stages"]
-        row = validate(model, doc, held, tmp)
+        row = row_of(model, doc, held, tmp)
         lines.append(f"{last['id']} with {first['id']}'s micro-batch and interleaving held "
                      f"({row['config']}): predicted {row['predicted_tflops_per_gpu']:.1f}, "
                      f"{row['error_pct']:+.1f} %; bubble {share(row, 'bubble'):.1f} %, exposed "
@@ -107,7 +101,7 @@ def main():
         plain = json.loads(json.dumps(first))
         plain["config"]["tp_comm_overlap"] = False
         lines.append(f"{first['id']} without --tp-comm-overlap: "
-                     f"{validate(model, doc, plain, tmp)['error_pct']:+.1f} %")
+                     f"{row_of(model, doc, plain, tmp)['error_pct']:+.1f} %")
         rates = layer_gemm_rates(model, first, tmp)
         table = layer_gemm_rates(model, first, tmp, table_as_measured(tmp))
         lines.append(f"the layer's {len(rates)} GEMMs (tp 8, one sequence) at "
@@ -118,7 +112,7 @@ def main():
             slow = json.loads(json.dumps(first))
             slow["machine"] = slower_gemms(factor, tmp)
             lines.append(f"sensitivity, every GEMM rate x {factor}: {first['id']} "
-                         f"{validate(model, doc, slow, tmp)['error_pct']:+.1f} %")
+                         f"{row_of(model, doc, slow, tmp)['error_pct']:+.1f} %")
     committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 

@@ -16,13 +16,11 @@ output (ctest model.megatron_core_choices).
 """
 
 import json
-import subprocess
 import sys
 import tempfile
-from pathlib import Path
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import miss_per_element
+from model_terms import miss_per_element, validate
 
 ROOT = committed_output.ROOT
 RUNS = ROOT / "analysis" / "validation" / "published_runs.json"
@@ -57,9 +55,7 @@ def main():
              "fits"]
     with tempfile.TemporaryDirectory() as tmp:
         for run in runs:
-            subprocess.run([model, "validate", "--only", run["id"], "--json", f"{tmp}/b.json"],
-                           check=True, capture_output=True, text=True)
-            pick = json.loads(Path(f"{tmp}/b.json").read_text())["rows"][0]
+            pick = validate(model, dict(doc, runs=[run]), tmp, "pick")["rows"][0]
             lines.append(f"{run['id']}: the model's pick {pick['config']}, "
                          f"{pick['error_pct']:+.1f} %")
             if pick["best"]["pp"] == 1:
@@ -72,12 +68,7 @@ def main():
                 microbatches = x["batch"] // (data_parallel(x) * cfg["micro_batch"])
                 if cfg["virtual_stages"] > 1 and microbatches % cfg["pp"]:
                     continue  # interleaving needs the micro-batch count divisible by pp
-                f = Path(tmp) / "runs.json"
-                f.write_text(json.dumps(dict(doc, runs=[x])), encoding="utf-8")
-                out = Path(tmp) / "out.json"
-                subprocess.run([model, "validate", "--runs", str(f), "--json", str(out)],
-                               check=True, capture_output=True, text=True)
-                row = json.loads(out.read_text())["rows"][0]
+                row = validate(model, dict(doc, runs=[x]), tmp, "variant")["rows"][0]
                 lines.append(f"  v={cfg['virtual_stages']:<3} mb={cfg['micro_batch']} "
                              f"{cfg['recompute']:<4}: "
                              f"{row['predicted_tflops_per_gpu']:6.1f}  {row['error_pct']:+6.1f} %  "

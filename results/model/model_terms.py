@@ -11,9 +11,9 @@ import committed_output
 MACHINE = committed_output.ROOT / "analysis" / "machines" / "dgx-h100.json"
 
 
-def edited_machine(tmp, name, edit, base=MACHINE):
-    """A preset (default: the H100's) after `edit(machine_json)`, as a file named `name` in tmp."""
-    m = json.loads(Path(base).read_text(encoding="utf-8"))
+def edited_machine(tmp, name, edit):
+    """The H100 preset after `edit(machine_json)`, as a file named `name` in tmp."""
+    m = json.loads(MACHINE.read_text(encoding="utf-8"))
     edit(m)
     path = Path(tmp) / name
     path.write_text(json.dumps(m), encoding="utf-8")
@@ -33,6 +33,15 @@ def shape_args(shape):
     """ovb-model's shape options for a validation entry's `model` (layers, hidden, heads, seq,
     vocab)."""
     return [a for k in ("layers", "hidden", "heads", "seq", "vocab") for a in (f"--{k}", str(shape[k]))]
+
+
+def validate(model, doc, tmp, name):
+    """ovb-model validate on the runs file `doc` (written to tmp/NAME.json), its JSON read back."""
+    runs, out = Path(tmp) / f"{name}.json", Path(tmp) / f"{name}-out.json"
+    runs.write_text(json.dumps(doc), encoding="utf-8")
+    subprocess.run([model, "validate", "--runs", str(runs), "--json", str(out)], check=True,
+                   capture_output=True, text=True)
+    return json.loads(out.read_text(encoding="utf-8"))
 
 
 def explain(model, args, tmp, name):
@@ -67,11 +76,8 @@ def miss_per_element(model, run, pick, tmp):
     per = tokens * (m["layers"] // b["pp"]) * m["hidden"] / tp
     # Megatron's layer runs its epilogues as kernels of their own, whatever the preset says of
     # gpt4d's (gpu.fused_epilogues).
-    separate = edited_machine(tmp, "megatron-layer.json",
-                              lambda j: j["gpu"].update(fused_epilogues=False),
-                              committed_output.ROOT / "analysis" / "machines" / f"{run['machine']}.json")
-    c = explain(model, [f"1x{tp}x1x1", "--machine", separate, *shape_args(m),
-                        "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
+    c = explain(model, [f"1x{tp}x1x1", "--machine", run["machine"], "--epilogues", "separate",
+                        *shape_args(m), "--batch", str(b["micro_batch"])], tmp, "layer")["compute"]
     layer = c["tokens_per_rank"] * m["hidden"] / tp
     attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
     mem = layer_memory_bound_us(c)

@@ -2,6 +2,8 @@
 // (see compute_cost.hpp; byte counts documented in docs/model-costs.md, "Compute").
 #include "ovb/model/compute_cost.hpp"
 
+#include <algorithm>
+
 #include "ovb/metrics.hpp"
 
 namespace ovb::model {
@@ -101,7 +103,10 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
       // as mem_term), and for MLP-up the GELU's: a read of the pre-activation in MLP-down's dX
       // GEMM, or its own pass (gelu_backward_us, the bias gradient included).
       double bwd = mem_term(mc, out, MemClass::residual).time_us;
-      if (up && g.size(linear_geom(specs.at(i + 1), g).out_dim) > 1)
+      const auto down = std::find_if(specs.begin(), specs.end(), [](const LinearSpec& x) {
+        return x.id == LinearId::mlp_down;
+      });
+      if (up && g.size(linear_geom(*down, g).out_dim) > 1)
         bwd = gelu_backward_us(mc, out);
       else if (up)
         bwd += mem_term(mc, out, MemClass::bias_gelu).time_us;

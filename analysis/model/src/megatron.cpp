@@ -448,7 +448,8 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   if (c.dp > 1) {
     const DdpImpl ddp = f.ddp(c.pp);
     const double grad_bytes = ddp == DdpImpl::torch ? a : 4;
-    if (c.distributed_optimizer && ddp != DdpImpl::torch) {
+    const bool scatter = c.distributed_optimizer && ddp != DdpImpl::torch;
+    if (scatter) {
       T.dp_rs_us = cost_collective(mc, CollKind::reduce_scatter, Group::data, c.dp, c.tp,
                                    params * grad_bytes)
                        .time_us;
@@ -491,7 +492,6 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       // what is exposed (the bucket may hold more than the embeddings).
       const double embeddings = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / c.tp +
                                 (m.llama() ? 0 : static_cast<double>(m.seq) * m.hidden);
-      const bool scatter = c.distributed_optimizer && ddp != DdpImpl::torch;
       T.dp_tail_rs_us = cost_collective(mc, scatter ? CollKind::reduce_scatter : CollKind::all_reduce,
                                         Group::data, c.dp, c.tp, embeddings * grad_bytes)
                             .time_us * slow;
