@@ -77,11 +77,13 @@ def main():
                          f" bubble {share(row, 'bubble'):.2f} %, exposed"
                          f" data-parallel {share(row, 'dp_exposed'):.2f} % of the iteration")
         first, last = runs[0], runs[-1]
-        miss, attn, mem = miss_per_element(model, first, rows[0], tmp)
+        miss, attn, mem, excess = miss_per_element(model, first, rows[0], tmp)
         lines.append(f"{first['id']}, per token, layer of a stage and hidden element of a GPU "
                      f"(h / tp): the time the model misses {miss:+.0f} ps; it charges attention "
                      f"{attn:.0f} ps and memory-bound passes {mem:.0f} ps (compare the rows "
-                     f"without a pipeline in megatron-core-choices.txt)")
+                     f"without a pipeline in megatron-core-choices.txt); {excess:.0f} ps of "
+                     f"those passes sequence parallelism runs on 1/tp of the sequence, so "
+                     f"charged as Megatron runs them the miss would be {miss + excess:+.0f} ps")
         pub = [r["published"]["model_flops_utilization_pct"] for r in (first, last)]
         pred = [row["predicted_tflops_per_gpu"] for row in (rows[0], rows[-1])]
         lines.append(f"from {first['gpus']} to {last['gpus']} GPUs: published MFU {pub[0]} -> "

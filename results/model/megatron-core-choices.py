@@ -7,7 +7,8 @@ itself lets the model pick its best that fits; this shows how far that choice mo
 For the rows without a pipeline it also prints the time the model's pick misses per token, layer
 and hidden element of a GPU, beside what the model charges per the same for attention and for
 the memory-bound passes (both grow with tokens x hidden per layer, as the miss would; a GEMM's
-time per element grows with the hidden size).
+time per element grows with the hidden size), and, where tp > 1, what the miss would be with the
+norms and bias-dropout-adds charged on 1/tp of the sequence as sequence parallelism runs them.
 
 Usage: results/model/megatron-core-choices.py [--write | --check] [OVB_MODEL]
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Prints the table; --write also writes it
@@ -59,10 +60,15 @@ def main():
             lines.append(f"{run['id']}: the model's pick {pick['config']}, "
                          f"{pick['error_pct']:+.1f} %")
             if pick["best"]["pp"] == 1:
-                miss, attn, mem = miss_per_element(model, run, pick, tmp)
+                miss, attn, mem, excess = miss_per_element(model, run, pick, tmp)
                 lines.append(f"  per token, layer and hidden element of a GPU (h / tp): the time "
                              f"the model misses {miss:+.0f} ps; it charges attention {attn:.0f} "
                              f"ps and memory-bound passes {mem:.0f} ps")
+                if excess:
+                    lines.append(f"  of those passes, sequence parallelism runs {excess:.0f} ps "
+                                 f"on 1/tp of the sequence, which the model charges whole: "
+                                 f"charged as Megatron runs them, the miss would be "
+                                 f"{miss + excess:+.0f} ps")
             for x in variants(run):
                 cfg = x["config"]
                 microbatches = x["batch"] // (data_parallel(x) * cfg["micro_batch"])

@@ -61,12 +61,23 @@ def layer_memory_bound_us(compute):
                     for L in compute["linears"] if L["layer"] != "lm_head")
 
 
+def replicated_under_sp(compute):
+    """What of one block's memory-bound passes (explain's JSON `compute`) sequence parallelism
+    runs on 1/tp of the sequence: the two norms and the bias-dropout-adds after attention-out and
+    MLP-down. The model charges them on the whole sequence (docs/validation.md)."""
+    mb = compute["memory_bound"]
+    us = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("ln1", "ln2"))
+    return us + sum(L["epilogue"]["fwd_us"] + L["epilogue"]["bwd_us"]
+                    for L in compute["linears"] if L["layer"] in ("attn_out", "mlp_down"))
+
+
 def miss_per_element(model, run, pick, tmp):
     """The time the model's pick for `run` (validate's row) misses per token, layer and hidden
-    element of a GPU (h / tp), and what the model itself charges per the same for a layer's
+    element of a GPU (h / tp), what the model itself charges per the same for a layer's
     attention and its memory-bound passes (explain of the layer on grid 1 x tp x 1 x 1 at the
-    pick's micro-batch, the Megatron strategy's layer, its epilogues as separate passes), in
-    picoseconds. The layers are a stage's
+    pick's micro-batch, the Megatron strategy's layer, its epilogues as separate passes), and how
+    much of that memory-bound charge sequence parallelism would take off (1 - 1/tp of
+    replicated_under_sp; 0 without it or at tp 1), in picoseconds. The layers are a stage's
     (L / pp), the work on a pipeline's critical path; for a pipelined run the miss also holds its
     bubble and exposed data-parallel time, so it is read where those are small."""
     m, b = run["model"], pick["best"]
@@ -81,5 +92,7 @@ def miss_per_element(model, run, pick, tmp):
     layer = c["tokens_per_rank"] * m["hidden"] / tp
     attn = c["attention"]["fwd_us"] + c["attention"]["bwd_us"]
     mem = layer_memory_bound_us(c)
+    sharded = b["sequence_parallel"] and tp > 1
+    excess = (1 - 1 / tp) * replicated_under_sp(c) if sharded else 0.0
     return ((published_ms - b["predicted_ms"]) * 1e9 / per, attn * 1e6 / layer,
-            mem * 1e6 / layer)
+            mem * 1e6 / layer, excess * 1e6 / layer)
