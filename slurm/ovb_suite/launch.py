@@ -124,19 +124,24 @@ def pick_build(repo, needed, strict=True):
                      + " (build them, or pass --build DIR or set OVB_BUILD_DIR)")
 
 
+def gpu_list():
+    """nvidia-smi -L's lines ("GPU 0: NVIDIA H100 80GB HBM3 (UUID: ...)"); none without it."""
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return []
+    try:
+        r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [line for line in r.stdout.splitlines() if line.startswith("GPU ")]
+
+
 def gpu_count():
     """GPUs visible to this process: CUDA_VISIBLE_DEVICES when set, else nvidia-smi's list."""
     vis = os.environ.get("CUDA_VISIBLE_DEVICES")
     if vis is not None:
         return len([d for d in vis.split(",") if d.strip() and d.strip() != "-1"])
-    smi = shutil.which("nvidia-smi")
-    if not smi:
-        return 0
-    try:
-        r = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.SubprocessError):
-        return 0
-    return sum(1 for line in r.stdout.splitlines() if line.startswith("GPU "))
+    return len(gpu_list())
 
 
 def resolve_backend(want, build):

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass, replace
 
 from . import presets
-from .launch import find_binary
+from .launch import find_binary, gpu_list
 from .step import Step, check_steps
 
 from ovb_analysis.overlap_flags import ALL as ALL_OVERLAP_FLAGS  # noqa: E402 (path set by .presets)
@@ -215,11 +215,17 @@ def _trace(b):
               [analysis], needs=[run], stall=0, description="ovb-trace analyze of " + run)
 
 
-def model_base(backend):
+def model_base(backend, gpus=None):
     """The machine file that supplies what no microbenchmark measures (memory, efficiencies):
-    $OVB_MODEL_BASE, else analysis/machines/host-cpu or generic-h100-8nic."""
-    return os.environ.get("OVB_MODEL_BASE") or ("host-cpu" if backend == "host"
-                                                 else "generic-h100-8nic")
+    $OVB_MODEL_BASE, else analysis/machines/host-cpu on the host, generic-h200-8nic where
+    nvidia-smi lists an H200 (`gpus`: its lines, launch.gpu_list() when not given), else
+    generic-h100-8nic."""
+    if os.environ.get("OVB_MODEL_BASE"):
+        return os.environ["OVB_MODEL_BASE"]
+    if backend == "host":
+        return "host-cpu"
+    names = gpu_list() if gpus is None else gpus
+    return "generic-h200-8nic" if any("H200" in n for n in names) else "generic-h100-8nic"
 
 
 def mem_calibration_args(backend, path):

@@ -21,7 +21,7 @@ DRIVER = os.path.join(SLURM, "ovb-suite")
 sys.path.insert(0, SLURM)
 
 from ovb_suite import presets  # noqa: E402
-from ovb_suite.plan import Target, build_plan  # noqa: E402
+from ovb_suite.plan import Target, build_plan, model_base  # noqa: E402
 from ovb_suite.suite import SETTLE_MAX_S, settle_window_s  # noqa: E402
 from ovb_suite.util import SuiteError, failure_line  # noqa: E402
 
@@ -701,6 +701,33 @@ class Plan(unittest.TestCase):
                                              groups=("model",)) if s.name == "model-calibrate"][0]
                 given = [cal.command[i + 1] for i, w in enumerate(cal.command) if w == "--overlap"]
                 self.assertEqual(given, files, backend)
+
+
+class ModelBase(unittest.TestCase):
+    """The machine file a calibration starts from: what no microbenchmark measures (memory,
+    bandwidth) is the GPU's own."""
+
+    def test_the_gpu_nvidia_smi_lists_picks_the_preset(self):
+        env = os.environ.pop("OVB_MODEL_BASE", None)
+        try:
+            h200 = ["GPU 0: NVIDIA H200 (UUID: GPU-0)"]
+            h100 = ["GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)"]
+            self.assertEqual(model_base("cuda", h200), "generic-h200-8nic")
+            self.assertEqual(model_base("cuda", h100), "generic-h100-8nic")
+            self.assertEqual(model_base("cuda", []), "generic-h100-8nic")
+            self.assertEqual(model_base("host", h200), "host-cpu")
+            os.environ["OVB_MODEL_BASE"] = "dgx-h100"
+            self.assertEqual(model_base("cuda", h200), "dgx-h100")
+        finally:
+            os.environ.pop("OVB_MODEL_BASE", None)
+            if env is not None:
+                os.environ["OVB_MODEL_BASE"] = env
+
+    def test_each_choice_is_a_preset(self):
+        machines = os.path.join(os.path.dirname(SLURM), "analysis", "machines")
+        for name in ("generic-h200-8nic", "generic-h100-8nic", "host-cpu"):
+            with open(os.path.join(machines, name + ".json"), encoding="utf-8") as f:
+                self.assertEqual(json.load(f)["name"], name)
 
 
 class FailureLine(unittest.TestCase):

@@ -30,7 +30,8 @@ std::string error_of(const nlohmann::json& j) {
 TEST(Machine, PresetsLoadWithTheirPeaks) {
   const std::vector<std::string> names = preset_machine_names();
   for (const char* n :
-       {"perlmutter-a100", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic", "host-cpu"})
+       {"perlmutter-a100", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic",
+        "generic-h200-8nic", "host-cpu"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   for (const std::string& n : names) {
     const Machine m = load_machine(n);
@@ -42,11 +43,18 @@ TEST(Machine, PresetsLoadWithTheirPeaks) {
   EXPECT_DOUBLE_EQ(load_machine("generic-h100-8nic").peak(), 989);
   EXPECT_DOUBLE_EQ(*load_machine("generic-h100-8nic").comm_default.inter_node_gbps, 8 * 47);
   EXPECT_DOUBLE_EQ(*load_machine("generic-h100-4nic").comm_default.inter_node_gbps, 4 * 47);
+  // The H200: the H100's GPU with 141 GB of HBM3e at 4.8 TB/s (datasheet), the same node.
+  const Machine h200 = load_machine("generic-h200-8nic");
+  EXPECT_DOUBLE_EQ(h200.peak(), 989);
+  EXPECT_DOUBLE_EQ(h200.memory_bandwidth_gbps, 4800);
+  EXPECT_DOUBLE_EQ(h200.memory_bytes, 141.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*h200.comm_default.inter_node_gbps, 8 * 47);
 }
 
 TEST(Machine, GpuPresetsHaveNcclLatencyAndASourcePerNumber) {
   for (const char* n : {"perlmutter-a100", "perlmutter-a100-80gb", "dgx-a100-80gb", "dgx-h100",
-                        "alps-gh200", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic"}) {
+                        "alps-gh200", "frontier-mi250x", "generic-h100-8nic", "generic-h100-4nic",
+                        "generic-h200-8nic"}) {
     const Machine m = load_machine(n);
     ASSERT_TRUE(m.comm_default.latency.has_value()) << n << ": no NCCL latency model";
     EXPECT_FALSE(m.comm_default.alpha_us_per_gpu.has_value()) << n << ": linear latency left";
@@ -118,13 +126,13 @@ TEST(Machine, EfficiencyInputsHaveASource) {
   // One device, one number: the H100 presets without a table take the H100 table's median at
   // its training factor, as dgx-h100's shapes off its table do.
   const Machine h100 = load_machine("dgx-h100");
-  for (const char* n : {"generic-h100-8nic", "generic-h100-4nic"}) {
+  for (const char* n : {"generic-h100-8nic", "generic-h100-4nic", "generic-h200-8nic"}) {
     const Machine m = load_machine(n);
     EXPECT_DOUBLE_EQ(m.gemm_efficiency, h100.gemm_efficiency) << n;
     EXPECT_DOUBLE_EQ(m.gemm_training_factor, h100.gemm_training_factor) << n;
   }
   // The H100 presets share the H100's ceiling (794.5 of 989 TFLOP/s).
-  for (const char* n : {"dgx-h100", "generic-h100-8nic", "generic-h100-4nic"})
+  for (const char* n : {"dgx-h100", "generic-h100-8nic", "generic-h100-4nic", "generic-h200-8nic"})
     EXPECT_NEAR(load_machine(n).gemm_max_efficiency * 989, 794.5, 0.05) << n;
   // Where the efficiency is itself the sweep's best (A100, MI250X), the ceiling is that number.
   for (const char* n : {"dgx-a100-80gb", "perlmutter-a100", "perlmutter-a100-80gb", "frontier-mi250x"}) {
