@@ -425,14 +425,20 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
           cost_collective(mc, CollKind::all_gather, Group::y, c.tp, 1, act_bytes).time_us;
     T.p2p_us = 2 * (c.virtual_stages * mb + c.pp - 1) * T.p2p_one_us;
     if (f.overlap_p2p && c.virtual_stages > 1) {
-      // Overlapped (interleaved schedule, Megatron-Core): the 2 (pp - 1) exchanges of the fill
-      // and drain still lie on the critical path; each of the 2 v m others runs beside the next
-      // chunk's compute, exposing only what it takes beyond the shorter pass of a chunk, and
-      // slows that compute by the machine's compute_slowdown while it runs.
+      // Overlapped (interleaved schedule, Megatron-Core): the fill and the drain still wait for
+      // their exchanges, and they cross every virtual stage in turn: the first micro-batch's
+      // forward runs chunk k on stages 0 .. pp-1 and comes back from the last stage to the first
+      // for chunk k+1, so 2 (pp v - 1) exchanges lie on the critical path (a replay of
+      // Megatron-Core's interleaved order with each exchange a delay gives exactly this while an
+      // exchange is shorter than a chunk's forward: results/model/interleaved-schedule.py). Each
+      // of the 2 v m exchanges runs beside the next chunk's compute, exposing only what it takes
+      // beyond the shorter pass of a chunk, and slows that compute by the machine's
+      // compute_slowdown while it runs.
       const double sends = 2.0 * c.virtual_stages * mb;
       const double chunk = std::min(T.stage_fwd_us, T.stage_bwd_us) / c.virtual_stages;
       const double one = T.p2p_one_us * (1 + mc.comm_slowdown);
-      T.p2p_us = 2.0 * (c.pp - 1) * T.p2p_one_us + sends * std::max(0.0, one - chunk);
+      T.p2p_us = 2.0 * (c.pp * c.virtual_stages - 1) * T.p2p_one_us +
+                 sends * std::max(0.0, one - chunk);
       T.p2p_hidden_us = sends * std::min(one, chunk);
     }
   }

@@ -381,18 +381,20 @@ TEST(Megatron, InterleavingShrinksTheBubbleAndMultipliesSends) {
   EXPECT_FALSE(megatron_era("sc21").overlap_p2p);
   c.features.overlap_p2p = false;
   EXPECT_NEAR(predict_megatron(m, c, mc).time.p2p_us, 2 * (2 * 4 + 1) * 4.16384, 1e-9);
-  // Megatron-Core overlaps them: the fill and drain's 2 (pp - 1) stay; each of the 2 v m others
+  // Megatron-Core overlaps them: the fill and drain still wait for theirs, one at each of the
+  // pp v - 1 virtual stage boundaries the first micro-batch crosses (stage 0 -> 1, then 1 -> 0
+  // from chunk 0 to chunk 1, then 0 -> 1: 3 here), each way; each of the 2 v m exchanges
   // exposes what it takes beyond the shorter pass of a chunk (none here: a chunk's forward is
   // longer than one send) and slows that compute by compute_slowdown for its time.
   EXPECT_GT(t2.stage_fwd_us / 2, 4.16384);
-  EXPECT_NEAR(t2.p2p_us, 2 * (2 - 1) * 4.16384, 1e-9);
+  EXPECT_NEAR(t2.p2p_us, 2 * (2 * 2 - 1) * 4.16384, 1e-9);
   EXPECT_NEAR(t2.p2p_hidden_us, 2 * 2 * 4 * 4.16384, 1e-9);
   Machine slow = mc;
   slow.compute_slowdown = 0.5;
   slow.comm_slowdown = 1e4;  // a send far longer than a chunk: the excess is exposed
   const MegatronTime t3 = predict_megatron(m, base_with_v2(), slow).time;
   const double one = 4.16384 * (1 + 1e4), chunk = std::min(t3.stage_fwd_us, t3.stage_bwd_us) / 2;
-  EXPECT_NEAR(t3.p2p_us, 2 * 4.16384 + 2 * 2 * 4 * (one - chunk), 1e-6);
+  EXPECT_NEAR(t3.p2p_us, 2 * 3 * 4.16384 + 2 * 2 * 4 * (one - chunk), 1e-6);
   EXPECT_NEAR(t3.p2p_hidden_us, 2 * 2 * 4 * chunk, 1e-6);
 }
 

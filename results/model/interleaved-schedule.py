@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""How many point-to-point exchanges Megatron-Core's interleaved pipeline leaves on its critical
+path when it overlaps them with compute (--overlap-p2p-communication, on by default with
+interleaving): a replay of the schedule against the model's closed form.
+
+The replay takes each stage's order of chunk passes from Megatron-Core's
+forward_backward_pipelining_with_interleaving (megatron/core/pipeline_parallel/schedules.py at
+f2e5db402c, the H100 table's commit): (pp - rank - 1) 2 + (v - 1) pp warm-up forwards (all m v
+when m = pp), then one forward and one backward in turn, then the remaining backwards; the k-th
+forward runs model chunk (k mod pp v) div pp of micro-batch (k div pp v) pp + k mod pp, the k-th
+backward the chunks in reverse. Virtual stage c pp + s (chunk c on stage s) needs the forward of
+virtual stage c pp + s - 1 and the backward of c pp + s + 1; the last one's backward needs its own
+forward. A stage runs its passes in order, each as soon as its input is there; an exchange
+between two stages is a delay of x after the pass that produces it (the overlapped exchange:
+nothing else waits for it). Times are in units of a chunk's forward; a chunk's backward takes 2.
+
+The model's form (predict_megatron): m v (1 + 2) + (pp - 1)(1 + 2) (the 1F1B time and its bubble,
+a stage's passes over v) + 2 (pp v - 1) x (the fill and the drain, which cross every virtual stage
+boundary, the last stage handing chunk c to the first stage's chunk c + 1) + 2 v m max(0, x - 1)
+(what an exchange takes beyond the shorter pass of a chunk). Before this replay the fill and drain
+were charged 2 (pp - 1) exchanges, as without interleaving. Printed: the replay, both forms and
+their differences, for every pipeline, chunk count and micro-batch count of the grid and
+exchanges of 0 to 1.5 chunk forwards.
+
+Usage: results/model/interleaved-schedule.py [--write | --check]
+Prints the table; --write also writes it beside this script as interleaved-schedule.txt; --check
+exits 1 when that file is not today's output (ctest model.interleaved_schedule).
+"""
+
+import sys
+
+import committed_output  # this folder's: the scripts' --write / --check
+
+FORWARD, BACKWARD = 1.0, 2.0
+
+
+def stage_order(pp, v, m, s):
+    """Stage s's passes in Megatron-Core's order: ("F" | "B", virtual stage, micro-batch)."""
+    total = m * v
+    warmup = total if m == pp else min((pp - s - 1) * 2 + (v - 1) * pp, total)
+
+    def chunk(k, forward):
+        c = k % (pp * v) // pp
+        return c if forward else v - 1 - c
+
+    def micro_batch(k):
+        return k // (pp * v) * pp + k % pp
+
+    order = [("F", k) for k in range(warmup)]
+    for k in range(total - warmup):
+        order += [("F", warmup + k), ("B", k)]
+    order += [("B", k) for k in range(total - warmup, total)]
+    return [(kind, chunk(k, kind == "F") * pp + s, micro_batch(k)) for kind, k in order]
+
+
+def replay(pp, v, m, x):
+    """The iteration's length with each exchange between stages a delay of x."""
+    orders = [stage_order(pp, v, m, s) for s in range(pp)]
+    last = pp * v - 1
+    end, clock, at = {}, [0.0] * pp, [0] * pp
+    while any(at[s] < len(orders[s]) for s in range(pp)):
+        moved = False
+        for s in range(pp):
+            while at[s] < len(orders[s]):
+                kind, vs, mb = orders[s][at[s]]
+                if kind == "F":
+                    need = ("F", vs - 1, mb) if vs > 0 else None
+                else:
+                    need = ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
+                if need is not None and need not in end:
+                    break
+                ready = 0.0 if need is None else end[need] + (0.0 if need[1] % pp == s else x)
+                clock[s] = max(clock[s], ready) + (FORWARD if kind == "F" else BACKWARD)
+                end[(kind, vs, mb)] = clock[s]
+                at[s] += 1
+                moved = True
+        if not moved:
+            sys.exit(f"interleaved-schedule: the order deadlocks at {at} (pp {pp}, v {v}, m {m})")
+    return max(clock)
+
+
+def closed_form(pp, v, m, x, fill):
+    """The model's time with `fill` exchanges on the fill and drain's critical path."""
+    step = FORWARD + BACKWARD
+    return m * v * step + (pp - 1) * step + fill * x + 2 * v * m * max(0.0, x - FORWARD)
+
+
+def main():
+    write, check, _ = committed_output.parse_args(sys.argv[1:])
+    lines = ["pp v m x: replay, the model's form with 2 (pp v - 1) exchanges on the fill and drain "
+             "(difference %), with 2 (pp - 1) (difference %); times in chunk forwards"]
+    worst = {}
+    for pp in (2, 4, 6, 8, 16):
+        for v in (2, 4, 8):
+            for m in (pp, 4 * pp):
+                for x in (0.0, 0.1, 0.5, 1.0, 1.5):
+                    t = replay(pp, v, m, x)
+                    new = closed_form(pp, v, m, x, 2 * (pp * v - 1))
+                    old = closed_form(pp, v, m, x, 2 * (pp - 1))
+                    d_new, d_old = 100 * (new / t - 1), 100 * (old / t - 1)
+                    lines.append(f"{pp:>2} {v} {m:>2} {x:.1f}: {t:8.2f}  {new:8.2f} ({d_new:+6.2f}) "
+                                 f" {old:8.2f} ({d_old:+6.2f})")
+                    key = "x <= 1" if x <= FORWARD else "x > 1"
+                    w = worst.setdefault(key, [0.0, 0.0])
+                    w[0] = max(w[0], abs(d_new), key=abs)
+                    w[1] = min(w[1], d_old)
+    for key, (d_new, d_old) in worst.items():
+        lines.append(f"exchanges {key} chunk forward: the model's form within {d_new:.2f} % of the "
+                     f"replay; with 2 (pp - 1) exchanges down to {d_old:+.2f} %")
+    committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
+
+
+if __name__ == "__main__":
+    main()
