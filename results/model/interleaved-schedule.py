@@ -20,7 +20,9 @@ boundary, the last stage handing chunk c to the first stage's chunk c + 1) + 2 v
 (what an exchange takes beyond the shorter pass of a chunk). Before this replay the fill and drain
 were charged 2 (pp - 1) exchanges, as without interleaving. Printed: the replay, both forms and
 their differences, for every pipeline, chunk count and micro-batch count of the grid and
-exchanges of 0 to 1.5 chunk forwards.
+exchanges of 0 to 1.5 chunk forwards; and how far apart a stage's chunks start their forwards
+and end their backwards, which times each chunk's data-parallel reduction in the model:
+pp (F + x) and pp (B + x).
 
 Usage: results/model/interleaved-schedule.py [--write | --check]
 Prints the table; --write also writes it beside this script as interleaved-schedule.txt; --check
@@ -55,6 +57,12 @@ def stage_order(pp, v, m, s):
 
 def replay(pp, v, m, x):
     """The iteration's length with each exchange between stages a delay of x."""
+    return replay_passes(pp, v, m, x)[0]
+
+
+def replay_passes(pp, v, m, x):
+    """(the iteration's length, each pass's (start, end) by (kind, virtual stage, micro-batch))
+    with each exchange between stages a delay of x."""
     orders = [stage_order(pp, v, m, s) for s in range(pp)]
     last = pp * v - 1
     end, clock, at = {}, [0.0] * pp, [0] * pp
@@ -69,14 +77,32 @@ def replay(pp, v, m, x):
                     need = ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
                 if need is not None and need not in end:
                     break
-                ready = 0.0 if need is None else end[need] + (0.0 if need[1] % pp == s else x)
-                clock[s] = max(clock[s], ready) + (FORWARD if kind == "F" else BACKWARD)
-                end[(kind, vs, mb)] = clock[s]
+                ready = 0.0 if need is None else end[need][1] + (0.0 if need[1] % pp == s else x)
+                start = max(clock[s], ready)
+                clock[s] = start + (FORWARD if kind == "F" else BACKWARD)
+                end[(kind, vs, mb)] = (start, clock[s])
                 at[s] += 1
                 moved = True
         if not moved:
             sys.exit(f"interleaved-schedule: the order deadlocks at {at} (pp {pp}, v {v}, m {m})")
-    return max(clock)
+    return max(clock), end
+
+
+def chunk_spacing(pp, v, m, x):
+    """The largest difference, over stages and neighbouring chunks, between the spacing of
+    their first forwards (last backwards) and the model's pp (F + x) (pp (B + x)), where the
+    data-parallel reduction of each chunk is timed (predict_megatron)."""
+    _, passes = replay_passes(pp, v, m, x)
+    worst = 0.0
+    for s in range(pp):
+        first_f = [min(p[0] for (k, vs, _), p in passes.items() if k == "F" and vs == c * pp + s)
+                   for c in range(v)]
+        last_b = [max(p[1] for (k, vs, _), p in passes.items() if k == "B" and vs == c * pp + s)
+                  for c in range(v)]
+        for c in range(v - 1):
+            worst = max(worst, abs(first_f[c + 1] - first_f[c] - pp * (FORWARD + x)),
+                        abs(last_b[c] - last_b[c + 1] - pp * (BACKWARD + x)))
+    return worst
 
 
 def closed_form(pp, v, m, x, fill):
@@ -107,6 +133,11 @@ def main():
     for key, (d_new, d_old) in worst.items():
         lines.append(f"exchanges {key} chunk forward: the model's form within {d_new:.2f} % of the "
                      f"replay; with 2 (pp - 1) exchanges down to {d_old:+.2f} %")
+    spacing = max(chunk_spacing(pp, v, 4 * pp, x) for pp in (2, 4, 6, 8) for v in (2, 4, 8)
+                  for x in (0.0, 0.1, 0.5, 1.0))
+    lines.append(f"a stage's chunks, first forwards and last backwards: pp (F + x) and pp (B + x) "
+                 f"apart, as the model times each chunk's data-parallel reduction, to within "
+                 f"{spacing:.2f} chunk forwards (m = 4 pp, x <= 1)")
     committed_output.finish(__file__, "\n".join(lines) + "\n", write, check)
 
 

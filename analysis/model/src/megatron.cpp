@@ -480,13 +480,15 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       const double fwd_window = T.stage_fwd_us - (tp_on_nics ? most * T.tp_fwd_us : 0);
       // Interleaved, Megatron-Core synchronises each model chunk on its own (schedules.py): a
       // chunk's reduce-scatter starts with its last backward, the chunks' ends pp chunk-passes
-      // apart in the drain, and its all-gather is issued a chunk ahead of its first forward.
+      // and pp exchanges apart in the drain (as their first forwards are in the fill: the
+      // replay in results/model/interleaved-schedule.py), and its all-gather is issued a chunk
+      // ahead of its first forward.
       const int v = c.virtual_stages;
       const int gaps = v > 1 && ddp == DdpImpl::core ? c.pp : 0;
-      double exposed_rs =
-          chunked_reduction_exposed_us(v, rs / v, bwd_window / v, gaps * T.stage_bwd_us / v);
-      double exposed_ag =
-          chunked_gather_exposed_us(v, ag / v, fwd_window / v, gaps * T.stage_fwd_us / v);
+      double exposed_rs = chunked_reduction_exposed_us(
+          v, rs / v, bwd_window / v, gaps * (T.stage_bwd_us / v + T.p2p_one_us));
+      double exposed_ag = chunked_gather_exposed_us(
+          v, ag / v, fwd_window / v, gaps * (T.stage_fwd_us / v + T.p2p_one_us));
       // The embedding's bucket. Both DDPs bucket the first stage's parameters in the reverse of
       // their registration order (Megatron-Core: param_and_grad_buffer.py, "roughly follow
       // backprop order"; PyTorch DDP likewise), so the word and position embeddings, registered
