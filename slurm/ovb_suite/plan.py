@@ -23,6 +23,7 @@ and is recorded as failed when its turn comes; the rest of the suite goes on.
 
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, replace
 
@@ -225,7 +226,8 @@ def model_base(backend, gpus=None):
     if backend == "host":
         return "host-cpu"
     names = gpu_list() if gpus is None else gpus
-    return "generic-h200-8nic" if any("H200" in n for n in names) else "generic-h100-8nic"
+    h200 = any(re.search(r"\bH200\b", n) for n in names)  # not GH200
+    return "generic-h200-8nic" if h200 else "generic-h100-8nic"
 
 
 def mem_calibration_args(backend, path):

@@ -715,6 +715,8 @@ class ModelBase(unittest.TestCase):
             self.assertEqual(model_base("cuda", h200), "generic-h200-8nic")
             self.assertEqual(model_base("cuda", h100), "generic-h100-8nic")
             self.assertEqual(model_base("cuda", []), "generic-h100-8nic")
+            gh200 = ["GPU 0: NVIDIA GH200 480GB (UUID: GPU-0)"]
+            self.assertEqual(model_base("cuda", gh200), "generic-h100-8nic")
             self.assertEqual(model_base("host", h200), "host-cpu")
             os.environ["OVB_MODEL_BASE"] = "dgx-h100"
             self.assertEqual(model_base("cuda", h200), "dgx-h100")
