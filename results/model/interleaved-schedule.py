@@ -22,7 +22,10 @@ were charged 2 (pp - 1) exchanges, as without interleaving. Printed: the replay,
 their differences, for every pipeline, chunk count and micro-batch count of the grid and
 exchanges of 0 to 1.5 chunk forwards; and how far apart a stage's chunks start their forwards
 and end their backwards, which times each chunk's data-parallel reduction in the model:
-pp (F + x) and pp (B + x).
+pp (F + x) and pp (B + x). Last, stages of unequal work (uneven layer counts, the LM head on the
+last one): the model takes m times the slowest stage's total, which the replay follows while
+the stage with the heaviest chunk is also the one with the most work, and not otherwise (the
+first and last stages one layer short with the head on the last, as Llama 3 405B's).
 
 Usage: results/model/interleaved-schedule.py [--write | --check]
 Prints the table; --write also writes it beside this script as interleaved-schedule.txt; --check
@@ -60,9 +63,12 @@ def replay(pp, v, m, x):
     return replay_passes(pp, v, m, x)[0]
 
 
-def replay_passes(pp, v, m, x):
+def replay_passes(pp, v, m, x, forward=None, backward=None):
     """(the iteration's length, each pass's (start, end) by (kind, virtual stage, micro-batch))
-    with each exchange between stages a delay of x."""
+    with each exchange between stages a delay of x; `forward`, `backward`: a pass's time by
+    virtual stage (default: FORWARD and BACKWARD for every one)."""
+    forward = forward or (lambda vs: FORWARD)
+    backward = backward or (lambda vs: BACKWARD)
     orders = [stage_order(pp, v, m, s) for s in range(pp)]
     last = pp * v - 1
     end, clock, at = {}, [0.0] * pp, [0] * pp
@@ -79,13 +85,30 @@ def replay_passes(pp, v, m, x):
                     break
                 ready = 0.0 if need is None else end[need][1] + (0.0 if need[1] % pp == s else x)
                 start = max(clock[s], ready)
-                clock[s] = start + (FORWARD if kind == "F" else BACKWARD)
+                clock[s] = start + (forward(vs) if kind == "F" else backward(vs))
                 end[(kind, vs, mb)] = (start, clock[s])
                 at[s] += 1
                 moved = True
         if not moved:
             sys.exit(f"interleaved-schedule: the order deadlocks at {at} (pp {pp}, v {v}, m {m})")
     return max(clock), end
+
+
+def uneven(pp, v, m, layers, head):
+    """The replay against the model's form for stages of `layers` layers (a chunk holds 1/v of a
+    stage's) and an LM head on the last virtual stage taking `head` layers' time: the model
+    takes m times the slowest stage's total plus the others' over v (pp - 1 of them when even),
+    as predict_megatron does; exchanges free."""
+    last = pp * v - 1
+
+    def per(vs, unit):
+        return layers[vs % pp] / v * unit + (head * unit if vs == last else 0.0)
+
+    t = replay_passes(pp, v, m, 0.0, lambda vs: per(vs, FORWARD), lambda vs: per(vs, BACKWARD))[0]
+    stages = [(layers[s] + (head if s == pp - 1 else 0.0)) * (FORWARD + BACKWARD)
+              for s in range(pp)]
+    form = m * max(stages) + (sum(stages) - max(stages)) / v
+    return t, form
 
 
 def chunk_spacing(pp, v, m, x):
@@ -124,8 +147,8 @@ def main():
                     new = closed_form(pp, v, m, x, 2 * (pp * v - 1))
                     old = closed_form(pp, v, m, x, 2 * (pp - 1))
                     d_new, d_old = 100 * (new / t - 1), 100 * (old / t - 1)
-                    lines.append(f"{pp:>2} {v} {m:>2} {x:.1f}: {t:8.2f}  {new:8.2f} ({d_new:+6.2f}) "
-                                 f" {old:8.2f} ({d_old:+6.2f})")
+                    lines.append(f"{pp:>2} {v} {m:>2} {x:.1f}: {t:8.2f}  {new:8.2f} "
+                                 f"({d_new:+6.2f})  {old:8.2f} ({d_old:+6.2f})")
                     key = "x <= 1" if x <= FORWARD else "x > 1"
                     w = worst.setdefault(key, [0.0, 0.0])
                     w[0] = max(w[0], abs(d_new), key=abs)
@@ -135,6 +158,15 @@ def main():
                      f"replay; with 2 (pp - 1) exchanges down to {d_old:+.2f} %")
     spacing = max(chunk_spacing(pp, v, 4 * pp, x) for pp in (2, 4, 6, 8) for v in (2, 4, 8)
                   for x in (0.0, 0.1, 0.5, 1.0))
+    llama = [7] + [8] * 14 + [7]
+    for layers, head, what in (
+            ([8] * 16, 0.47, "16 stages of 8 layers, a head of 0.47 layer"),
+            (llama, 0.0, "7 + 14 x 8 + 7 layers, no head"),
+            (llama, 0.47, "7 + 14 x 8 + 7 layers, a head of 0.47 layer (Llama 3 405B as the "
+                          "model prices it)")):
+        t, form = uneven(16, 4, 32, layers, head)
+        lines.append(f"v 4, m 32, {what}: replay {t:.2f} layer forwards, the model's form "
+                     f"{form:.2f} ({100 * (form / t - 1):+.2f} %)")
     lines.append(f"a stage's chunks, first forwards and last backwards: pp (F + x) and pp (B + x) "
                  f"apart, as the model times each chunk's data-parallel reduction, to within "
                  f"{spacing:.2f} chunk forwards (m = 4 pp, x <= 1)")
