@@ -398,6 +398,31 @@ TEST(Megatron, InterleavingShrinksTheBubbleAndMultipliesSends) {
   EXPECT_NEAR(t3.p2p_hidden_us, 2 * 2 * 4 * chunk, 1e-6);
 }
 
+// Interleaved, each model chunk's reduce-scatter starts with its last backward and its
+// all-gather is waited for before its first forward; a stage's chunks come round pp chunk-passes
+// and pp pipeline exchanges apart (results/model/interleaved-schedule.py replays the order).
+// A slow network makes the reduction long enough that the spacing shows.
+TEST(Megatron, InterleavedReductionChunksComeRoundWithTheirExchanges) {
+  Machine slow = test::synthetic_machine();
+  slow.comm_slowdown = 50;
+  const GptShape m = test::small_gpt();
+  const MegatronConfig c = base_with_v2();
+  const MegatronTime t = predict_megatron(m, c, slow).time;
+  ASSERT_GT(t.p2p_one_us, 0);
+  const int v = c.virtual_stages;
+  const double k = 1 + slow.comm_slowdown, rs = t.dp_rs_us * k, ag = t.dp_ag_us * k;
+  const auto exposed = [&](double exchange) {
+    const double gap_b = c.pp * (t.stage_bwd_us / v + exchange);
+    const double gap_f = c.pp * (t.stage_fwd_us / v + exchange);
+    return std::max(std::min(rs, t.dp_tail_rs_us),
+                    chunked_reduction_exposed_us(v, rs / v, t.stage_bwd_us / v, gap_b)) +
+           std::max(std::min(ag, t.dp_tail_ag_us),
+                    chunked_gather_exposed_us(v, ag / v, t.stage_fwd_us / v, gap_f));
+  };
+  EXPECT_NEAR(t.dp_exposed_us, exposed(t.p2p_one_us), 1e-6);
+  EXPECT_GT(std::abs(exposed(t.p2p_one_us) - exposed(0)), 1e-3) << "the exchanges do not show";
+}
+
 TEST(Megatron, SequenceParallelAndRecomputeCollectivesByHand) {
   const Machine mc = test::synthetic_machine();
   const GptShape m = test::small_gpt();
