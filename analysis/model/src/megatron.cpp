@@ -455,16 +455,27 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     const DdpImpl ddp = f.ddp(c.pp);
     const double grad_bytes = ddp == DdpImpl::torch ? a : 4;
     const bool scatter = c.distributed_optimizer && ddp != DdpImpl::torch;
+    // Each call of a collective pays its latency. Megatron-Core's DDP reduces the first
+    // pipeline stage's first model chunk in buckets of max(4e7, 1e6 dp) parameters and every
+    // other chunk whole (distributed_data_parallel.py at f2e5db402c: bucket_size, and no
+    // bucketing off the first stage or the first chunk), the parameter gather in the same
+    // buckets; PyTorch DDP in buckets of 25 MiB (bucket_cap_mb); Megatron's local DDP its
+    // contiguous buffer in one call.
+    const int v = c.virtual_stages;
+    const int calls =
+        ddp == DdpImpl::core
+            ? static_cast<int>(std::ceil(params / v / std::max(4e7, 1e6 * c.dp))) + v - 1
+        : ddp == DdpImpl::torch
+            ? std::max(1, static_cast<int>(std::ceil(params * grad_bytes / (25.0 * 1024 * 1024))))
+            : 1;
+    const auto in_calls = [&](CollKind kind, double bytes) {
+      return calls * cost_collective(mc, kind, Group::data, c.dp, c.tp, bytes / calls).time_us;
+    };
     if (scatter) {
-      T.dp_rs_us = cost_collective(mc, CollKind::reduce_scatter, Group::data, c.dp, c.tp,
-                                   params * grad_bytes)
-                       .time_us;
-      T.dp_ag_us =
-          cost_collective(mc, CollKind::all_gather, Group::data, c.dp, c.tp, params * a).time_us;
+      T.dp_rs_us = in_calls(CollKind::reduce_scatter, params * grad_bytes);
+      T.dp_ag_us = in_calls(CollKind::all_gather, params * a);
     } else {
-      T.dp_rs_us = cost_collective(mc, CollKind::all_reduce, Group::data, c.dp, c.tp,
-                                   params * grad_bytes)
-                       .time_us;
+      T.dp_rs_us = in_calls(CollKind::all_reduce, params * grad_bytes);
     }
     if (ddp == DdpImpl::local) {
       T.dp_exposed_us = T.dp_rs_us + T.dp_ag_us;
@@ -483,7 +494,6 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       // and pp exchanges apart in the drain (as their first forwards are in the fill: the
       // replay in results/model/interleaved-schedule.py), and its all-gather is issued a chunk
       // ahead of its first forward.
-      const int v = c.virtual_stages;
       const int gaps = v > 1 && ddp == DdpImpl::core ? c.pp : 0;
       double exposed_rs = chunked_reduction_exposed_us(
           v, rs / v, bwd_window / v, gaps * (T.stage_bwd_us / v + T.p2p_one_us));

@@ -423,6 +423,64 @@ TEST(Megatron, InterleavedReductionChunksComeRoundWithTheirExchanges) {
   EXPECT_GT(std::abs(exposed(t.p2p_one_us) - exposed(0)), 1e-3) << "the exchanges do not show";
 }
 
+// Each collective call pays its latency: Megatron-Core reduces (and gathers) the first stage's
+// first model chunk in buckets of max(4e7, 1e6 dp) parameters and each other chunk whole;
+// PyTorch DDP in 25 MiB buckets; Megatron's local DDP in one call.
+TEST(Megatron, DataParallelCollectivesPayTheirLatencyPerCall) {
+  const Machine mc = test::synthetic_machine();
+  GptShape m = test::small_gpt(8);
+  m.hidden = 1024;
+  m.heads = 8;
+  m.seq = 128;
+  m.vocab = 1024;
+  MegatronConfig c = base_config();
+  c.tp = 1;
+  c.pp = 1;
+  c.dp = 4;
+  c.micro_batch = 1;
+  c.batch = 8;
+  const auto calls_of = [&](const MegatronConfig& cc, CollKind kind, double bytes_per_param,
+                            int calls) {
+    const double params = predict_megatron(m, cc, mc).memory.params_local;
+    return calls * cost_collective(mc, kind, Group::data, cc.dp, cc.tp,
+                                   params * bytes_per_param / calls).time_us;
+  };
+  // About 102M parameters a GPU (8 layers of 12 h^2 + 13 h, the embeddings): 3 buckets of
+  // 4e7 (more than 1e6 dp), the last one short.
+  const MegatronPrediction p = predict_megatron(m, c, mc);
+  ASSERT_GT(p.memory.params_local, 8e7);
+  ASSERT_LT(p.memory.params_local, 1.2e8);
+  EXPECT_NEAR(p.time.dp_rs_us, calls_of(c, CollKind::reduce_scatter, 4, 3), 1e-9);
+  EXPECT_NEAR(p.time.dp_ag_us, calls_of(c, CollKind::all_gather, 2, 3), 1e-9);
+  EXPECT_GT(p.time.dp_rs_us, calls_of(c, CollKind::reduce_scatter, 4, 1));  // the latencies show
+  // Interleaved (16 layers, pp 2, 2 chunks): the first stage's first chunk (half of its 8
+  // layers and the embeddings, about 51M parameters) in 2 buckets, the other chunk whole.
+  m.layers = 16;
+  c.pp = 2;
+  c.dp = 2;
+  c.virtual_stages = 2;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.dp_rs_us,
+              calls_of(c, CollKind::reduce_scatter, 4, 2 + 1), 1e-9);
+  m.layers = 8;
+  // 2021's PyTorch DDP without a pipeline: 16-bit gradients in 25 MiB buckets (8 of them).
+  c = base_config();
+  c.tp = 1;
+  c.pp = 1;
+  c.dp = 4;
+  c.micro_batch = 1;
+  c.batch = 8;
+  c.features = megatron_era("sc21");
+  c.distributed_optimizer = false;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.dp_rs_us,
+              calls_of(c, CollKind::all_reduce, 2, 8), 1e-9);
+  // Megatron's local DDP (2022, with a pipeline): its contiguous buffer in one call.
+  c.features = megatron_era("2022");
+  c.pp = 2;
+  c.dp = 2;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.dp_rs_us,
+              calls_of(c, CollKind::all_reduce, 4, 1), 1e-9);
+}
+
 TEST(Megatron, SequenceParallelAndRecomputeCollectivesByHand) {
   const Machine mc = test::synthetic_machine();
   const GptShape m = test::small_gpt();
