@@ -265,7 +265,8 @@ std::string describe(const nlohmann::json& e) {
   os << "tp=" << e["tp"] << " pp=" << e["pp"] << " dp=" << e["dp"] << " mb=" << e["micro_batch"]
      << " v=" << e["virtual_stages"] << " " << e["recompute"].get<std::string>()
      << (e.contains("recompute_layers")
-             ? " (" + e["recompute_layers"].dump() + " layers of each chunk)"
+             ? " (" + e["recompute_layers"].dump() +
+                   (e["recompute_layers"] == 1 ? " layer" : " layers") + " of each chunk)"
              : std::string())
      << " (Megatron-LM era " << e["era"].get<std::string>()
      << (e.value("tp_comm_overlap", false) ? ", tensor-parallel overlap" : "")
