@@ -25,7 +25,10 @@ and end their backwards, which times each chunk's data-parallel reduction in the
 pp (F + x) and pp (B + x). Last, stages of unequal work (uneven layer counts, the LM head on the
 last one): the model takes m times the slowest stage's total, which the replay follows while
 the stage with the heaviest chunk is also the one with the most work, and not otherwise (the
-first and last stages one layer short with the head on the last, as Llama 3 405B's).
+first and last stages one layer short with the head on the last, as Llama 3 405B's). And the
+schedule without interleaving (every era), whose exchange calls block until their sends and
+receives are done, replayed with each exchange a rendezvous of the two stages: the model's
+2 (m + pp - 1) exchanges on the critical path.
 
 Usage: results/model/interleaved-schedule.py [--write | --check]
 Prints the table; --write also writes it beside this script as interleaved-schedule.txt; --check
@@ -111,6 +114,80 @@ def uneven(pp, v, m, layers, head):
     return t, form
 
 
+def blocking_order(pp, m, s):
+    """Stage s's passes and exchanges in Megatron-LM's schedule without interleaving
+    (forward_backward_pipelining_without_interleaving at f2e5db402c, the same in the 2021 and
+    2022 code): each exchange call is one batch of sends and receives that blocks until all are
+    done (batch_isend_irecv, then batch_p2p_sync's device synchronisation). Passes are ("F" |
+    "B", micro-batch); a call is ("X", [(send | recv, A | G, peer, micro-batch), ...])."""
+    warmup = min(pp - s - 1, m)
+    first, last = s == 0, s == pp - 1
+
+    def ends(*pairs):
+        return [e for e, skip in pairs if not skip]
+
+    order = []
+
+    def call(*pairs):
+        if ends(*pairs):
+            order.append(("X", ends(*pairs)))
+
+    for j in range(warmup):
+        call((("recv", "A", s - 1, j), first))
+        order.append(("F", j))
+        call((("send", "A", s + 1, j), last))
+    steady = m - warmup
+    if steady:
+        call((("recv", "A", s - 1, warmup), first))
+    for k in range(steady):
+        f = warmup + k
+        order.append(("F", f))
+        call((("send", "A", s + 1, f), last), (("recv", "G", s + 1, k), last))
+        order.append(("B", k))
+        call((("send", "G", s - 1, k), first),
+             (("recv", "A", s - 1, f + 1), first or k == steady - 1))
+    for k in range(steady, m):
+        call((("recv", "G", s + 1, k), last))
+        order.append(("B", k))
+        call((("send", "G", s - 1, k), first))
+    return order
+
+
+def replay_blocking(pp, m, x):
+    """The schedule without interleaving, each exchange a rendezvous: a send and its receive,
+    each in a call of its stage, take x from when both calls have been reached; a call ends with
+    its last exchange."""
+    orders = [blocking_order(pp, m, s) for s in range(pp)]
+    at, clock, done = [0] * pp, [0.0] * pp, {}
+    while any(at[s] < len(orders[s]) for s in range(pp)):
+        moved = False
+        for s in range(pp):
+            while at[s] < len(orders[s]):
+                kind, arg = orders[s][at[s]]
+                if kind in ("F", "B"):
+                    clock[s] += FORWARD if kind == "F" else BACKWARD
+                    at[s] += 1
+                    moved = True
+                    continue
+                for i, (way, what, peer, mb) in enumerate(arg):
+                    if (s, at[s], i) in done or at[peer] >= len(orders[peer]):
+                        continue
+                    pkind, parg = orders[peer][at[peer]]
+                    other = ("recv" if way == "send" else "send", what, s, mb)
+                    if pkind == "X" and other in parg:
+                        t = max(clock[s], clock[peer]) + x
+                        done[(s, at[s], i)] = done[(peer, at[peer], parg.index(other))] = t
+                if all((s, at[s], i) in done for i in range(len(arg))):
+                    clock[s] = max(done[(s, at[s], i)] for i in range(len(arg)))
+                    at[s] += 1
+                    moved = True
+                    continue
+                break
+        if not moved:
+            sys.exit(f"interleaved-schedule: the blocking order deadlocks at {at} (pp {pp}, m {m})")
+    return max(clock)
+
+
 def chunk_spacing(pp, v, m, x):
     """The largest difference, over stages and neighbouring chunks, between the spacing of
     their first forwards (last backwards) and the model's pp (F + x) (pp (B + x)), where the
@@ -158,6 +235,18 @@ def main():
                      f"replay; with 2 (pp - 1) exchanges down to {d_old:+.2f} %")
     spacing = max(chunk_spacing(pp, v, 4 * pp, x) for pp in (2, 4, 6, 8) for v in (2, 4, 8)
                   for x in (0.0, 0.1, 0.5, 1.0))
+    over = {}
+    for pp in (2, 4, 8, 16):
+        for m in (pp, 4 * pp, 16 * pp):
+            for x in (0.02, 0.1, 0.3):
+                t = replay_blocking(pp, m, x)
+                form = (m + pp - 1) * (FORWARD + BACKWARD) + 2 * (m + pp - 1) * x
+                lo, hi = over.get(x, (1e9, -1e9))
+                over[x] = (min(lo, 100 * (form / t - 1)), max(hi, 100 * (form / t - 1)))
+    lines.append("without interleaving, blocking exchanges (every era's schedule), pp 2-16, "
+                 "m = pp, 4 pp, 16 pp: the model's (m + pp - 1)(F + B) + 2 (m + pp - 1) x "
+                 "against the replay: " + ", ".join(f"x {x}: {lo:+.2f}..{hi:+.2f} %"
+                                        for x, (lo, hi) in sorted(over.items())))
     llama = [7] + [8] * 14 + [7]
     for layers, head, what in (
             ([8] * 16, 0.47, "16 stages of 8 layers, a head of 0.47 layer"),
