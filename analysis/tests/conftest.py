@@ -40,7 +40,11 @@ def run_executable(*args, env=None):
 
 
 def load_script(path, name):
-    """A Python script of the repository (not a package module) loaded as a module, by path."""
+    """A Python script of the repository (not a package module) loaded as a module, by path,
+    with its folder on the import path as when it runs (for the modules beside it)."""
+    folder = str(Path(path).parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -23,7 +23,7 @@ Usage: results/model/deepspeed-schedule.py   (writes the table to stdout; deepsp
 is its committed output)
 """
 
-import sys
+from schedule_replay import replay_delayed, replay_rendezvous
 
 
 def deepspeed_commands(p, m, s):
@@ -62,70 +62,43 @@ def deepspeed_commands(p, m, s):
     return cmds
 
 
-MATCH = {"recv_act": "send_act", "send_act": "recv_act",
-         "send_grad": "recv_grad", "recv_grad": "send_grad"}
+# DeepSpeed's commands as exchange ends (schedule_replay): what travels, and which way.
+ENDS = {"recv_act": ("recv", "act"), "send_act": ("send", "act"),
+        "recv_grad": ("recv", "grad"), "send_grad": ("send", "grad")}
 
 
 def deepspeed_time(p, m, f, b, c):
     """The iteration's length under blocking one-at-a-time rendezvous."""
-    prog = [deepspeed_commands(p, m, s) for s in range(p)]
-    pc, clock = [0] * p, [0.0] * p
-    while any(pc[s] < len(prog[s]) for s in range(p)):
-        moved = False
-        for s in range(p):
-            while pc[s] < len(prog[s]):
-                op, peer, mb = prog[s][pc[s]]
-                if op in ("F", "B"):
-                    clock[s] += f if op == "F" else b
-                    pc[s] += 1
-                    moved = True
-                    continue
-                if pc[peer] < len(prog[peer]) and prog[peer][pc[peer]] == (MATCH[op], s, mb):
-                    clock[s] = clock[peer] = max(clock[s], clock[peer]) + c
-                    pc[s] += 1
-                    pc[peer] += 1
-                    moved = True
-                    continue
-                break
-        if not moved:
-            sys.exit(f"deepspeed-schedule: the schedule deadlocks at {pc}")
-    return max(clock)
+    def order(s):
+        return [(op, mb) if op in ("F", "B") else ("X", [(*ENDS[op], peer, mb)])
+                for op, peer, mb in deepspeed_commands(p, m, s)]
+
+    return replay_rendezvous([order(s) for s in range(p)],
+                             lambda step: f if step[0] == "F" else b, c, "deepspeed-schedule")
 
 
 def one_f_one_b_time(p, m, f, b, c):
     """Megatron-LM's non-interleaved 1F1B with only its data dependencies, c per crossing."""
-    order = []
-    for s in range(p):
+    def order(s):
         warm = min(p - s - 1, m)
-        seq = [("F", j) for j in range(warm)]
+        seq = [("F", s, j) for j in range(warm)]
         nf = warm
         for j in range(m):
             if nf < m:
-                seq.append(("F", nf))
+                seq.append(("F", s, nf))
                 nf += 1
-            seq.append(("B", j))
-        order.append(seq)
-    end, clock, idx = {}, [0.0] * p, [0] * p
-    while any(idx[s] < len(order[s]) for s in range(p)):
-        moved = False
-        for s in range(p):
-            if idx[s] >= len(order[s]):
-                continue
-            kind, j = order[s][idx[s]]
-            if kind == "F":
-                dep = ("F", s - 1, j) if s > 0 else None
-            else:
-                dep = ("B", s + 1, j) if s < p - 1 else ("F", s, j)
-            if dep is not None and dep not in end:
-                continue
-            ready = 0.0 if dep is None else end[dep] + (c if dep[1] != s else 0.0)
-            clock[s] = max(clock[s], ready) + (f if kind == "F" else b)
-            end[(kind, s, j)] = clock[s]
-            idx[s] += 1
-            moved = True
-        if not moved:
-            sys.exit("deepspeed-schedule: 1F1B deadlocks")
-    return max(clock)
+            seq.append(("B", s, j))
+        return seq
+
+    def needs(key):
+        kind, s, j = key
+        if kind == "F":
+            return ("F", s - 1, j) if s > 0 else None
+        return ("B", s + 1, j) if s < p - 1 else ("F", s, j)
+
+    return replay_delayed([order(s) for s in range(p)], needs,
+                          lambda k: f if k[0] == "F" else b, c, lambda k: k[1],
+                          "deepspeed-schedule: 1F1B")[0]
 
 
 def main():

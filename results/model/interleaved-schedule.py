@@ -38,6 +38,7 @@ exits 1 when that file is not today's output (ctest model.interleaved_schedule).
 import sys
 
 import committed_output  # this folder's: the scripts' --write / --check
+from schedule_replay import replay_delayed, replay_rendezvous
 
 FORWARD, BACKWARD = 1.0, 2.0
 
@@ -72,29 +73,17 @@ def replay_passes(pp, v, m, x, forward=None, backward=None):
     virtual stage (default: FORWARD and BACKWARD for every one)."""
     forward = forward or (lambda vs: FORWARD)
     backward = backward or (lambda vs: BACKWARD)
-    orders = [stage_order(pp, v, m, s) for s in range(pp)]
     last = pp * v - 1
-    end, clock, at = {}, [0.0] * pp, [0] * pp
-    while any(at[s] < len(orders[s]) for s in range(pp)):
-        moved = False
-        for s in range(pp):
-            while at[s] < len(orders[s]):
-                kind, vs, mb = orders[s][at[s]]
-                if kind == "F":
-                    need = ("F", vs - 1, mb) if vs > 0 else None
-                else:
-                    need = ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
-                if need is not None and need not in end:
-                    break
-                ready = 0.0 if need is None else end[need][1] + (0.0 if need[1] % pp == s else x)
-                start = max(clock[s], ready)
-                clock[s] = start + (forward(vs) if kind == "F" else backward(vs))
-                end[(kind, vs, mb)] = (start, clock[s])
-                at[s] += 1
-                moved = True
-        if not moved:
-            sys.exit(f"interleaved-schedule: the order deadlocks at {at} (pp {pp}, v {v}, m {m})")
-    return max(clock), end
+
+    def needs(key):
+        kind, vs, mb = key
+        if kind == "F":
+            return ("F", vs - 1, mb) if vs > 0 else None
+        return ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
+
+    return replay_delayed([stage_order(pp, v, m, s) for s in range(pp)], needs,
+                          lambda k: forward(k[1]) if k[0] == "F" else backward(k[1]), x,
+                          lambda k: k[1] % pp, f"interleaved-schedule (pp {pp}, v {v}, m {m})")
 
 
 def uneven(pp, v, m, layers, head):
@@ -157,35 +146,9 @@ def replay_blocking(pp, m, x):
     """The schedule without interleaving, each exchange a rendezvous: a send and its receive,
     each in a call of its stage, take x from when both calls have been reached; a call ends with
     its last exchange."""
-    orders = [blocking_order(pp, m, s) for s in range(pp)]
-    at, clock, done = [0] * pp, [0.0] * pp, {}
-    while any(at[s] < len(orders[s]) for s in range(pp)):
-        moved = False
-        for s in range(pp):
-            while at[s] < len(orders[s]):
-                kind, arg = orders[s][at[s]]
-                if kind in ("F", "B"):
-                    clock[s] += FORWARD if kind == "F" else BACKWARD
-                    at[s] += 1
-                    moved = True
-                    continue
-                for i, (way, what, peer, mb) in enumerate(arg):
-                    if (s, at[s], i) in done or at[peer] >= len(orders[peer]):
-                        continue
-                    pkind, parg = orders[peer][at[peer]]
-                    other = ("recv" if way == "send" else "send", what, s, mb)
-                    if pkind == "X" and other in parg:
-                        t = max(clock[s], clock[peer]) + x
-                        done[(s, at[s], i)] = done[(peer, at[peer], parg.index(other))] = t
-                if all((s, at[s], i) in done for i in range(len(arg))):
-                    clock[s] = max(done[(s, at[s], i)] for i in range(len(arg)))
-                    at[s] += 1
-                    moved = True
-                    continue
-                break
-        if not moved:
-            sys.exit(f"interleaved-schedule: the blocking order deadlocks at {at} (pp {pp}, m {m})")
-    return max(clock)
+    return replay_rendezvous([blocking_order(pp, m, s) for s in range(pp)],
+                             lambda p: FORWARD if p[0] == "F" else BACKWARD, x,
+                             f"interleaved-schedule, without interleaving (pp {pp}, m {m})")
 
 
 def chunk_spacing(pp, v, m, x):
