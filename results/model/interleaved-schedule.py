@@ -28,7 +28,12 @@ the stage with the heaviest chunk is also the one with the most work, and not ot
 first and last stages one layer short with the head on the last, as Llama 3 405B's). And the
 schedule without interleaving (every era), whose exchange calls block until their sends and
 receives are done, replayed with each exchange a rendezvous of the two stages: the model's
-2 (m + pp - 1) exchanges on the critical path.
+2 (m + pp - 1) exchanges on the critical path. And Megatron-Core's data-parallel reduction
+launches, each a pass over its chunk's gradients on the compute stream (the NaN check and the
+1/dp scaling), in the interleaved order: with the default delay of each stage's launches by its
+pipeline rank the iteration grows by one stage's passes (predict_megatron charges the first
+stage's), without it by all stages'. (Without interleaving the other stages launch theirs after
+their last backward, so only the first stage's lie on the path, as the schedule shows directly.)
 
 Usage: results/model/interleaved-schedule.py [--write | --check]
 Prints the table; --write also writes it beside this script as interleaved-schedule.txt; --check
@@ -168,6 +173,49 @@ def chunk_spacing(pp, v, m, x):
     return worst
 
 
+def replay_grad_sync(pp, v, m, x, sync, delay):
+    """The interleaved replay with each model chunk's data-parallel reduction launch a pass of
+    `sync` on its stage (Megatron-Core's DDP checks and scales the chunk's gradients on the
+    compute stream before its collective): in the backward step of the chunk's last micro-batch
+    (is_last_microbatch_for_model_chunk) or, with `delay` (--delay-grad-reduce, the default;
+    today --align-grad-reduce), as many backward steps later as the stage's pipeline rank, where
+    it delays that step's output, and after the stage's last pass for those that fall past its
+    end (schedules.py at f2e5db402c: backward_step_helper, and "Launch any remaining grad
+    reductions")."""
+    total, group = m * v, pp * v
+    last_of_chunk = [(total // group - 1) * group + c * pp + pp - 1 for c in range(v)]
+    last = pp * v - 1
+    orders, extra = [], {}
+    for s in range(pp):
+        order = stage_order(pp, v, m, s)
+        backwards = [key for key in order if key[0] == "B"]
+        after = 0
+        for k in last_of_chunk:
+            k += s if delay else 0
+            if k < total:
+                extra[backwards[k]] = extra.get(backwards[k], 0.0) + sync
+            else:
+                after += 1
+        orders.append(order + [("S", s, j) for j in range(after)])
+
+    def needs(key):
+        kind, vs, mb = key
+        if kind == "S":
+            return None
+        if kind == "F":
+            return ("F", vs - 1, mb) if vs > 0 else None
+        return ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
+
+    def duration(key):
+        if key[0] == "S":
+            return sync
+        return FORWARD if key[0] == "F" else BACKWARD + extra.get(key, 0.0)
+
+    return replay_delayed(orders, needs, duration, x,
+                          lambda k: k[1] if k[0] == "S" else k[1] % pp,
+                          f"interleaved-schedule, grad sync (pp {pp}, v {v}, m {m})")[0]
+
+
 def closed_form(pp, v, m, x, fill):
     """The model's time with `fill` exchanges on the fill and drain's critical path."""
     step = FORWARD + BACKWARD
@@ -219,6 +267,21 @@ def main():
         t, form = uneven(16, 4, 32, layers, head)
         lines.append(f"v 4, m 32, {what}: replay {t:.2f} layer forwards, the model's form "
                      f"{form:.2f} ({100 * (form / t - 1):+.2f} %)")
+    added = {True: [1e9, -1e9], False: [1e9, -1e9]}
+    for pp in (2, 4, 8, 16):
+        for v in (2, 4, 8):
+            for m in (pp, 4 * pp):
+                for x in (0.02, 0.1):
+                    for sync in (0.05, 0.15, 0.3):
+                        t = replay(pp, v, m, x)
+                        for delay, per in ((True, v * sync), (False, pp * v * sync)):
+                            r = (replay_grad_sync(pp, v, m, x, sync, delay) - t) / per
+                            added[delay] = [min(added[delay][0], r), max(added[delay][1], r)]
+    lines.append("each chunk's gradient check and scaling a pass of 0.05-0.3 chunk forwards before "
+                 "its reduction (Megatron-Core's DDP), pp 2-16, v 2-8, m = pp and 4 pp, x 0.02 "
+                 "and 0.1: the iteration grows by {:.3f}..{:.3f} times one stage's passes with "
+                 "each stage's launch delayed by its rank (the default), {:.3f}..{:.3f} times "
+                 "all stages' without the delay".format(*added[True], *added[False]))
     lines.append(f"a stage's chunks, first forwards and last backwards: pp (F + x) and pp (B + x) "
                  f"apart, as the model times each chunk's data-parallel reduction, to within "
                  f"{spacing:.2f} chunk forwards (m = 4 pp, x <= 1)")

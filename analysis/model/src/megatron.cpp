@@ -44,6 +44,9 @@ MegatronFeatures megatron_era(std::string_view era) {
   MegatronFeatures f;
   f.era = std::string(era);
   if (era == "core") return f;
+  // The NaN check of the gradient buckets is Megatron-Core's DDP's; the older eras' DDPs (local,
+  // PyTorch's) had none.
+  f.grad_nan_check = false;
   if (era == "sc21") {
     // Megatron-LM's examples/sc21/run_table_1.sh (the paper's Table 1; NGC PyTorch 20.12,
     // fp16): DDP=torch for the models without a pipeline, DDP=local with one. The 2021 local DDP
@@ -216,6 +219,7 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
   const double first =
       static_cast<double>(st.first) * block / t + V * h / t + (m.llama() ? 0 : s * h);
   mem.params_local = c.pp == 1 ? first + output : first;
+  mem.params_first = mem.params_local;
   if (c.pp > 1) {
     if (c.pp > 2)
       mem.params_local = std::max(mem.params_local, static_cast<double>(st.middle) * block / t);
@@ -263,6 +267,50 @@ namespace {
 // S * 1/2 per rank, so S = 2 * bytes, costed on the link the placement rule gives.
 double p2p_us(const Machine& mc, int ip, double bytes) {
   return cost_collective(mc, CollKind::all_gather, Group::data, 2, ip, 2 * bytes).time_us;
+}
+
+// The passes over the gradients that every iteration makes outside the layers, where they lie
+// on the critical path; `shard` = the parameters whose gradients the optimizer steps.
+//  - Zeroing: the local and Megatron-Core DDPs zero their fp32 gradient buffer before the first
+//    forward (train_step: zero_grad_buffer; 4 bytes a parameter); the first stage's delays its
+//    forward, the other stages' run while they wait for their first input. PyTorch's DDP (sc21
+//    without a pipeline) leaves its 16-bit gradients to the optimizer's set-to-None.
+//  - Megatron-Core (start_grad_sync, per bucket): the NaN check reads the bucket (4 bytes) and
+//    the 1/dp scaling reads and writes it (8; none at dp = 1), on the compute stream before the
+//    bucket's collective. The first stage runs them in each chunk's last backward; the others
+//    launch a chunk's reduction as many backward steps later as their pipeline rank (the default
+//    --delay-grad-reduce, today --align-grad-reduce: schedules.py), so that all stages reduce a
+//    chunk together. A replay of the interleaved order finds the iteration longer by one stage's
+//    passes with that delay, by every stage's without it (results/model/interleaved-schedule.py):
+//    the first stage's are charged.
+//  - Local DDP (2021, 2022; allreduce_gradients): `main_grad /= dp` on every stage at once
+//    after the flush, before its all-reduce (8 bytes; at dp = 1 too).
+//  - PyTorch DDP (2021): the optimizer copies the 16-bit gradients to fp32 (6 bytes).
+//  - The optimizer's gradient norm for clipping (--clip-grad 1.0 by default; clip_grad_norm_fp32)
+//    reads its gradients (4 bytes a shard parameter); the clipping's scaling only runs when the
+//    norm exceeds the bound and is not counted.
+// Not counted: fp16 loss scaling's unscale-and-check (the entries do not say fp16 or bf16) and
+// PyTorch DDP's copies into and out of its buckets.
+double grad_passes_us(const Machine& mc, const MegatronConfig& c, const MegatronMemory& mem,
+                      double shard) {
+  const auto pass = [&](double bytes) {
+    return bytes > 0 ? mem_term(mc, bytes, MemClass::copy).time_us : 0.0;
+  };
+  const MegatronFeatures& f = c.features;
+  double us = pass(4 * shard);
+  switch (f.ddp(c.pp)) {
+    case DdpImpl::core:
+      us += pass(4 * mem.params_first) +
+            pass(((f.grad_nan_check ? 4 : 0) + (c.dp > 1 ? 8 : 0)) * mem.params_first);
+      break;
+    case DdpImpl::local:
+      us += pass(4 * mem.params_first) + pass(8 * mem.params_local);
+      break;
+    case DdpImpl::torch:
+      us += pass(6 * mem.params_local);
+      break;
+  }
+  return us;
 }
 
 }  // namespace
@@ -537,8 +585,9 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   // 16-bit working copy (as the 4D model's optimizer term).
   const double shard = params / (c.distributed_optimizer ? c.dp : 1);
   T.optimizer_us = mem_term(mc, shard * (28 + a), MemClass::adamw).time_us;
+  T.grad_passes_us = grad_passes_us(mc, c, p.memory, shard);
   T.iteration_us = pipeline_us + T.p2p_us + T.dp_exposed_us + T.embedding_grads_us +
-                   T.interference_us + T.optimizer_us;
+                   T.interference_us + T.optimizer_us + T.grad_passes_us;
   return p;
 }
 

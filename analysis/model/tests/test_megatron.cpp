@@ -284,9 +284,47 @@ TEST(Megatron, PipelineBubbleP2pAndDataParallelByHand) {
   EXPECT_NEAR(t.cross_entropy_us, (38 + 14) * 2048 / 1e6, 1e-12);
   const double head = ct.head.fwd_us + ct.head.bwd_us - 6 * 2048 / 1e6 + (38 + 14) * 2048 / 1e6;
   EXPECT_NEAR(t.head_us, head, 1e-9);
+  // The passes over the gradients (Megatron.GradientPassesByHand): 991872 B at 1000 GB/s.
   EXPECT_NEAR(t.iteration_us, 4 * (fwd + bwd + head) + (fwd + bwd) + 10 * 4.16384 +
-                                  27552 * 30 / 1e6 + 16384 / 12.5e3 + 4 + 4.1024 + 4.0512,
+                                  27552 * 30 / 1e6 + 16384 / 12.5e3 + 4 + 4.1024 + 4.0512 +
+                                  991872 / 1e6,
               1e-6);
+}
+
+// The passes over the gradients outside the layers, by hand for each data-parallel
+// implementation. small_gpt on tp 2: a block holds 12 h^2 + 13 h = 49984 parameters, 24992 per
+// GPU. pp 2: the first stage 2 blocks + the word embedding (V h / tp = 4096) + the positions
+// (s h = 1024) = 55104, the last 2 blocks + its copy of the tied word embedding = 54080.
+TEST(Megatron, GradientPassesByHand) {
+  const Machine mc = test::synthetic_machine();  // 1000 GB/s, no kernel overhead
+  const GptShape m = test::small_gpt();
+  MegatronConfig c = base_config();  // core, tp 2, pp 2, dp 2, distributed optimizer
+  const MegatronMemory mem = predict_megatron(m, c, mc).memory;
+  EXPECT_DOUBLE_EQ(mem.params_first, 55104);
+  // Megatron-Core: the optimizer's gradient norm over its shard (27552 x 4 B), the first
+  // stage's zeroing (55104 x 4 B) and its buckets' NaN check (4 B) and 1/dp scaling (8 B); the
+  // last stage's run beside the drain (its reduction launched one backward step later).
+  const double norm = 27552 * 4, zero = 55104 * 4;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
+              (norm + zero + 12.0 * 55104) / 1e6, 1e-12);
+  // dp 1: nothing to scale (gradient_scaling_factor 1); the whole stage is the shard.
+  MegatronConfig one = c;
+  one.dp = 1;
+  one.batch = 8;
+  EXPECT_NEAR(predict_megatron(m, one, mc).time.grad_passes_us,
+              (55104 * 4 + zero + 4.0 * 55104) / 1e6, 1e-12);
+  // Local DDP (2022): zeroing, then `main_grad /= dp` on every stage at once after the flush
+  // (the larger stage, 8 B), and the norm; no NaN check.
+  c.features = megatron_era("2022");
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
+              (norm + zero + 8.0 * 55104) / 1e6, 1e-12);
+  // PyTorch DDP (sc21 without a pipeline): the optimizer copies the 16-bit gradients to fp32
+  // (6 B) of the one stage: 4 blocks of 24992 + 5120 = 105088; norm of the 4-way shard.
+  c.features = megatron_era("sc21");
+  c.pp = 1;
+  c.dp = 4;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
+              (105088.0 / 4 * 4 + 6.0 * 105088) / 1e6, 1e-12);
 }
 
 TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
@@ -611,8 +649,8 @@ TEST(Megatron, WithoutPipelineTheHeadStillRunsEveryMicroBatch) {
   c.pp = 1;
   c.dp = 4;  // 16 / (4 * 2) = 2 micro-batches of all 4 layers, then the LM head and loss
   const MegatronPrediction p = predict_megatron(m, c, mc);
-  const double rest =
-      p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us + p.time.optimizer_us;
+  const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.interference_us +
+                      p.time.optimizer_us + p.time.grad_passes_us;
   EXPECT_DOUBLE_EQ(p.time.bubble_us, 0);
   EXPECT_NEAR(p.time.iteration_us - rest, 2 * (4 * (f + b) + p.time.head_us), 1e-6);
   EXPECT_GT(p.time.head_us, 0);
@@ -653,7 +691,7 @@ TEST(Megatron, UnevenStagesTimeAndMemoryByHand) {
   // stage's 1 layer fills and drains.
   EXPECT_NEAR(p.time.bubble_us, f + b, 1e-9);
   const double rest = p.time.p2p_us + p.time.dp_exposed_us + p.time.embedding_grads_us +
-                      p.time.interference_us + p.time.optimizer_us;
+                      p.time.interference_us + p.time.optimizer_us + p.time.grad_passes_us;
   EXPECT_NEAR(p.time.iteration_us - rest, 4 * (3 * (f + b) + head) + (f + b), 1e-6);
   // Memory: the last stage's 3 layers and its copy of the tied word embeddings outweigh the
   // first stage's 1 layer + embeddings: 3 * 49984 / 2 + 4096 = 79072 > 49984 / 2 + 4096 + 1024.

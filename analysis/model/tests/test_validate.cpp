@@ -167,14 +167,19 @@ TEST(Validate, MegatronCoreStrongScalingRunsGiveTheMfuTheyWerePublishedWith) {
 
 TEST(Validate, RunFlashAttentionEqualsTheMachineWithThatSetting) {
   // Reference: the preset copied with flash_attention false, the run without an override.
+  // Both name their era: a run that states no FlashAttention and no era is costed as the era
+  // that statement places it in (infer_megatron_era, tested on its own), the machine's setting
+  // leaves the era alone.
   json mj = read_json(machines_dir() + "/dgx-a100-80gb.json");
   ASSERT_TRUE(mj["gpu"]["flash_attention"].get<bool>());
   mj["gpu"]["flash_attention"] = false;
   json ref = small_run();
   ref["machine"] = write("no-flash-machine", mj);
+  ref["config"]["era"] = "2022";
 
   json with_override = small_run();
   with_override["config"]["flash_attention"] = false;
+  with_override["config"]["era"] = "2022";
   const ValidationRow flash =
       validate_run(load_published_runs(write("flash", runs_file(small_run()))).runs[0], 25);
   const ValidationRow over =

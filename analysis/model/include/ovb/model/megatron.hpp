@@ -57,6 +57,11 @@ struct MegatronFeatures {
   // Full recomputation of only some layers of each chunk (--recompute-method block, the 2022
   // releases' name of --activations-checkpoint-method); the search tries the fewest that fit.
   bool block_recompute = true;
+  // Megatron-Core's DDP takes the norm of each gradient bucket before its collective and asserts
+  // it is not NaN (--check-for-nan-in-loss-and-grad, on by default in bf16; param_and_grad_buffer
+  // .py, start_grad_sync, at f2e5db402c and still at d98e8a64dd): one more read of the fp32
+  // gradients in the last micro-batch's backward (grad_passes_us).
+  bool grad_nan_check = true;
   DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
 };
 // "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
@@ -152,6 +157,7 @@ std::string recompute_words(const GptShape& m, const MegatronConfig& c);
 // the most, each the largest over the stages (their sum an upper bound of any one stage's total).
 struct MegatronMemory {
   double params_local = 0;  // parameter elements on the GPU
+  double params_first = 0;  // ... on a GPU of the first stage
   double weights = 0;       // act_dtype copy: 2 bytes per parameter in bf16
   double gradients = 0;     // fp32 main gradients: 4 bytes per parameter
   double optimizer = 0;     // fp32 master + Adam m, v: 12 bytes per parameter, / dp when distributed
@@ -192,6 +198,11 @@ struct MegatronTime {
   double embedding_grads_us = 0;
   double interference_us = 0;
   double optimizer_us = 0;
+  // Passes over the gradients outside the layers, every iteration (megatron.cpp: zeroing the
+  // fp32 gradient buffer before the first forward, the data-parallel scaling by 1/dp and
+  // Megatron-Core's NaN check of each bucket, the optimizer's gradient norm, the 2021 torch-DDP
+  // copy of 16-bit gradients to fp32), as they lie on the critical path.
+  double grad_passes_us = 0;
   double iteration_us = 0;
 };
 
