@@ -160,7 +160,7 @@ ComputeTerms compute_terms(const GptShape& m, const GptPlanOptions& o, const Mac
   const double half = 0.5 * metrics::gemm_flop(double(rows), double(m.seq), double(m.head_dim()));
   b.attn_flop = 2 * half;
   const double attn_us = (half / (qk.tflops * 1e6) + half / (av.tflops * 1e6)) /
-                         mc.attention_efficiency * mc.ranks_per_device;
+                         mc.attention_products_efficiency() * mc.ranks_per_device;
   b.attn_fwd_us = attn_us + mc.kernel_overhead_us;
   // Backward: dV = P^T dO, dP = dO V^T, dQ = dS K, dK = dS^T Q, four products of the forward's
   // shapes; fused (flash) attention keeps no P and recomputes S = Q K^T first, a fifth

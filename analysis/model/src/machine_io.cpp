@@ -232,6 +232,7 @@ Machine machine_from_json(const json& j, const std::string& origin) {
                    "must be at most 1 (training's GEMM rate over the table's)");
   }
   m.attention_efficiency = gpu.number_or("attention_efficiency", m.attention_efficiency);
+  m.unfused_attention_efficiency = gpu.number_or("unfused_attention_efficiency", 0);
   m.kernel_overhead_us = gpu.number_or("kernel_overhead_us", 0);
   m.flash_attention = gpu.boolean_or("flash_attention", true);
   m.fused_epilogues = gpu.boolean_or("fused_epilogues", false);
@@ -243,7 +244,8 @@ Machine machine_from_json(const json& j, const std::string& origin) {
       m.gemm_tiles.push_back({e.integer("m"), e.integer("n")});
     }
   }
-  for (const char* f : {"memory_usable_fraction", "memory_efficiency", "attention_efficiency"})
+  for (const char* f : {"memory_usable_fraction", "memory_efficiency", "attention_efficiency",
+                        "unfused_attention_efficiency"})
     if (gpu.has(f)) gpu.positive(f);
   if (gpu.has("memory_efficiency_by_class")) {
     const Reader by = gpu.child("memory_efficiency_by_class");
@@ -314,6 +316,8 @@ json machine_to_json(const Machine& m) {
   if (m.peak_tflops) gpu["peak_tflops"] = *m.peak_tflops;
   if (m.gemm_max_efficiency > 0) gpu["gemm_max_efficiency"] = m.gemm_max_efficiency;
   if (m.gemm_training_factor != 1) gpu["gemm_training_factor"] = m.gemm_training_factor;
+  if (m.unfused_attention_efficiency > 0)
+    gpu["unfused_attention_efficiency"] = m.unfused_attention_efficiency;
   if (m.fused_epilogues) gpu["fused_epilogues"] = true;
   if (!m.memory_efficiency_by_class.empty()) {
     json by = json::object();

@@ -220,6 +220,13 @@ TEST(ComputeCost, AttentionMemoryBoundAndOptimizerByHand) {
   Machine unfused = mc;
   unfused.flash_attention = false;  // the four gradient products only
   EXPECT_DOUBLE_EQ(compute_terms(m, o, unfused).block.attn_bwd_us, 2 * 4 * 2 * one / 5e7 + 1.5);
+  // The unfused products (batched GEMMs) at their own efficiency where the machine gives one:
+  // half the rate takes twice the time; the fused kernel keeps attention_efficiency.
+  unfused.unfused_attention_efficiency = unfused.attention_efficiency / 2;
+  EXPECT_DOUBLE_EQ(compute_terms(m, o, unfused).block.attn_fwd_us, 2 * 4 * 2 * one / 5e7 + 1.5);
+  Machine fused = mc;
+  fused.unfused_attention_efficiency = mc.attention_efficiency / 2;
+  EXPECT_DOUBLE_EQ(compute_terms(m, o, fused).block.attn_fwd_us, ct.block.attn_fwd_us);
   // MLP-up epilogue: bias + GELU, 3 passes over [T, 4h/Gy]; mlp_down: bias + residual.
   EXPECT_DOUBLE_EQ(ct.block.lin[2].epilogue.bytes, 3 * T * 128 * a);
   EXPECT_DOUBLE_EQ(ct.block.lin[3].epilogue.bytes, 2 * T * 32 * a + 3 * T * hx * a);

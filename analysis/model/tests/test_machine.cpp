@@ -90,6 +90,7 @@ TEST(Machine, EfficiencyInputsHaveASource) {
     if (m.gemm_max_efficiency > 0) keys.push_back("gpu.gemm_max_efficiency");
     if (m.gemm_training_factor != 1) keys.push_back("gpu.gemm_training_factor");
     if (m.fused_epilogues) keys.push_back("gpu.fused_epilogues");
+    if (m.unfused_attention_efficiency > 0) keys.push_back("gpu.unfused_attention_efficiency");
     for (const std::string& key : keys) {
       ASSERT_TRUE(m.sources.contains(key) && m.sources[key].is_string()) << n << ": " << key;
       const std::string src = m.sources[key].get<std::string>();
@@ -228,10 +229,14 @@ TEST(Machine, JsonRoundTrip) {
   j["comm"]["all_gather"] = {{"intra", {{{"p", 2}, {"ip", 2}, {"gbps", 10}, {"alpha_us", 3}}}},
                              {"inter", {{{"p", 8}, {"node_gbps", 40}}}}};
   j["gemm_table"] = {{{"m", 8}, {"n", 16}, {"k", 32}, {"tflops", 1.5}, {"dtype", "fp32"}}};
+  j["gpu"]["unfused_attention_efficiency"] = 0.75;
   const Machine a = machine_from_json(j, "t");
   const nlohmann::json out = machine_to_json(a);
   const Machine b = machine_from_json(out, "t2");
   EXPECT_EQ(machine_to_json(b), out);
+  EXPECT_DOUBLE_EQ(b.unfused_attention_efficiency, 0.75);
+  // Absent, the unfused products run at attention_efficiency.
+  EXPECT_DOUBLE_EQ(test::synthetic_machine().unfused_attention_efficiency, 0);
   EXPECT_EQ(b.comm_kind[static_cast<int>(CollKind::all_gather)]->intra[0].ip, 2);
   EXPECT_DOUBLE_EQ(b.comm_kind[static_cast<int>(CollKind::all_gather)]->inter[0].node_gbps, 40);
   EXPECT_EQ(b.gemm_table.size(), 1u);

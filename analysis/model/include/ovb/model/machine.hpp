@@ -106,8 +106,16 @@ struct Machine {
   // below the ceiling is multiplied by it; 1: the table is already training's.
   double gemm_training_factor = 1;
   double attention_efficiency = 1.0;  // attention throughput relative to GEMMs of its shapes
+  // Without flash attention: the batched GEMMs of the unfused products (Megatron's baddbmm and
+  // bmm) relative to GEMMs of their shapes; 0: as attention_efficiency.
+  double unfused_attention_efficiency = 0;
   double kernel_overhead_us = 0;      // fixed cost per kernel (launch, tail)
   bool flash_attention = true;        // false: the s x s scores go through memory
+  // The efficiency attention's products run at: the fused kernel's, or the unfused GEMMs'.
+  double attention_products_efficiency() const {
+    return !flash_attention && unfused_attention_efficiency > 0 ? unfused_attention_efficiency
+                                                                 : attention_efficiency;
+  }
   // The 4D trainer's linears fuse their bias, GELU and GELU's backward into the GEMM (gpt4d on
   // CUDA: cuBLASLt epilogues); false: each is a pass over the GEMM's output (gpt4d on the host).
   bool fused_epilogues = false;
