@@ -419,16 +419,18 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
       // the weight gradients included.
       const auto& L = ct.block.lin;  // qkv, attn_out, mlp_up, mlp_down
       const std::string_view dt = name_of(c.act_dtype);
-      const TpOverlap f[] = {tp_overlap_pair(mc, L[0].fwd, ag, c.tp, dt),
-                             tp_overlap_pair(mc, L[1].fwd, rs, 4, dt),
-                             tp_overlap_pair(mc, L[2].fwd, ag, c.tp, dt),
-                             tp_overlap_pair(mc, L[3].fwd, rs, 4, dt)};
-      const TpOverlap b[] = {tp_overlap_pair(mc, L[3].dx, ag, c.tp, dt),
-                             tp_overlap_pair(mc, L[2].dx, ag, 1, dt),
-                             tp_overlap_pair(mc, L[2].dw, rs, 1, dt),
-                             tp_overlap_pair(mc, L[1].dx, ag, c.tp, dt),
-                             tp_overlap_pair(mc, L[0].dx, ag, 1, dt),
-                             tp_overlap_pair(mc, L[0].dw, rs, 1, dt)};
+      const TpMethod ring = TpMethod::ring_exchange, pipe = TpMethod::pipeline,
+                     bulk = TpMethod::bulk;
+      const TpOverlap f[] = {tp_overlap_pair(mc, L[0].fwd, ag, ring, c.tp, dt),
+                             tp_overlap_pair(mc, L[1].fwd, rs, pipe, 4, dt),
+                             tp_overlap_pair(mc, L[2].fwd, ag, ring, c.tp, dt),
+                             tp_overlap_pair(mc, L[3].fwd, rs, pipe, 4, dt)};
+      const TpOverlap b[] = {tp_overlap_pair(mc, L[3].dx, ag, ring, c.tp, dt),
+                             tp_overlap_pair(mc, L[2].dx, ag, bulk, 1, dt),
+                             tp_overlap_pair(mc, L[2].dw, rs, bulk, 1, dt),
+                             tp_overlap_pair(mc, L[1].dx, ag, ring, c.tp, dt),
+                             tp_overlap_pair(mc, L[0].dx, ag, bulk, 1, dt),
+                             tp_overlap_pair(mc, L[0].dw, rs, bulk, 1, dt)};
       const auto cost = [&](const auto& pairs) {
         double us = 0;
         for (const TpOverlap& o : pairs) us += o.exposed_us + mc.compute_slowdown * o.hidden_us;

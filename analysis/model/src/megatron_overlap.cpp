@@ -15,22 +15,33 @@ MemTerm megatron_cross_entropy(const Machine& mc, double logits, double act_byte
   return t;
 }
 
-TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, int splits,
-                          std::string_view dtype) {
+TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, TpMethod method,
+                          int splits, std::string_view dtype) {
   // The GEMM in `splits` chunks of its rows (the tokens), as chunked_gemm prices them: smaller
-  // GEMMs and one launch each. A pipeline of n steps, each a chunk's GEMM beside a slice of the
-  // collective, takes the longer of the two n times and the shorter once (fill and drain).
-  // Split counts that do not divide the rows run the GEMM whole.
+  // GEMMs and one launch each; split counts that do not divide the rows run the GEMM whole,
+  // beside the whole collective (as bulk).
   double g = gemm.time_us;
-  if (splits > 1 && gemm.m % splits == 0)
+  if (method != TpMethod::bulk && splits > 1 && gemm.m % splits == 0)
     g = chunked_gemm(mc, gemm.m, gemm.n, gemm.k, dtype, splits, 'm').chunks_us;
   else
-    splits = 1;
+    method = TpMethod::bulk;
   const double c = comm_us * (1 + mc.comm_slowdown);
-  const double pair = std::max(g, c) + (splits > 1 ? std::min(g, c) / splits : 0);
+  double pair = std::max(g, c), hidden = std::min(g, c);
+  if (method == TpMethod::pipeline) {
+    // n steps, each a chunk's GEMM beside the reduce-scatter of the chunk before: the longer of
+    // the two n times and the shorter once (the first GEMM chunk, or the last slice).
+    pair += std::min(g, c) / splits;
+  } else if (method == TpMethod::ring_exchange) {
+    // The first chunk is the rank's own (comm_gemm_overlap.h at v1.8, split_overlap_ag: the GEMM
+    // on the chunk in hand, then the send and receive of the next, which the next GEMM waits
+    // for): tp GEMM chunks of g / n beside tp - 1 exchanges of c / (n - 1), back to back, take
+    // n g/n when a chunk's GEMM is the longer, else the exchanges and the last chunk's GEMM.
+    pair = std::max(g, c + g / splits);
+    hidden = std::min(c, g * (splits - 1) / splits);
+  }
   TpOverlap o;
   o.exposed_us = pair - gemm.time_us;
-  o.hidden_us = std::min(g, c);
+  o.hidden_us = hidden;
   return o;
 }
 

@@ -335,18 +335,35 @@ TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
   // machine's quantized peak (no launch overhead); the collective 1.5 x longer when overlapped.
   const GemmTerm g = gemm_term(mc, 64, 32, 32, "bf16");
   const double whole = g.time_us, chunks = 4 * gemm_term(mc, 16, 32, 32, "bf16").time_us;
-  for (double comm : {0.0, 0.1 * whole, 10 * whole}) {
+  for (double comm : {0.0, 0.1 * whole, 0.7 * whole, 10 * whole}) {
     const double c = 1.5 * comm;
-    const TpOverlap ring = tp_overlap_pair(mc, g, comm, 4, "bf16");
-    EXPECT_NEAR(ring.exposed_us, std::max(chunks, c) + std::min(chunks, c) / 4 - whole, 1e-12)
+    // Pipelined reduce-scatter: each chunk's slice reduced while the next chunk computes.
+    const TpOverlap pipe = tp_overlap_pair(mc, g, comm, TpMethod::pipeline, 4, "bf16");
+    EXPECT_NEAR(pipe.exposed_us, std::max(chunks, c) + std::min(chunks, c) / 4 - whole, 1e-12)
         << comm;
-    EXPECT_NEAR(ring.hidden_us, std::min(chunks, c), 1e-12) << comm;
-    const TpOverlap bulk = tp_overlap_pair(mc, g, comm, 1, "bf16");  // beside the whole GEMM
-    EXPECT_NEAR(bulk.exposed_us, std::max(whole, c) - whole, 1e-12) << comm;
+    EXPECT_NEAR(pipe.hidden_us, std::min(chunks, c), 1e-12) << comm;
+    // Ring exchange, 4 ranks: chunk 0 is the rank's own; 3 exchanges of c / 3, each before the
+    // next chunk's GEMM: the step-by-step schedule, GEMM k starting when GEMM k - 1 has ended
+    // and exchange k - 1 (back to back from the start) has arrived.
+    const TpOverlap ring = tp_overlap_pair(mc, g, comm, TpMethod::ring_exchange, 4, "bf16");
+    // The collective's time under the GEMM: the exchanges' intervals intersected with the GEMM
+    // chunks'.
+    double t = 0, under = 0;
+    for (int k = 0; k < 4; ++k) {
+      const double start = std::max(t, k * c / 3);
+      t = start + chunks / 4;
+      for (int x = 0; x < 3; ++x)
+        under += std::max(0.0, std::min(t, (x + 1) * c / 3) - std::max(start, x * c / 3));
+    }
+    EXPECT_NEAR(ring.exposed_us, t - whole, 1e-12) << comm;
+    EXPECT_NEAR(ring.hidden_us, under, 1e-12) << comm;
+    const TpOverlap bulk = tp_overlap_pair(mc, g, comm, TpMethod::bulk, 1, "bf16");
+    EXPECT_NEAR(bulk.exposed_us, std::max(whole, c) - whole, 1e-12) << comm;  // beside the GEMM
     EXPECT_NEAR(bulk.hidden_us, std::min(whole, c), 1e-12) << comm;
   }
   // 5 splits do not divide 64 rows: the GEMM runs whole beside the collective.
-  EXPECT_NEAR(tp_overlap_pair(mc, g, 10 * whole, 5, "bf16").exposed_us, 15 * whole - whole, 1e-12);
+  EXPECT_NEAR(tp_overlap_pair(mc, g, 10 * whole, TpMethod::pipeline, 5, "bf16").exposed_us,
+              15 * whole - whole, 1e-12);
 
   // A configuration: forward, the four collectives each with its GEMM (all-gathers in tp = 2
   // ring steps, reduce-scatters in 4 pipeline splits); backward, six (two gradient all-gathers
@@ -359,19 +376,18 @@ TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
   c.tp_comm_overlap = true;
   const MegatronTime on = predict_megatron(m, c, mc).time;
   const double coll = 4 + 0.02048;  // as PipelineBubbleP2pAndDataParallelByHand's
-  const auto pair = [&](const GemmTerm& gemm, int n) {
-    double gt = gemm.time_us;
-    if (n > 1) gt = n * gemm_term(mc, gemm.m / n, gemm.n, gemm.k, "bf16").time_us;
-    const double cc = 1.5 * coll;
-    return std::max(gt, cc) + (n > 1 ? std::min(gt, cc) / n : 0) - gemm.time_us +
-           0.25 * std::min(gt, cc);
+  const auto pair = [&](const GemmTerm& gemm, TpMethod method, int n) {
+    const TpOverlap o = tp_overlap_pair(mc, gemm, coll, method, n, "bf16");
+    return o.exposed_us + 0.25 * o.hidden_us;
   };
+  const TpMethod ring = TpMethod::ring_exchange, pipe = TpMethod::pipeline, bulk = TpMethod::bulk;
   const auto& L = ct.block.lin;
-  EXPECT_NEAR(on.tp_fwd_us, pair(L[0].fwd, 2) + pair(L[1].fwd, 4) + pair(L[2].fwd, 2) +
-                                pair(L[3].fwd, 4),
+  EXPECT_NEAR(on.tp_fwd_us, pair(L[0].fwd, ring, 2) + pair(L[1].fwd, pipe, 4) +
+                                pair(L[2].fwd, ring, 2) + pair(L[3].fwd, pipe, 4),
               1e-9);
-  EXPECT_NEAR(on.tp_bwd_us, pair(L[3].dx, 2) + pair(L[2].dx, 1) + pair(L[2].dw, 1) +
-                                pair(L[1].dx, 2) + pair(L[0].dx, 1) + pair(L[0].dw, 1),
+  EXPECT_NEAR(on.tp_bwd_us, pair(L[3].dx, ring, 2) + pair(L[2].dx, bulk, 1) +
+                                pair(L[2].dw, bulk, 1) + pair(L[1].dx, ring, 2) +
+                                pair(L[0].dx, bulk, 1) + pair(L[0].dw, bulk, 1),
               1e-9);
   EXPECT_NEAR(off.tp_fwd_us, 4 * coll, 1e-9);  // not overlapped: the collectives alone
   // Megatron-LM refuses the overlap without sequence parallelism; so does the model.

@@ -30,15 +30,17 @@ double chunked_reduction_exposed_us(int chunks, double each_us, double window_us
 double chunked_gather_exposed_us(int chunks, double each_us, double window_us, double gap_us);
 
 // One tensor-parallel collective under --tp-comm-overlap and the GEMM it runs with (Transformer
-// Engine's userbuffers methods: ring_exchange cuts the GEMM's rows into tp chunks that compute
-// while the next slice of the all-gather arrives, pipeline cuts the GEMM into `splits` chunks
-// whose output slices are reduce-scattered while the next computes, bulk runs the collective
-// beside the whole GEMM). exposed_us: time the pair takes beyond the GEMM alone; hidden_us: the
-// collective time spent under the GEMM (which the machine's compute_slowdown stretches).
+// Engine's userbuffers methods: ring_exchange cuts the GEMM's rows into `splits` = tp chunks, the
+// first the rank's own, each computing while the next slice of the all-gather arrives; pipeline
+// cuts the GEMM into `splits` chunks whose output slices are reduce-scattered while the next
+// computes; bulk runs the collective beside the whole GEMM). exposed_us: time the pair takes
+// beyond the GEMM alone; hidden_us: the collective time spent under the GEMM (which the
+// machine's compute_slowdown stretches).
+enum class TpMethod { ring_exchange, pipeline, bulk };
 struct TpOverlap {
   double exposed_us = 0, hidden_us = 0;
 };
-TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, int splits,
-                          std::string_view dtype);
+TpOverlap tp_overlap_pair(const Machine& mc, const GemmTerm& gemm, double comm_us, TpMethod method,
+                          int splits, std::string_view dtype);
 
 }  // namespace ovb::model
