@@ -62,6 +62,7 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.interleave_pp2 = false;
     f.overlap_p2p = false;
     f.block_recompute = false;  // the launcher's --checkpoint-activations: every layer
+    f.fp16_unscale = true;      // CONFIG.sh: --fp16 --loss-scale 8192
     return f;
   }
   if (era == "2022") {
@@ -288,16 +289,16 @@ double p2p_us(const Machine& mc, int ip, double bytes) {
 //  - PyTorch DDP (2021): the optimizer copies the 16-bit gradients to fp32 (6 bytes).
 //  - The optimizer's gradient norm for clipping (--clip-grad 1.0 by default; clip_grad_norm_fp32)
 //    reads its gradients (4 bytes a shard parameter); the clipping's scaling only runs when the
-//    norm exceeds the bound and is not counted.
-// Not counted: fp16 loss scaling's unscale-and-check (the entries do not say fp16 or bf16) and
-// PyTorch DDP's copies into and out of its buckets.
+//    norm exceeds the bound and is not counted. With fp16 loss scaling (feature fp16_unscale,
+//    era sc21) it first unscales them and checks for infinities (8 bytes a shard parameter).
+// Not counted: PyTorch DDP's copies into and out of its buckets.
 double grad_passes_us(const Machine& mc, const MegatronConfig& c, const MegatronMemory& mem,
                       double shard) {
   const auto pass = [&](double bytes) {
     return bytes > 0 ? mem_term(mc, bytes, MemClass::copy).time_us : 0.0;
   };
   const MegatronFeatures& f = c.features;
-  double us = pass(4 * shard);
+  double us = pass(4 * shard) + pass(f.fp16_unscale ? 8 * shard : 0);
   switch (f.ddp(c.pp)) {
     case DdpImpl::core:
       us += pass(4 * mem.params_first) +

@@ -319,12 +319,13 @@ TEST(Megatron, GradientPassesByHand) {
   EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
               (norm + zero + 8.0 * 55104) / 1e6, 1e-12);
   // PyTorch DDP (sc21 without a pipeline): the optimizer copies the 16-bit gradients to fp32
-  // (6 B) of the one stage: 4 blocks of 24992 + 5120 = 105088; norm of the 4-way shard.
+  // (6 B) of the one stage: 4 blocks of 24992 + 5120 = 105088; the 4-way shard's norm (4 B) and,
+  // fp16 with loss scaling in that era, its unscale-and-check (8 B).
   c.features = megatron_era("sc21");
   c.pp = 1;
   c.dp = 4;
   EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
-              (105088.0 / 4 * 4 + 6.0 * 105088) / 1e6, 1e-12);
+              (105088.0 / 4 * (4 + 8) + 6.0 * 105088) / 1e6, 1e-12);
 }
 
 TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {

@@ -62,6 +62,11 @@ struct MegatronFeatures {
   // .py, start_grad_sync, at f2e5db402c and still at d98e8a64dd): one more read of the fp32
   // gradients in the last micro-batch's backward (grad_passes_us).
   bool grad_nan_check = true;
+  // fp16 with loss scaling: the optimizer unscales its fp32 gradients and checks them for
+  // infinities before the step (_unscale_main_grads_and_check_for_nan: read and write, 8 bytes a
+  // shard parameter; grad_passes_us). The sc21 launcher's --fp16 --loss-scale 8192; the later
+  // eras' runs trained in bf16 (no scaler) or do not say.
+  bool fp16_unscale = false;
   DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
 };
 // "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
