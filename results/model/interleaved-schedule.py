@@ -72,23 +72,35 @@ def replay(pp, v, m, x):
     return replay_passes(pp, v, m, x)[0]
 
 
-def replay_passes(pp, v, m, x, forward=None, backward=None):
+def replay_passes(pp, v, m, x, forward=None, backward=None, added=None, after=None):
     """(the iteration's length, each pass's (start, end) by (kind, virtual stage, micro-batch))
     with each exchange between stages a delay of x; `forward`, `backward`: a pass's time by
-    virtual stage (default: FORWARD and BACKWARD for every one)."""
+    virtual stage (default: FORWARD and BACKWARD for every one); `added`: time added to passes by
+    key, before their output leaves; `after`: per stage, the times of passes ("S", stage, j) run
+    after its last one, needing nothing."""
     forward = forward or (lambda vs: FORWARD)
     backward = backward or (lambda vs: BACKWARD)
+    added, after = added or {}, after or [[] for _ in range(pp)]
     last = pp * v - 1
 
     def needs(key):
         kind, vs, mb = key
+        if kind == "S":
+            return None
         if kind == "F":
             return ("F", vs - 1, mb) if vs > 0 else None
         return ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
 
-    return replay_delayed([stage_order(pp, v, m, s) for s in range(pp)], needs,
-                          lambda k: forward(k[1]) if k[0] == "F" else backward(k[1]), x,
-                          lambda k: k[1] % pp, f"interleaved-schedule (pp {pp}, v {v}, m {m})")
+    def duration(key):
+        kind, vs, j = key
+        if kind == "S":
+            return after[vs][j]
+        return (forward(vs) if kind == "F" else backward(vs)) + added.get(key, 0.0)
+
+    orders = [stage_order(pp, v, m, s) + [("S", s, j) for j in range(len(after[s]))]
+              for s in range(pp)]
+    return replay_delayed(orders, needs, duration, x, lambda k: k[1] % pp,
+                          f"interleaved-schedule (pp {pp}, v {v}, m {m})")
 
 
 def uneven(pp, v, m, layers, head):
@@ -184,36 +196,17 @@ def replay_grad_sync(pp, v, m, x, sync, delay):
     reductions")."""
     total, group = m * v, pp * v
     last_of_chunk = [(total // group - 1) * group + c * pp + pp - 1 for c in range(v)]
-    last = pp * v - 1
-    orders, extra = [], {}
+    added, after = {}, []
     for s in range(pp):
-        order = stage_order(pp, v, m, s)
-        backwards = [key for key in order if key[0] == "B"]
-        after = 0
+        backwards = [key for key in stage_order(pp, v, m, s) if key[0] == "B"]
+        after.append([])
         for k in last_of_chunk:
             k += s if delay else 0
             if k < total:
-                extra[backwards[k]] = extra.get(backwards[k], 0.0) + sync
+                added[backwards[k]] = added.get(backwards[k], 0.0) + sync
             else:
-                after += 1
-        orders.append(order + [("S", s, j) for j in range(after)])
-
-    def needs(key):
-        kind, vs, mb = key
-        if kind == "S":
-            return None
-        if kind == "F":
-            return ("F", vs - 1, mb) if vs > 0 else None
-        return ("B", vs + 1, mb) if vs < last else ("F", vs, mb)
-
-    def duration(key):
-        if key[0] == "S":
-            return sync
-        return FORWARD if key[0] == "F" else BACKWARD + extra.get(key, 0.0)
-
-    return replay_delayed(orders, needs, duration, x,
-                          lambda k: k[1] if k[0] == "S" else k[1] % pp,
-                          f"interleaved-schedule, grad sync (pp {pp}, v {v}, m {m})")[0]
+                after[s].append(sync)
+    return replay_passes(pp, v, m, x, added=added, after=after)[0]
 
 
 def closed_form(pp, v, m, x, fill):

@@ -205,8 +205,9 @@ struct MegatronTime {
   double optimizer_us = 0;
   // Passes over the gradients outside the layers, every iteration (megatron.cpp: zeroing the
   // fp32 gradient buffer before the first forward, the data-parallel scaling by 1/dp and
-  // Megatron-Core's NaN check of each bucket, the optimizer's gradient norm, the 2021 torch-DDP
-  // copy of 16-bit gradients to fp32), as they lie on the critical path.
+  // Megatron-Core's NaN check of each bucket, the optimizer's gradient norm and, with fp16 loss
+  // scaling, its unscale-and-check, the 2021 torch-DDP copy of 16-bit gradients to fp32), as
+  // they lie on the critical path.
   double grad_passes_us = 0;
   double iteration_us = 0;
 };
