@@ -48,6 +48,8 @@ done
 source "$root/slurm/lib/gpu-call-env.sh"
 # shellcheck source=slurm/lib/pack.sh
 source "$root/slurm/lib/pack.sh"
+# shellcheck source=slurm/lib/call-steps.sh
+source "$root/slurm/lib/call-steps.sh"
 gpu_call_env gpu-fine
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1 NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-lo}
@@ -103,51 +105,30 @@ if [ "$dry" = 1 ]; then
   echo "${compile[*]}"
   echo "# CUDA MPS started; nvidia-smi sampled every second into $out/telemetry.csv; then, each"
   echo "# step stopped by timeout at $((limit - 15)) s after the start:"
-  for s in "${steps[@]}"; do
-    [ -z "$only" ] || [[ $only == *",$s,"* ]] || continue
-    echo "$s: $(cmd_of "$s")"
-  done
+  call_print_steps "${steps[@]}"
   exit 0
 fi
 
-mkdir -p "$out/logs"
+mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-fine-overlap.log
-note() { echo "gpu-fine-overlap: $* ($(($(date +%s) - start)) s since the start)" | tee -a "$log"; }
-note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch"
-nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active \
-  --format=csv -l 1 > "$out/telemetry.csv" 2>/dev/null &
-telemetry=$!
+call_note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch"
+call_telemetry_start
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ovb-mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 # shellcheck disable=SC2317  # called by the EXIT trap
 finish() {
   echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-  kill "$telemetry" 2>/dev/null
+  call_telemetry_stop
   pack_stop
 }
 trap finish EXIT
 pack_start "$out" own-trap
 rc=0
 (cd "$root" && "${configure[@]}" && "${compile[@]}") > "$out/build.log" 2>&1 || rc=$?
-note "build exit status $rc (log build.log)"
+call_note "build exit status $rc (log build.log)"
 [ "$rc" = 0 ] || { tail -20 "$out/build.log" >&2; exit "$rc"; }
-if nvidia-cuda-mps-control -d >> "$log" 2>&1; then note "CUDA MPS on"; else note "CUDA MPS failed to start: ranks time-slice"; fi
-printf 'step\texit\tseconds\n' > "$out/steps.tsv"
-for s in "${steps[@]}"; do
-  [ -z "$only" ] || [[ $only == *",$s,"* ]] || continue
-  left=$((start + limit - 15 - $(date +%s)))
-  if [ "$left" -lt 20 ]; then note "$s: not started, ${left} s left"; printf '%s\tpending\t0\n' "$s" >> "$out/steps.tsv"; continue; fi
-  t0=$(date +%s)
-  c=$(cmd_of "$s")
-  echo "$c" > "$out/logs/$s.log"
-  src=0
-  timeout -k 5 "$left" bash -c "$c" >> "$out/logs/$s.log" 2>&1 || src=$?
-  printf '%s\t%s\t%s\n' "$s" "$src" "$(($(date +%s) - t0))" >> "$out/steps.tsv"
-  note "$s: exit status $src in $(($(date +%s) - t0)) s"
-  [ "$src" = 0 ] || { rc=1; tail -5 "$out/logs/$s.log" | tee -a "$log"; }
-  pack_now
-done
-note "done, exit status $rc"
+if nvidia-cuda-mps-control -d >> "$log" 2>&1; then call_note "CUDA MPS on"; else call_note "CUDA MPS failed to start: ranks time-slice"; fi
+call_run_steps "${steps[@]}" || rc=1
+call_note "done, exit status $rc"
 exit "$rc"

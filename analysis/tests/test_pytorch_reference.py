@@ -45,3 +45,21 @@ def test_bad_combinations_are_refused(ref, argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         ref.parse_args(argv + ["--batch", "1"])
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--trace-iters", "3"], "--trace-iters needs --trace"),
+    (["--trace", "t.json.gz", "--trace-iters", "0"], "at least 1"),
+    (["--trace", "-"], "--trace needs a file name"),
+    (["--sdpa", "fastest"], "invalid choice"),
+])
+def test_trace_and_sdpa_options_are_checked(ref, argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        ref.parse_args(["--preset", "1.3B", "--batch", "4"] + argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_trace_defaults(ref):
+    a = ref.parse_args(["--preset", "1.3B", "--batch", "4", "--trace", "t.json.gz"])
+    assert (a.trace, a.trace_iters, a.sdpa) == ("t.json.gz", 2, "auto")
+    assert set(ref.SDPA_BACKENDS) == {"cudnn", "flash", "efficient", "math"}

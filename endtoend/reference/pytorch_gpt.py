@@ -7,31 +7,42 @@ linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy;
 --arch llama (and the llama3-* presets), gpt4d's Llama: RMSNorm, rotary embeddings on q and k
 (base --rope-theta), grouped-query attention (--kv-heads), SwiGLU MLP (--ffn-hidden), no biases,
 no position embedding, untied LM head; fp32 weights,
-bf16 autocast, causal SDPA (flash attention), fused AdamW (weight decay 0.1 on weight matrices
-and embeddings), gradient clipping at 1.0; optionally torch.compile. Synthetic tokens.
+bf16 autocast, causal SDPA (flash attention; --sdpa pins its backend), fused AdamW (weight decay
+0.1 on weight matrices and embeddings), gradient clipping at 1.0; optionally torch.compile.
+Synthetic tokens. With --trace, --trace-iters more iterations after the timed ones run under
+PyTorch's profiler (GPU activities only) and their Kineto trace is written (gzip when the name ends
+in .gz) for `ovb-trace analyze`: kernel time per category, set beside the model's terms by
+results/model/torch-kernels-compare.py.
 
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --iters 13 --warmup 3 --out torch.json
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile --out torch-compile.json
   python3 pytorch_gpt.py --preset 1.3B --batch 4 --compile-mode max-autotune --out torch-ma.json
+  python3 pytorch_gpt.py --preset 1.3B --seq 4096 --vocab 131072 --batch 4 --sdpa cudnn \
+      --out run.json --trace run.trace.json.gz
 
 Prints one line per iteration and a summary; the JSON has "config", "iterations" (iter, loss,
 time_ms) and "summary": median_time_ms (after warm-up), tokens_per_s, tflops_per_gpu and mfu with
 the model-FLOP formula of docs/metrics.md (F = 6 B s (L P + h V) + 6 B s^2 L h, P the weights of
 one block's linears: 12 h^2 for GPT, h (heads + 2 kv) d + h^2 + 3 h ffn for Llama),
-peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used.
-Exit status 2 for bad options or no GPU.
+peak_memory_bytes (torch.cuda.max_memory_allocated) and the versions used; with --trace,
+"trace" (file, iterations, their time_ms).
+Exit status 2 for bad options, no GPU or an SDPA backend this PyTorch does not have.
 """
 import argparse
+import contextlib
+import gzip
 import math
 import os
 import sys
+import tempfile
 import time
 
 # The repository's one atomic writer (standard library only).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.realpath(__file__)), "..", "..",
                                 "analysis"))
 from ovb_analysis import stats  # noqa: E402
-from ovb_analysis.io_util import atomic_write_json, is_stdout_name, stdout_for_results  # noqa: E402
+from ovb_analysis.io_util import (atomic_write, atomic_write_json, is_stdout_name,  # noqa: E402
+                                  stdout_for_results)
 
 PRESETS = {  # name: (layers, hidden, heads), as core/src/gpt_plan.cpp
     "125M": (12, 768, 12),
@@ -48,6 +59,9 @@ LLAMA_PRESETS = {  # name: (layers, hidden, heads, kv_heads, ffn_hidden), as cor
 }
 LLAMA3_VOCAB, LLAMA3_ROPE_THETA = 128256, 500000.0
 COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+# --sdpa: torch.nn.attention.SDPBackend member of each choice (auto: PyTorch's own order).
+SDPA_BACKENDS = {"cudnn": "CUDNN_ATTENTION", "flash": "FLASH_ATTENTION",
+                 "efficient": "EFFICIENT_ATTENTION", "math": "MATH"}
 LR = 3e-4  # constant (gpt4d decays it unless --min-lr equals --lr)
 PEAK_BF16_TFLOPS = {"H100": 989.0, "H200": 989.0, "A100": 312.0}  # dense, as ovb::metrics
 
@@ -96,10 +110,23 @@ def parse_args(argv):
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--compile-mode", choices=COMPILE_MODES,
                    help="torch.compile's mode (implies --compile; default: torch's default)")
+    p.add_argument("--sdpa", choices=("auto",) + tuple(SDPA_BACKENDS), default="auto",
+                   help="scaled_dot_product_attention's backend (default auto: PyTorch picks)")
     p.add_argument("--seed", type=int, default=1234)
     p.add_argument("--out", help="JSON result file (-: standard output)")
+    p.add_argument("--trace", help="Kineto trace of --trace-iters iterations after the timed "
+                   "ones (GPU activities; .gz: gzip)")
+    p.add_argument("--trace-iters", type=int, default=None,
+                   help="iterations traced with --trace (default 2)")
     a = p.parse_args(argv)
     a.compile = a.compile or a.compile_mode is not None
+    if a.trace_iters is not None and not a.trace:
+        p.error("--trace-iters needs --trace")
+    a.trace_iters = 2 if a.trace_iters is None else a.trace_iters
+    if a.trace_iters < 1:
+        p.error("--trace-iters must be at least 1")
+    if a.trace and is_stdout_name(a.trace):
+        p.error("--trace needs a file name")
     if a.preset in LLAMA_PRESETS:
         if a.arch == "gpt":
             p.error(f"--arch gpt contradicts --preset {a.preset} (a llama model)")
@@ -274,6 +301,29 @@ def main(argv):
         return run(a)
 
 
+def sdpa_context(a, torch):
+    """The context that pins scaled_dot_product_attention's backend (--sdpa), or None when this
+    PyTorch has no such backend."""
+    if a.sdpa == "auto":
+        return contextlib.nullcontext
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return None
+    backend = getattr(SDPBackend, SDPA_BACKENDS[a.sdpa], None)
+    return None if backend is None else (lambda: sdpa_kernel([backend]))
+
+
+def write_trace(prof, path):
+    """The profiler's Kineto trace, gzip when `path` ends in .gz, written atomically."""
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(raw)
+        with open(raw, "rb") as f:
+            data = f.read()
+    atomic_write(path, gzip.compress(data) if str(path).endswith(".gz") else data)
+
+
 def run(a):
     try:
         import torch
@@ -282,6 +332,11 @@ def run(a):
         return 2
     if not torch.cuda.is_available():
         print("pytorch_gpt.py: error: no CUDA GPU visible", file=sys.stderr)
+        return 2
+    attention = sdpa_context(a, torch)
+    if attention is None:
+        print(f"pytorch_gpt.py: error: --sdpa {a.sdpa}: PyTorch {torch.__version__} has no "
+              f"SDPBackend.{SDPA_BACKENDS[a.sdpa]}", file=sys.stderr)
         return 2
     torch.manual_seed(a.seed)
     dev = torch.device("cuda")
@@ -295,22 +350,36 @@ def run(a):
     peak = next((v for k, v in PEAK_BF16_TFLOPS.items() if k in name), None)
     arch = (f"llama (kv-heads {a.kv_heads}, ffn {a.ffn_hidden}, rope-theta {a.rope_theta:g}), "
             if a.arch == "llama" else "")
+    sdpa = "" if a.sdpa == "auto" else f" ({a.sdpa})"
     print(f"pytorch_gpt: {arch}{a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
-          f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA, "
+          f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA{sdpa}, "
           f"fused AdamW{compile_note(a)} on {name}", flush=True)
-    iters = []
-    for i in range(a.iters):
+
+    def step():
+        """One training iteration, timed: (loss, seconds)."""
         idx = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev, generator=gen)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.bfloat16), attention():
             loss = step_model(idx[:, :-1], idx[:, 1:])
         update(model, opt, torch, loss)
         torch.cuda.synchronize()
-        dt = time.perf_counter() - t0
-        iters.append({"iter": i, "loss": loss.item(), "time_ms": dt * 1e3})
-        print(f"iter {i + 1:4d}/{a.iters}  loss {loss.item():.4f}  time {dt * 1e3:.1f} ms  "
+        return loss.item(), time.perf_counter() - t0
+
+    iters = []
+    for i in range(a.iters):
+        loss, dt = step()
+        iters.append({"iter": i, "loss": loss, "time_ms": dt * 1e3})
+        print(f"iter {i + 1:4d}/{a.iters}  loss {loss:.4f}  time {dt * 1e3:.1f} ms  "
               f"TFLOP/s {F / dt / 1e12:.1f}", flush=True)
+    traced = None
+    if a.trace:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            traced = [step()[1] * 1e3 for _ in range(a.trace_iters)]
+        write_trace(prof, a.trace)
+        print(f"trace: {a.trace_iters} iterations after the timed ones "
+              f"({', '.join(f'{t:.1f}' for t in traced)} ms) in {a.trace}", flush=True)
     timing = stats.timing_summary([r["time_ms"] for r in iters], a.warmup)
     med = timing["p50_ms"] / 1e3
     tflops = F / med / 1e12
@@ -330,12 +399,16 @@ def run(a):
                          "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
                          "compile": a.compile, "compile_mode": a.compile_mode,
                          "dtype": "bf16 autocast",
-                         "attention": "torch SDPA (is_causal)", "optimizer": "AdamW fused"},
+                         "attention": "torch SDPA (is_causal)", "sdpa_backend": a.sdpa,
+                         "optimizer": "AdamW fused"},
               "context": {"device": name, "torch": torch.__version__,
                           "cuda": torch.version.cuda, "cudnn": torch.backends.cudnn.version(),
                           "host": os.uname().nodename,
                           "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())},
               "iterations": iters, "summary": summary}
+    if traced is not None:
+        result["trace"] = {"file": os.path.basename(a.trace), "iterations": a.trace_iters,
+                           "time_ms": traced}
     print(f"summary: median {med * 1e3:.1f} ms/iteration, {tflops:.1f} TFLOP/s per GPU, "
           f"peak memory {summary['peak_memory_bytes'] / 2**30:.2f} GiB", flush=True)
     if a.out:
