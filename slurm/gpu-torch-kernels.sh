@@ -8,6 +8,9 @@
 #                  of hidden 2048 (16 heads), sequence 4096, vocabulary 131,072, the micro-batch the
 #                  model picks (4 sequences; 2 on a GPU of less than 120 GiB), cuDNN's attention
 #                  (Transformer Engine's on Hopper)
+#   mc1.7b-cudnn-bf16  the same in bf16 without autocast (--precision bf16): the residual stream
+#                  and norms in bf16 as Megatron-LM runs them, so that its elementwise kernels
+#                  compare with the model's memory-bound passes
 #   gpt1.3b-cudnn  the suite's 1.3B headline shape (sequence 2048, vocabulary 50,304, batch 4),
 #                  cuDNN's attention: the same kernels at half the sequence
 #   mc1.7b-flash   the 1.7B shape with FlashAttention (PyTorch's own)
@@ -47,7 +50,7 @@ source "$root/slurm/lib/pack.sh"
 # shellcheck source=slurm/lib/call-steps.sh
 source "$root/slurm/lib/call-steps.sh"
 gpu_call_env gpu-torch
-steps=(mc1.7b-cudnn gpt1.3b-cudnn mc1.7b-flash gpt1.3b)
+steps=(mc1.7b-cudnn mc1.7b-cudnn-bf16 gpt1.3b-cudnn mc1.7b-flash gpt1.3b)
 if [ -n "$only" ]; then
   for s in ${only//,/ }; do
     [[ " ${steps[*]} " == *" $s "* ]] || die "--only: no step '$s' (steps: ${steps[*]})"
@@ -62,17 +65,15 @@ mc_batch() {
   if [[ $mib =~ ^[0-9]+$ ]] && [ "$mib" -ge $((120 * 1024)) ]; then echo 4; else echo 2; fi
 }
 cmd_of() {
-  local ref="$py $root/endtoend/reference/pytorch_gpt.py" o=$out/$1 shape
+  local ref="$py $root/endtoend/reference/pytorch_gpt.py" o=$out/$1 shape extra=""
   local common="--iters 10 --warmup 3 --trace-iters 2 --out $o.json --trace $o.trace.json.gz"
   case $1 in
-    mc1.7b-*) shape="--preset 1.3B --seq 4096 --vocab 131072 --batch \$OVB_MC_BATCH" ;;
+    mc1.7b*) shape="--preset 1.3B --seq 4096 --vocab 131072 --batch \$OVB_MC_BATCH" ;;
     gpt1.3b*) shape="--preset 1.3B --batch 4" ;;
   esac
-  case $1 in
-    *-cudnn) echo "$ref $shape --sdpa cudnn $common" ;;
-    *-flash) echo "$ref $shape --sdpa flash $common" ;;
-    *) echo "$ref $shape $common" ;;
-  esac
+  case $1 in *-cudnn*) extra="--sdpa cudnn" ;; *-flash*) extra="--sdpa flash" ;; esac
+  case $1 in *-bf16) extra="$extra --precision bf16" ;; esac
+  echo "$ref $shape${extra:+ $extra} $common"
 }
 
 if [ "$analyze" = 1 ]; then

@@ -63,3 +63,12 @@ def test_trace_defaults(ref):
     a = ref.parse_args(["--preset", "1.3B", "--batch", "4", "--trace", "t.json.gz"])
     assert (a.trace, a.trace_iters, a.sdpa) == ("t.json.gz", 2, "auto")
     assert set(ref.SDPA_BACKENDS) == {"cudnn", "flash", "efficient", "math"}
+
+
+def test_precision_option(ref, capsys):
+    assert ref.parse_args(["--preset", "1.3B", "--batch", "4"]).precision == "autocast"
+    assert ref.parse_args(["--preset", "1.3B", "--batch", "4", "--precision", "bf16"]).precision \
+        == "bf16"
+    with pytest.raises(SystemExit) as e:
+        ref.parse_args(["--preset", "1.3B", "--batch", "4", "--precision", "fp16"])
+    assert e.value.code == 2 and "invalid choice" in capsys.readouterr().err

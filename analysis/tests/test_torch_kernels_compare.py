@@ -94,3 +94,16 @@ def test_an_analysis_without_categories_is_refused(tk, capsys):
     with pytest.raises(SystemExit) as e:
         tk.measured_ms({"summary": {"ranks": 1}}, 2)
     assert e.value.code == 2 and "not an ovb-trace analyze JSON" in capsys.readouterr().err
+
+
+def test_a_bf16_run_compares_its_elementwise_kernels(tk):
+    run = run_doc()
+    run["config"]["precision"] = "bf16"
+    lines, doc = tk.compare(run, analysis_doc(gemm=660, attention=280, elementwise=240, memory=12),
+                            explain_doc(), {"gpu": {"attention_efficiency": 0.54}})
+    # (240 + 12) us over 2 iterations = 0.126 ms against the model's 0.063 ms of passes
+    assert doc["memory_bound_model_over_measured"] == pytest.approx(0.5, rel=1e-12)
+    assert ["elementwise", "0.13", "0.06", "0.500"] in [line.split() for line in lines]
+    autocast = tk.compare(run_doc(), analysis_doc(gemm=660, elementwise=240), explain_doc(),
+                          {"gpu": {}})[1]
+    assert autocast["precision"] == "autocast" and "memory_bound_model_over_measured" not in autocast

@@ -6,9 +6,11 @@ Model as gpt4d: pre-LayerNorm decoder, token + learned position embeddings, bias
 linear and layer norm, GELU (tanh approximation), untied LM head, cross-entropy; or, with
 --arch llama (and the llama3-* presets), gpt4d's Llama: RMSNorm, rotary embeddings on q and k
 (base --rope-theta), grouped-query attention (--kv-heads), SwiGLU MLP (--ffn-hidden), no biases,
-no position embedding, untied LM head; fp32 weights,
-bf16 autocast, causal SDPA (flash attention; --sdpa pins its backend), fused AdamW (weight decay
-0.1 on weight matrices and embeddings), gradient clipping at 1.0; optionally torch.compile.
+no position embedding, untied LM head; fp32 weights under bf16 autocast (--precision bf16: the
+weights, activations and optimizer in bf16 without autocast, the residual stream and norms in
+bf16 as Megatron-LM's layers run them), causal SDPA (flash attention; --sdpa pins its
+backend), fused AdamW (weight decay 0.1 on weight matrices and embeddings), gradient clipping
+at 1.0; optionally torch.compile.
 Synthetic tokens. With --trace, --trace-iters more iterations after the timed ones run under
 PyTorch's profiler (GPU activities only) and their Kineto trace is written (gzip when the name ends
 in .gz) for `ovb-trace analyze`: kernel time per category, set beside the model's terms by
@@ -110,6 +112,8 @@ def parse_args(argv):
     p.add_argument("--compile", action="store_true", help="torch.compile the model")
     p.add_argument("--compile-mode", choices=COMPILE_MODES,
                    help="torch.compile's mode (implies --compile; default: torch's default)")
+    p.add_argument("--precision", choices=("autocast", "bf16"), default="autocast",
+                   help="autocast (default): fp32 weights, bf16 autocast; bf16: everything bf16")
     p.add_argument("--sdpa", choices=("auto",) + tuple(SDPA_BACKENDS), default="auto",
                    help="scaled_dot_product_attention's backend (default auto: PyTorch picks)")
     p.add_argument("--seed", type=int, default=1234)
@@ -341,6 +345,11 @@ def run(a):
     torch.manual_seed(a.seed)
     dev = torch.device("cuda")
     model = build(a, torch).to(dev)
+    if a.precision == "bf16":
+        model = model.to(torch.bfloat16)
+    autocast = ((lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if a.precision == "autocast"
+                else contextlib.nullcontext)
+    dtype = "bf16 autocast" if a.precision == "autocast" else "bf16"
     opt = make_optimizer(model, torch, LR, fused=True)
     step_model = torch.compile(model, mode=a.compile_mode) if a.compile else model
     n_params = sum(p.numel() for p in model.parameters())
@@ -352,7 +361,7 @@ def run(a):
             if a.arch == "llama" else "")
     sdpa = "" if a.sdpa == "auto" else f" ({a.sdpa})"
     print(f"pytorch_gpt: {arch}{a.layers} layers, hidden {a.hidden}, heads {a.heads}, seq {a.seq}, "
-          f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, bf16 autocast, SDPA{sdpa}, "
+          f"vocab {a.vocab} ({n_params} parameters), batch {a.batch}, {dtype}, SDPA{sdpa}, "
           f"fused AdamW{compile_note(a)} on {name}", flush=True)
 
     def step():
@@ -360,7 +369,7 @@ def run(a):
         idx = torch.randint(0, a.vocab, (a.batch, a.seq + 1), device=dev, generator=gen)
         torch.cuda.synchronize()
         t0 = time.perf_counter()
-        with torch.autocast("cuda", dtype=torch.bfloat16), attention():
+        with autocast(), attention():
             loss = step_model(idx[:, :-1], idx[:, 1:])
         update(model, opt, torch, loss)
         torch.cuda.synchronize()
@@ -398,7 +407,7 @@ def run(a):
                                    "rope_theta": a.rope_theta},
                          "batch": a.batch, "iters": a.iters, "warmup": a.warmup,
                          "compile": a.compile, "compile_mode": a.compile_mode,
-                         "dtype": "bf16 autocast",
+                         "dtype": dtype, "precision": a.precision,
                          "attention": "torch SDPA (is_causal)", "sdpa_backend": a.sdpa,
                          "optimizer": "AdamW fused"},
               "context": {"device": name, "torch": torch.__version__,

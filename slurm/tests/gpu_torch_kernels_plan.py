@@ -2,8 +2,8 @@
 dry run checked against what the call must do - build nothing; run the PyTorch reference in every
 step with its result and its trace written into OUT_DIR under the step's name; the 1.7B
 Megatron-Core shape (sequence 4096, vocabulary 131,072) with cuDNN's attention first; the SDPA
-backend each step's name says; --only selects steps, and an unknown option, an unknown step or a
-missing OUT_DIR is one error line with exit status 2.
+backend and precision each step's name says; --only selects steps, and an unknown option, an
+unknown step or a missing OUT_DIR is one error line with exit status 2.
 
 Run: python3 slurm/tests/gpu_torch_kernels_plan.py -v      (ctest: slurm_gpu_torch_kernels_plan)
 """
@@ -17,7 +17,7 @@ import unittest
 
 SLURM = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 SCRIPT = os.path.join(SLURM, "gpu-torch-kernels.sh")
-STEPS = ["mc1.7b-cudnn", "gpt1.3b-cudnn", "mc1.7b-flash", "gpt1.3b"]
+STEPS = ["mc1.7b-cudnn", "mc1.7b-cudnn-bf16", "gpt1.3b-cudnn", "mc1.7b-flash", "gpt1.3b"]
 STEP_LINE = re.compile(r"^([a-z0-9.-]+): (.*)$")
 
 
@@ -50,8 +50,11 @@ class DryRun(unittest.TestCase):
             self.assertEqual(option(words, "--trace"),
                              os.path.join(out, name + ".trace.json.gz"), name)
             self.assertEqual(option(words, "--preset"), "1.3B", name)
-            backend = name.rsplit("-", 1)[1] if "-" in name else None
+            parts = name.split("-")
+            backend = parts[1] if len(parts) > 1 else None
             self.assertEqual(option(words, "--sdpa"), backend, name)
+            self.assertEqual(option(words, "--precision"), "bf16" if parts[-1] == "bf16" else None,
+                             name)
             if name.startswith("mc1.7b"):
                 self.assertEqual((option(words, "--seq"), option(words, "--vocab"),
                                   option(words, "--batch")), ("4096", "131072", "$OVB_MC_BATCH"))
