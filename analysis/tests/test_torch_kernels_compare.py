@@ -33,10 +33,12 @@ def explain_doc():
                         "optimizer": {"time_us": 100.0}}}
 
 
-def analysis_doc(**totals):
-    kb = {c: {"total_us": totals.get(c, 0.0)}
+def analysis_doc(idle_us=0.0, **totals):
+    """ovb-trace analyze's summary reduced to the categories (one kernel of each, 10 of
+    elementwise) and the idle time."""
+    kb = {c: {"total_us": totals.get(c, 0.0), "count": 10.0 if c == "elementwise" else 1.0}
           for c in ("gemm", "attention", "optimizer", "elementwise", "memory", "communication")}
-    return {"summary": {"ranks": 1, "kernel_breakdown": kb}}
+    return {"summary": {"ranks": 1, "kernel_breakdown": kb, "idle_us": idle_us}}
 
 
 def run_doc():
@@ -54,7 +56,7 @@ def test_model_terms_per_category(tk):
 
 def test_trace_per_iteration_and_the_ratios(tk):
     lines, doc = tk.compare(run_doc(), analysis_doc(gemm=1320, attention=560, optimizer=400,
-                                                    elementwise=100, memory=20),
+                                                    elementwise=100, memory=20, idle_us=60),
                             explain_doc(), {"gpu": {"attention_efficiency": 0.54}})
     # two traced iterations (the fixture run's trace)
     assert doc["measured_ms"] == pytest.approx({"gemm": 0.66, "attention": 0.28, "optimizer": 0.2,
@@ -67,6 +69,9 @@ def test_trace_per_iteration_and_the_ratios(tk):
     # 3.5 x 2 layers x 1 GFLOP in 0.28 ms
     assert doc["attention_tflops_measured"] == pytest.approx(25.0, rel=1e-12)
     assert ["elementwise", "0.06", "-", "-"] in [line.split() for line in lines]
+    # 15 kernels over 2 iterations, 60 us idle: 7.5 kernels and 0.03 ms an iteration, 4 us each
+    assert (doc["kernels_per_iteration"], doc["idle_ms"], doc["idle_us_per_kernel"]) == \
+        pytest.approx((7.5, 0.03, 4.0), rel=1e-12)
 
 
 @pytest.mark.parametrize("edit, message", [

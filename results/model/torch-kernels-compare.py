@@ -79,6 +79,20 @@ def machine_for(device, given):
     fail(f"no machine preset for {device!r}: give --machine")
 
 
+def kernel_gaps(analysis, iterations):
+    """(kernels per iteration, idle ms per iteration, mean idle us per kernel) of the analysis:
+    what the device spent between kernels, the host's synchronisation at each iteration's end
+    included (an upper bound on the fixed cost per kernel)."""
+    try:
+        kb = analysis["summary"]["kernel_breakdown"]
+        count = sum(kb[c]["count"] for c in ("gemm", "attention", "optimizer", "elementwise",
+                                            "memory", "communication"))
+        idle = analysis["summary"]["idle_us"]
+    except (KeyError, TypeError) as e:
+        fail(f"not an ovb-trace analyze JSON: missing {e}")
+    return count / iterations, idle / 1e3 / iterations, idle / count if count else None
+
+
 def measured_ms(analysis, iterations):
     """Kernel time per category and iteration: the category totals of the (one-rank) analysis
     over the traced iterations."""
@@ -163,6 +177,13 @@ def compare(run, analysis, e, machine_doc):
                      "own)")
     if got["communication"]:
         row("communication", got["communication"], None)
+    per_iter, idle_ms, gap_us = kernel_gaps(analysis, iterations)
+    doc.update(kernels_per_iteration=per_iter, idle_ms=idle_ms, idle_us_per_kernel=gap_us)
+    if gap_us is not None:
+        lines.append(f"between kernels: {idle_ms:.2f} ms an iteration idle over {per_iter:.0f} "
+                     f"kernels, {gap_us:.2f} us each (the iteration's host synchronisation "
+                     f"included: an upper bound on gpu.kernel_overhead_us, "
+                     f"{machine_doc['gpu'].get('kernel_overhead_us', 0)} in the preset)")
     if got["attention"]:
         lines.append(f"attention: {doc['attention_tflops_measured']:.1f} TFLOP/s in the model's "
                      f"convention; gpu.attention_efficiency {eff} gives the model's time, the "

@@ -2,8 +2,9 @@
 # ctest model.torch_kernels_compare: results/model/torch-kernels-compare.py end to end on the
 # fixture run (analysis/tests/fixtures/torch_kernels: a Kineto trace of two iterations whose
 # kernels, named as PyTorch's and cuDNN's on an H100, take 2000 us of GEMMs, 1000 of attention,
-# 800 of AdamW, 400 elementwise and 40 of memset): ovb-trace analyze classifies them, the script
-# puts the model's terms beside them. Checks the per-iteration figures against those sums.
+# 800 of AdamW, 400 elementwise and 40 of memset, 5 us apart): ovb-trace analyze classifies them,
+# the script puts the model's terms beside them. Checks the per-iteration figures against those
+# sums.
 #   torch_kernels_test.sh OVB_TRACE OVB_MODEL PYTHON FIXTURE_DIR OUT_DIR
 set -euo pipefail
 trace=$1 model=$2 python=$3 fixtures=$4 out=$5
@@ -20,7 +21,9 @@ want = {"gemm": 1.0, "attention": 0.5, "optimizer": 0.4, "elementwise": 0.2, "me
         "communication": 0.0}
 got = d["measured_ms"]
 bad = {k: (got[k], v) for k, v in want.items() if abs(got[k] - v) > 1e-9}
-if bad or d["machine"] != "dgx-h100" or not all(v > 0 for v in d["model_ms"].values()):
+# 20 kernels back to back, 5 us apart: 19 gaps, 95 us idle, 4.75 us a kernel
+gap = abs(d["idle_us_per_kernel"] - 4.75) > 1e-9 or d["kernels_per_iteration"] != 10
+if bad or gap or d["machine"] != "dgx-h100" or not all(v > 0 for v in d["model_ms"].values()):
     sys.exit(f"torch_kernels_test: measured {got} (want {want}), machine {d['machine']}, "
              f"model {d['model_ms']}")
 print("torch_kernels_test: ok")
