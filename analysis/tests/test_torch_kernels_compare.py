@@ -111,4 +111,5 @@ def test_a_bf16_run_compares_its_elementwise_kernels(tk):
     assert ["elementwise", "0.13", "0.06", "0.500"] in [line.split() for line in lines]
     autocast = tk.compare(run_doc(), analysis_doc(gemm=660, elementwise=240), explain_doc(),
                           {"gpu": {}})[1]
-    assert autocast["precision"] == "autocast" and "memory_bound_model_over_measured" not in autocast
+    assert autocast["precision"] == "autocast"
+    assert "memory_bound_model_over_measured" not in autocast

@@ -30,6 +30,7 @@ Usage: results/model/torch-kernels-compare.py RUN.json ANALYSIS.json [--machine 
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -210,8 +211,12 @@ def main(argv):
     if not machine_path.is_file():
         fail(f"no machine file or preset {machine!r}")
     with tempfile.TemporaryDirectory() as tmp:
-        e = explain(a.model, ["1x1x1x1", *shape, "--batch", str(batch), "--machine",
-                              str(machine_path), "--epilogues", "separate"], tmp, "explain")
+        try:
+            e = explain(a.model, ["1x1x1x1", *shape, "--batch", str(batch), "--machine",
+                                  str(machine_path), "--epilogues", "separate"], tmp, "explain")
+        except (OSError, subprocess.CalledProcessError) as err:
+            detail = getattr(err, "stderr", "") or str(err)
+            fail(f"{a.model} explain: {detail.strip().splitlines()[-1] if detail.strip() else err}")
     lines, doc = compare(run, analysis, e, read_json(machine_path, "the machine"))
     print("\n".join(lines))
     if a.json:

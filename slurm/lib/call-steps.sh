@@ -30,8 +30,9 @@ call_print_steps() {
 }
 call_telemetry_start() {
   nvidia-smi > "$out/nvidia-smi.txt" 2>&1
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu,clocks_throttle_reasons.active \
-    --format=csv -l 1 > "$out/telemetry.csv" 2>/dev/null &
+  local q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu
+  nvidia-smi --query-gpu="$q,clocks_throttle_reasons.active" --format=csv -l 1 \
+    > "$out/telemetry.csv" 2>/dev/null &
   call_telemetry=$!
 }
 call_telemetry_stop() {
