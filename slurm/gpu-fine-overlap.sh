@@ -113,17 +113,11 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 log=$out/gpu-fine-overlap.log
 call_note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), architecture $arch"
-call_telemetry_start
 export CUDA_MPS_PIPE_DIRECTORY=/tmp/ovb-mps-pipe CUDA_MPS_LOG_DIRECTORY=/tmp/ovb-mps-log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-# shellcheck disable=SC2317  # called by the EXIT trap
-finish() {
-  echo quit | nvidia-cuda-mps-control >/dev/null 2>&1
-  call_telemetry_stop
-  pack_stop
-}
-trap finish EXIT
-pack_start "$out" own-trap
+# shellcheck disable=SC2317  # called at exit (call_begin)
+mps_quit() { echo quit | nvidia-cuda-mps-control >/dev/null 2>&1; }
+call_begin mps_quit
 rc=0
 (cd "$root" && "${configure[@]}" && "${compile[@]}") > "$out/build.log" 2>&1 || rc=$?
 call_note "build exit status $rc (log build.log)"

@@ -119,14 +119,7 @@ log=$out/gpu-torch-kernels.log
 OVB_MC_BATCH=$(mc_batch)
 export OVB_MC_BATCH
 call_note "start: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), 1.7B shape at batch $OVB_MC_BATCH"
-call_telemetry_start
-# shellcheck disable=SC2317  # called by the EXIT trap
-finish() {
-  call_telemetry_stop
-  pack_stop
-}
-trap finish EXIT
-pack_start "$out" own-trap
+call_begin ""
 rc=0
 call_run_steps "${steps[@]}" || rc=1
 call_note "done, exit status $rc"

@@ -8,9 +8,10 @@
 #   call_note TEXT...        one line to the terminal and the log, with the seconds since the start
 #   call_selected STEP       true when --only names STEP or is empty
 #   call_print_steps STEP... each selected step as "STEP: COMMAND" (the dry run)
-#   call_telemetry_start     nvidia-smi's report into out/nvidia-smi.txt, then its clocks, power,
-#                            temperature and throttle reasons every second into out/telemetry.csv
-#   call_telemetry_stop      ends the sampling (from the caller's EXIT trap)
+#   call_begin [CLEANUP]     nvidia-smi's report into out/nvidia-smi.txt, then its clocks, power,
+#                            temperature and throttle reasons every second into out/telemetry.csv,
+#                            and the archive kept (pack_start); at exit the caller's CLEANUP
+#                            function, the sampling stopped and the archive closed
 #   call_run_steps STEP...   each selected step in turn, stopped by timeout 15 s before the call's
 #                            end (one that would start with less than 20 s left stays pending):
 #                            its command and output in out/logs/STEP.log, a line of
@@ -28,16 +29,23 @@ call_print_steps() {
     echo "$s: $(cmd_of "$s")"
   done
 }
-call_telemetry_start() {
+call_cleanup=""
+call_begin() {
+  call_cleanup=${1:-}
   nvidia-smi > "$out/nvidia-smi.txt" 2>&1
   local q=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu
   nvidia-smi --query-gpu="$q,clocks_throttle_reasons.active" --format=csv -l 1 \
     > "$out/telemetry.csv" 2>/dev/null &
   call_telemetry=$!
+  trap call_end EXIT
+  pack_start "$out" own-trap
 }
-call_telemetry_stop() {
+# shellcheck disable=SC2317  # called by the EXIT trap
+call_end() {
+  [ -z "$call_cleanup" ] || "$call_cleanup"
   [ -z "$call_telemetry" ] || kill "$call_telemetry" 2>/dev/null
   call_telemetry=""
+  pack_stop
 }
 call_run_steps() {
   local s left t0 c src rc=0
