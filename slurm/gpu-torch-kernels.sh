@@ -100,6 +100,17 @@ if [ "$analyze" = 1 ]; then
     fi
   done
   [ "$found" = 1 ] || die "no step's result and trace in $out"
+  # The runs side by side first (torch-kernels-compare.py --table), then each run's comparison.
+  compared=()
+  for s in "${steps[@]}"; do
+    f=$out/$s.compare.json
+    if call_selected "$s" && [ -f "$f" ]; then compared+=("$f"); fi
+  done
+  if [ ${#compared[@]} -gt 0 ]; then
+    { "$py" "$root/results/model/torch-kernels-compare.py" --table "${compared[@]}"; echo
+      cat "$out/summary.txt.part"; } > "$out/summary.txt.all"
+    mv -f "$out/summary.txt.all" "$out/summary.txt.part"
+  fi
   mv -f "$out/summary.txt.part" "$out/summary.txt"
   cat "$out/summary.txt"
   exit "$rc"

@@ -113,3 +113,24 @@ def test_a_bf16_run_compares_its_elementwise_kernels(tk):
                           {"gpu": {}})[1]
     assert autocast["precision"] == "autocast"
     assert "memory_bound_model_over_measured" not in autocast
+
+
+def test_the_table_puts_runs_side_by_side(tk, tmp_path, capsys):
+    import json
+    _, bf16 = tk.compare({**run_doc(), "config": {**run_doc()["config"], "precision": "bf16"}},
+                         analysis_doc(gemm=660, attention=280, elementwise=240, memory=12),
+                         explain_doc(), {"gpu": {"attention_efficiency": 0.54}})
+    _, autocast = tk.compare(run_doc(), analysis_doc(gemm=1320), explain_doc(), {"gpu": {}})
+    files = []
+    for name, doc in (("mc1.7b-cudnn-bf16", bf16), ("gpt1.3b", autocast)):
+        files.append(tmp_path / f"{name}.compare.json")
+        files[-1].write_text(json.dumps(doc), encoding="utf-8")
+    assert tk.main(["--table", *map(str, files)]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    # the bf16 run: every ratio; the autocast run without attention: its GEMMs at half the model's
+    assert rows == [["mc1.7b-cudnn-bf16", "bf16", "2.6", "1.2", "1.000", "1.000", "0.540",
+                     "0.500", "0.00"],
+                    ["gpt1.3b", "autocast", "2.6", "1.2", "0.500", "-", "-", "-", "0.00"]]
+    with pytest.raises(SystemExit) as e:
+        tk.main(["--table"])
+    assert e.value.code == 2

@@ -25,6 +25,8 @@ classes do not).
 
 Usage: results/model/torch-kernels-compare.py RUN.json ANALYSIS.json [--machine M]
        [--json OUT] [OVB_MODEL]
+       results/model/torch-kernels-compare.py --table COMPARE.json...   (one line per run from
+       the --json files: the model/trace ratios side by side)
 (default OVB_MODEL: build/host/analysis/model/ovb-model). Exit status 2 for bad input.
 """
 
@@ -192,7 +194,36 @@ def compare(run, analysis, e, machine_doc):
     return lines, doc
 
 
+def table(named_docs):
+    """One line per run (name, its --json document): the figures that say where the model's time
+    and the trace's part, side by side."""
+    def num(x, fmt):
+        return format("-", ">" + fmt.split(".")[0]) if x is None else format(x, fmt)
+
+    lines = ["run                     precision  median ms  model ms  gemm m/t  attention m/t  "
+             "attention eff  elementwise m/t  us/kernel"]
+    for name, d in named_docs:
+        lines.append(f"{name:22s}  {d.get('precision', 'autocast'):9s}  "
+                     f"{d['run_median_ms']:9.1f}  {d['model_predicted_ms']:8.1f}  "
+                     f"{num(d.get('gemm_model_over_measured'), '8.3f')}  "
+                     f"{num(d.get('attention_model_over_measured'), '13.3f')}  "
+                     f"{num(d.get('attention_efficiency_measured'), '13.3f')}  "
+                     f"{num(d.get('memory_bound_model_over_measured'), '15.3f')}  "
+                     f"{num(d.get('idle_us_per_kernel'), '9.2f')}")
+    return lines
+
+
 def main(argv):
+    if argv[:1] == ["--table"]:
+        if len(argv) < 2:
+            fail("--table needs the --json files of one or more runs")
+        docs = [(Path(f).name.removesuffix(".json").removesuffix(".compare"),
+                 read_json(f, "a comparison")) for f in argv[1:]]
+        try:
+            print("\n".join(table(docs)))
+        except (KeyError, TypeError) as e:
+            fail(f"not a torch-kernels-compare.py --json file: missing {e}")
+        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("run", help="pytorch_gpt.py --out JSON of a run with --trace")
     p.add_argument("analysis", help="ovb-trace analyze --json of its trace")
