@@ -49,10 +49,12 @@ MegatronFeatures megatron_era(std::string_view era) {
   f.grad_nan_check = false;
   if (era == "sc21") {
     // Megatron-LM's examples/sc21/run_table_1.sh (the paper's Table 1; NGC PyTorch 20.12,
-    // fp16): DDP=torch for the models without a pipeline, DDP=local with one. The 2021 local DDP
-    // adds each micro-batch's gradient into the fp32 main_grad in a backward hook
-    // (main_grad.add_(grad)) and all-reduces main_grad after the pipeline's flush; stages send
-    // 1/tp of the activation and all-gather it on receipt (scatter_gather_tensors_in_pipeline);
+    // fp16): DDP=torch for the models without a pipeline, DDP=local with one. The launcher
+    // (CONFIG.sh at de7dc40f88) sets neither --accumulate-allreduce-grads-in-fp32 nor
+    // --use-contiguous-buffers-in-ddp, so the 2021 local DDP leaves autograd to accumulate the
+    // fp16 param.grad over the micro-batches and, after the pipeline's flush, flattens it,
+    // divides it by dp, all-reduces it in fp16 and copies it back (allreduce_gradients); stages
+    // send 1/tp of the activation and all-gather it on receipt (scatter_gather_tensors_in_pipeline);
     // the interleaved schedule requires pp > 2 (parallel_state: "pipeline-model-parallel size
     // should be greater than 2 with interleaved schedule").
     f.ddp_pp1 = DdpImpl::torch;
@@ -63,6 +65,7 @@ MegatronFeatures megatron_era(std::string_view era) {
     f.overlap_p2p = false;
     f.block_recompute = false;  // the launcher's --checkpoint-activations: every layer
     f.fp16_unscale = true;      // CONFIG.sh: --fp16 --loss-scale 8192
+    f.grad_buffer_fp32 = false;  // ... and no --accumulate-allreduce-grads-in-fp32
     return f;
   }
   if (era == "2022") {
@@ -228,7 +231,8 @@ MegatronMemory megatron_memory(const GptShape& m, const MegatronConfig& c, bool 
         std::max(mem.params_local, static_cast<double>(st.last) * block / t + output);
   }
   mem.weights = mem.params_local * static_cast<double>(size_of(c.act_dtype));
-  mem.gradients = 4 * mem.params_local;
+  mem.gradients = c.features.grad_bytes(c.pp, static_cast<double>(size_of(c.act_dtype))) *
+                  mem.params_local;
   mem.optimizer = 12 * mem.params_local / (c.distributed_optimizer ? c.dp : 1);
   // Bytes per layer per micro-batch: Korthikanti's formula for GPT blocks, Megatron-Core's saved
   // tensors for Llama blocks (megatron_activations.hpp).
@@ -285,8 +289,12 @@ double p2p_us(const Machine& mc, int ip, double bytes) {
 //    passes with that delay, by every stage's without it (results/model/interleaved-schedule.py):
 //    the first stage's are charged.
 //  - Local DDP (2021, 2022; allreduce_gradients): `main_grad /= dp` on every stage at once
-//    after the flush, before its all-reduce (8 bytes; at dp = 1 too).
-//  - PyTorch DDP (2021): the optimizer copies the 16-bit gradients to fp32 (6 bytes).
+//    after the flush, before its all-reduce (8 bytes; at dp = 1 too); with 16-bit gradients and
+//    no contiguous buffer (the sc21 launcher) the gradients are flattened, divided and copied
+//    back (4 bytes each) and there is no buffer to zero.
+//  - 16-bit gradients (PyTorch DDP, the sc21 local DDP, NeMo's grad_reduce_in_fp32 = False): the
+//    optimizer copies its shard's to fp32 first (_copy_model_grads_to_main_grads: 6 bytes).
+//  Zeroing, the NaN check and the scaling read and write the buffer's dtype (2 bytes, not 4).
 //  - The optimizer's gradient norm for clipping (--clip-grad 1.0 by default; clip_grad_norm_fp32)
 //    reads its gradients (4 bytes a shard parameter); the clipping's scaling only runs when the
 //    norm exceeds the bound and is not counted. With fp16 loss scaling (feature fp16_unscale,
@@ -298,18 +306,23 @@ double grad_passes_us(const Machine& mc, const MegatronConfig& c, const Megatron
     return bytes > 0 ? mem_term(mc, bytes, MemClass::copy).time_us : 0.0;
   };
   const MegatronFeatures& f = c.features;
-  double us = pass(4 * shard) + pass(f.fp16_unscale ? 8 * shard : 0);
+  const double g = f.grad_bytes(c.pp, static_cast<double>(size_of(c.act_dtype)));
+  // 16-bit gradients: the optimizer first copies its shard's to fp32 (.float(): read g, write 4).
+  double us = pass(4 * shard) + pass(f.fp16_unscale ? 8 * shard : 0) +
+              pass(g < 4 ? (g + 4) * shard : 0);
   switch (f.ddp(c.pp)) {
     case DdpImpl::core:
-      us += pass(4 * mem.params_first) +
-            pass(((f.grad_nan_check ? 4 : 0) + (c.dp > 1 ? 8 : 0)) * mem.params_first);
+      us += pass(g * mem.params_first) +
+            pass(((f.grad_nan_check ? g : 0) + (c.dp > 1 ? 2 * g : 0)) * mem.params_first);
       break;
     case DdpImpl::local:
-      us += pass(4 * mem.params_first) + pass(8 * mem.params_local);
+      // fp32 buffer: zeroed, divided in place. 16-bit gradients (no buffer): flattened,
+      // divided and copied back, 2 g bytes each.
+      us += g < 4 ? pass(6 * g * mem.params_local)
+                  : pass(g * mem.params_first) + pass(2 * g * mem.params_local);
       break;
     case DdpImpl::torch:
-      us += pass(6 * mem.params_local);
-      break;
+      break;  // the optimizer's copy to fp32 above
   }
   return us;
 }
@@ -385,13 +398,15 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   T.head_us = ct.head.fwd_us + ct.head.bwd_us - ct.head.ce.time_us - ct.head.ce.bwd_us +
               T.cross_entropy_us;
   // Unfused gradient accumulation: a pass over the layer's gradients every micro-batch. Local
-  // DDP: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per parameter. Torch DDP:
-  // autograd adds into the 16-bit param.grad from the second micro-batch on: read 2 + 2, write 2.
+  // DDP with its fp32 buffer: main_grad (fp32) += grad (16-bit): read 2 + 4, write 4 bytes per
+  // parameter. 16-bit gradients (torch DDP, the sc21 local DDP): autograd adds into the 16-bit
+  // param.grad from the second micro-batch on: read 2 + 2, write 2.
   const MegatronFeatures& f = c.features;
   const double layer_params = megatron_block_params(m) / c.tp;
   if (!f.grad_accumulation_fusion) {
     const double mb_count = static_cast<double>(c.microbatches());
-    const double bytes = f.ddp(c.pp) == DdpImpl::torch ? 6 * (mb_count - 1) / mb_count : 10;
+    const double bytes =
+        f.grad_bytes(c.pp, a) < 4 ? 6 * (mb_count - 1) / mb_count : 10;
     if (bytes > 0) T.grad_accumulation_us = mem_term(mc, bytes * layer_params, MemClass::grad_accum).time_us;
   }
 
@@ -504,7 +519,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   double hidden_under = 0;
   if (c.dp > 1) {
     const DdpImpl ddp = f.ddp(c.pp);
-    const double grad_bytes = ddp == DdpImpl::torch ? a : 4;
+    const double grad_bytes = f.grad_bytes(c.pp, a);
     const bool scatter = c.distributed_optimizer && ddp != DdpImpl::torch;
     // Each call of a collective pays its latency. Megatron-Core's DDP reduces the first
     // pipeline stage's first model chunk in buckets of max(4e7, 1e6 dp) parameters and every
@@ -575,12 +590,14 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
     }
   }
   // Tied embeddings split over the pipeline: finalize_model_grads all-reduces the word
-  // embeddings' fp32 gradient between the first and the last stage (tp * dp * (pp - 1) ranks
-  // apart) once the pipeline has drained, before the optimizer: nothing runs beside it.
+  // embeddings' gradient (the buffer's dtype) between the first and the last stage
+  // (tp * dp * (pp - 1) ranks apart) once the pipeline has drained, before the optimizer:
+  // nothing runs beside it.
   if (c.pp > 1 && !c.untied(m)) {
     const double embedding = static_cast<double>(m.vocab) * static_cast<double>(m.hidden) / c.tp;
     T.embedding_grads_us = cost_collective(mc, CollKind::all_reduce, Group::data, 2,
-                                           c.tp * c.dp * (c.pp - 1), 4 * embedding)
+                                           c.tp * c.dp * (c.pp - 1),
+                                           f.grad_bytes(c.pp, a) * embedding)
                                .time_us;
   }
   T.interference_us = mc.compute_slowdown * (hidden_under + T.p2p_hidden_us);

@@ -23,7 +23,7 @@ struct Args {
   int tp = 0, pp = 0, micro_batch = 0, virtual_stages = 0;
   int first_stage_layers = 0, last_stage_layers = 0;  // 0: as the other stages
   bool no_sequence_parallel = false, no_distributed_optimizer = false, tp_across_nodes = false;
-  bool tp_comm_overlap = false, untie_embeddings = false;
+  bool tp_comm_overlap = false, untie_embeddings = false, grad_reduce_16bit = false;
 
   nlohmann::json settings() const {
     return {{"era", era},
@@ -38,7 +38,8 @@ struct Args {
             {"distributed_optimizer", !no_distributed_optimizer},
             {"tp_across_nodes", tp_across_nodes},
             {"tp_comm_overlap", tp_comm_overlap},
-            {"untie_embeddings", untie_embeddings}};
+            {"untie_embeddings", untie_embeddings},
+            {"grad_reduce_16bit", grad_reduce_16bit}};
   }
 };
 
@@ -93,6 +94,10 @@ std::function<nlohmann::json()> add_options(CLI::App& app) {
   app.add_flag("--megatron-untie-embeddings", a->untie_embeddings,
                "Megatron GPT with its output layer's own weight (--untie-embeddings-and-output-"
                "weights; Megatron's default ties it to the word embeddings, Llama never does)");
+  app.add_flag("--megatron-grad-reduce-16bit", a->grad_reduce_16bit,
+               "Megatron with its gradients accumulated, reduced and kept in the parameters' "
+               "16-bit dtype (NeMo's grad_reduce_in_fp32=False; Megatron-LM's launcher forces "
+               "fp32 for bf16; era sc21 has it)");
   return [a] { return a->settings(); };
 }
 
@@ -132,6 +137,7 @@ MegatronSearchOptions search_options(const StrategyQuery& q) {
   o.tp_comm_overlap = s.value("tp_comm_overlap", false);
   o.untie_embeddings = s.value("untie_embeddings", false);
   o.features = megatron_era(s.value("era", std::string("core")));
+  if (s.value("grad_reduce_16bit", false)) o.features.grad_buffer_fp32 = false;
   return o;
 }
 

@@ -318,14 +318,27 @@ TEST(Megatron, GradientPassesByHand) {
   c.features = megatron_era("2022");
   EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
               (norm + zero + 8.0 * 55104) / 1e6, 1e-12);
-  // PyTorch DDP (sc21 without a pipeline): the optimizer copies the 16-bit gradients to fp32
-  // (6 B) of the one stage: 4 blocks of 24992 + 5120 = 105088; the 4-way shard's norm (4 B) and,
-  // fp16 with loss scaling in that era, its unscale-and-check (8 B).
+  // Megatron-Core with 16-bit gradients (NeMo's grad_reduce_in_fp32 = False): zeroing, NaN
+  // check and scaling over 2-byte gradients (2 + 2 + 4 B of the first stage), and the
+  // optimizer's copy of its shard's to fp32 (6 B) before the norm.
+  c.features = megatron_era("core");
+  c.features.grad_buffer_fp32 = false;
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
+              (27552 * (4 + 6) + 55104 * (2 + 2 + 4)) / 1e6, 1e-12);
+  // sc21 with a pipeline: its launcher's local DDP without a buffer or fp32 accumulation
+  // flattens, divides and copies back the fp16 gradients of the larger stage (4 + 4 + 4 B), no
+  // zeroing; the optimizer copies its shard's to fp32 (6 B), unscales and checks them (8 B) and
+  // takes their norm (4 B).
   c.features = megatron_era("sc21");
+  EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
+              (27552 * (6 + 8 + 4) + 12.0 * 55104) / 1e6, 1e-12);
+  // PyTorch DDP (sc21 without a pipeline): the optimizer copies the 16-bit gradients of its
+  // shard (the one stage: 4 blocks of 24992 + 5120 = 105088, over 4 ranks) to fp32 (6 B), then
+  // the norm (4 B) and, fp16 with loss scaling in that era, the unscale-and-check (8 B).
   c.pp = 1;
   c.dp = 4;
   EXPECT_NEAR(predict_megatron(m, c, mc).time.grad_passes_us,
-              (105088.0 / 4 * (4 + 8) + 6.0 * 105088) / 1e6, 1e-12);
+              (105088.0 / 4 * (4 + 8 + 6)) / 1e6, 1e-12);
 }
 
 TEST(Megatron, TensorParallelOverlapPairsEachCollectiveWithItsGemm) {
@@ -862,14 +875,25 @@ TEST(Megatron, EraCodePathsByHand) {
   const MegatronTime core = predict_megatron(m, c, mc).time;
   c.features = megatron_era("sc21");
   const MegatronTime sc21 = predict_megatron(m, c, mc).time;
-  // Unfused accumulation, local DDP: main_grad += grad, 10 bytes per parameter of a layer
-  // ((12 h^2 + 13 h) / tp = 24992) every micro-batch at 1000 GB/s.
+  // Unfused accumulation, sc21's local DDP without a buffer: autograd adds each micro-batch's
+  // fp16 gradient into param.grad from the second of the 4 on (read 2 + 2, write 2), 6 x 3/4
+  // bytes per parameter of a layer ((12 h^2 + 13 h) / tp = 24992) at 1000 GB/s.
   EXPECT_DOUBLE_EQ(core.grad_accumulation_us, 0);
-  EXPECT_NEAR(sc21.grad_accumulation_us, 249920 / 1e6, 1e-12);
-  EXPECT_NEAR(sc21.stage_bwd_us, core.stage_bwd_us + 2 * 249920 / 1e6, 1e-9);
-  // Local DDP: the reduce-scatter and all-gather after the flush, all exposed; Megatron-Core's
-  // only the embeddings' bucket (PipelineBubbleP2pAndDataParallelByHand).
-  EXPECT_NEAR(sc21.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
+  EXPECT_NEAR(sc21.grad_accumulation_us, 4.5 * 24992 / 1e6, 1e-12);
+  EXPECT_NEAR(sc21.stage_bwd_us, core.stage_bwd_us + 2 * 4.5 * 24992 / 1e6, 1e-9);
+  // With the fp32 buffer (--accumulate-allreduce-grads-in-fp32): main_grad += grad, 10 bytes
+  // every micro-batch.
+  MegatronConfig fp32 = c;
+  fp32.features.grad_buffer_fp32 = true;
+  EXPECT_NEAR(predict_megatron(m, fp32, mc).time.grad_accumulation_us, 249920 / 1e6, 1e-12);
+  // Local DDP: the reduce-scatter and all-gather after the flush, all exposed, both of fp16
+  // (55104 x 2 B each: 4 us + 55104 B at 100 GB/s); Megatron-Core's only the embeddings' bucket
+  // (PipelineBubbleP2pAndDataParallelByHand); with the fp32 buffer the reduce-scatter of 4 B.
+  EXPECT_NEAR(sc21.dp_exposed_us, 4.55104 + 4.55104, 1e-9);
+  EXPECT_NEAR(predict_megatron(m, fp32, mc).time.dp_exposed_us, 5.10208 + 4.55104, 1e-9);
+  // Memory: the gradients in the buffer's dtype, 2 B a parameter of the larger stage, not 4.
+  EXPECT_DOUBLE_EQ(predict_megatron(m, c, mc).memory.gradients, 2.0 * 55104);
+  EXPECT_DOUBLE_EQ(predict_megatron(m, fp32, mc).memory.gradients, 4.0 * 55104);
   EXPECT_NEAR(core.dp_exposed_us, 4.1024 + 4.0512, 1e-9);
   // With SP the activation is sent sharded and nothing is gathered, in every era.
   EXPECT_NEAR(sc21.p2p_one_us, core.p2p_one_us, 1e-12);

@@ -67,7 +67,20 @@ struct MegatronFeatures {
   // shard parameter; grad_passes_us). The sc21 launcher's --fp16 --loss-scale 8192; the later
   // eras' runs trained in bf16 (no scaler) or do not say.
   bool fp16_unscale = false;
+  // Megatron's own and Megatron-Core's DDPs keep the gradients in an fp32 buffer (main_grad),
+  // accumulated, reduced and handed to the optimizer in fp32: Megatron-LM's launcher forces it
+  // for bf16 (--accumulate-allreduce-grads-in-fp32, arguments.py). Without it (false) the
+  // gradients stay in the parameters' 16-bit dtype: the sc21 launcher's fp16 runs (CONFIG.sh
+  // passes neither that flag nor --use-contiguous-buffers-in-ddp, so the 2021 local DDP
+  // all-reduces autograd's 16-bit param.grad after the flush: distributed.py,
+  // allreduce_gradients) and NeMo's performance recipes (grad_reduce_in_fp32 = False).
+  bool grad_buffer_fp32 = true;
   DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
+  // Bytes of a gradient in the data-parallel buffer and reduction (act_bytes: the 16-bit dtype's):
+  // PyTorch's DDP reduces autograd's 16-bit gradients.
+  double grad_bytes(int pp, double act_bytes) const {
+    return ddp(pp) == DdpImpl::torch || !grad_buffer_fp32 ? act_bytes : 4;
+  }
 };
 // "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
 // Megatron-Core's overlapped DDP of September 2023; the AxoNN paper's baseline) or "core"
