@@ -305,7 +305,7 @@ def main(argv):
         return run(a)
 
 
-def sdpa_context(a, torch):
+def sdpa_context(a):
     """The context that pins scaled_dot_product_attention's backend (--sdpa), or None when this
     PyTorch has no such backend."""
     if a.sdpa == "auto":
@@ -337,7 +337,7 @@ def run(a):
     if not torch.cuda.is_available():
         print("pytorch_gpt.py: error: no CUDA GPU visible", file=sys.stderr)
         return 2
-    attention = sdpa_context(a, torch)
+    attention = sdpa_context(a)
     if attention is None:
         print(f"pytorch_gpt.py: error: --sdpa {a.sdpa}: PyTorch {torch.__version__} has no "
               f"SDPBackend.{SDPA_BACKENDS[a.sdpa]}", file=sys.stderr)

@@ -29,7 +29,7 @@ import sys
 import tempfile
 
 import committed_output  # this folder's: the scripts' --write / --check
-from model_terms import MACHINE, explain, layer_memory_bound_us, table_as_measured
+from model_terms import MACHINE, attention_ms, explain, memory_bound_ms, table_as_measured
 
 RUN = committed_output.ROOT / "results" / "h100" / "single-gpu"
 SUMMARY = RUN / "summary.json"            # the trace's kernels (top_kernels, kernel_breakdown)
@@ -56,14 +56,6 @@ def traced_iterations():
     return forward, run["warmup_iters"]
 
 
-def model_memory_bound_ms(model_e):
-    """A run's memory-bound passes an iteration in explain's JSON: every block's and the head's."""
-    c = model_e["compute"]
-    mb = c["memory_bound"]
-    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
-    return (model_e["inputs"]["model"]["layers"] * layer_memory_bound_us(c) + head) / 1e3
-
-
 def memory_bound(model_e, separate_e, summary, plain_ms, iters):
     """The run's memory-bound work: the model's passes (block memory terms and epilogues of every
     layer, the head's) against the trace's (elementwise and memory kernels, the bias-gradient
@@ -72,7 +64,7 @@ def memory_bound(model_e, separate_e, summary, plain_ms, iters):
     c = model_e["compute"]
     layers = model_e["inputs"]["model"]["layers"]
     lin = {L["layer"]: L for L in c["linears"]}
-    model_ms = model_memory_bound_ms(model_e)
+    model_ms = memory_bound_ms(model_e)
     kb = summary["kernel_breakdown"]
     eltwise_ms = (kb["elementwise"]["total_us"] + kb["memory"]["total_us"]) / 1e3 / iters
     gemm_ms = kb["gemm"]["total_us"] / 1e3 / iters
@@ -92,7 +84,7 @@ def memory_bound(model_e, separate_e, summary, plain_ms, iters):
     extra_ms = fused_ms - fused_plain_ms
     trace_ms = eltwise_ms + bgrad_ms + extra_ms
     return [f"memory-bound work of the same run: the model's passes {model_ms:.1f} ms an iteration "
-            f"(gpt4d's fused epilogues; {model_memory_bound_ms(separate_e):.1f} as separate "
+            f"(gpt4d's fused epilogues; {memory_bound_ms(separate_e):.1f} as separate "
             f"passes); "
             f"the trace's {trace_ms:.1f} ms (elementwise and memory kernels {eltwise_ms:.2f}, "
             f"bias gradients {bgrad_ms:.2f}, the {len(fused)} GEMM kernels with a fused epilogue "
@@ -105,9 +97,8 @@ def attention_and_optimizer(model_e, summary, iters):
     """The trace's attention and optimizer categories per iteration against the model's fused
     attention (every layer, forward and backward) and AdamW step. Lines of text."""
     c = model_e["compute"]
-    layers = model_e["inputs"]["model"]["layers"]
     kb = summary["kernel_breakdown"]
-    attn = layers * (c["attention"]["fwd_us"] + c["attention"]["bwd_us"]) / 1e3
+    attn = attention_ms(model_e)
     sdpa = sum(k["ms_per_iter"] for k in summary["top_kernels"] if "sdpa" in k["name"])
     return [f"the same run's attention: the model's {attn:.1f} ms an iteration, the trace's cuDNN "
             f"flash kernels {sdpa:.1f} ms (what gpu.attention_efficiency was measured on) in an "

@@ -61,6 +61,22 @@ def layer_memory_bound_us(compute):
                     for L in compute["linears"] if L["layer"] != "lm_head")
 
 
+def memory_bound_ms(e):
+    """An iteration's memory-bound passes in explain's JSON `e`: every block's and the head's
+    (embedding, final norm, cross-entropy), forward and backward, in ms."""
+    c = e["compute"]
+    mb = c["memory_bound"]
+    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
+    return (e["inputs"]["model"]["layers"] * layer_memory_bound_us(c) + head) / 1e3
+
+
+def attention_ms(e):
+    """An iteration's fused attention in explain's JSON `e`: every layer's, forward and
+    backward, in ms."""
+    a = e["compute"]["attention"]
+    return e["inputs"]["model"]["layers"] * (a["fwd_us"] + a["bwd_us"]) / 1e3
+
+
 def replicated_under_sp(compute):
     """What of one block's memory-bound passes (explain's JSON `compute`) sequence parallelism
     runs on 1/tp of the sequence: the two norms and the bias-dropout-adds after attention-out and

@@ -31,17 +31,17 @@ Usage: results/model/torch-kernels-compare.py RUN.json ANALYSIS.json [--machine 
 """
 
 import argparse
-import json
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import committed_output
-from model_terms import explain, layer_memory_bound_us
+from model_terms import attention_ms, explain, memory_bound_ms
 
 sys.path.insert(0, str(committed_output.ROOT / "analysis"))
-from ovb_analysis.io_util import atomic_write_json  # noqa: E402  (the repository's one writer)
+from ovb_analysis.errors import AnalysisError  # noqa: E402
+from ovb_analysis.io_util import atomic_write_json, load_json  # noqa: E402  (the repository's)
 
 MACHINES = (("H200", "generic-h200-8nic"), ("H100", "dgx-h100"))  # by the GPU's name
 BLOCK = ("qkv", "attn_out", "mlp_up", "mlp_down")
@@ -54,9 +54,9 @@ def fail(message):
 
 def read_json(path, what):
     try:
-        return json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        fail(f"{path}: cannot read {what}: {e}")
+        return load_json(path)
+    except AnalysisError as e:
+        fail(f"cannot read {what}: {e}")
 
 
 def run_facts(run):
@@ -118,11 +118,7 @@ def predicted_ms(e):
     passes = ("fwd", "dx", "dw")
     gemm = layers * sum(lin[b][p]["time_us"] for b in BLOCK for p in passes) + \
         sum(lin["lm_head"][p]["time_us"] for p in passes)
-    mb = c["memory_bound"]
-    head = sum(mb[k]["fwd_us"] + mb[k]["bwd_us"] for k in ("embedding", "ln_f", "cross_entropy"))
-    return {"gemm": gemm / 1e3,
-            "attention": layers * (c["attention"]["fwd_us"] + c["attention"]["bwd_us"]) / 1e3,
-            "memory_bound": (layers * layer_memory_bound_us(c) + head) / 1e3,
+    return {"gemm": gemm / 1e3, "attention": attention_ms(e), "memory_bound": memory_bound_ms(e),
             "optimizer": c["optimizer"]["time_us"] / 1e3}
 
 

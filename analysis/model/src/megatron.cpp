@@ -306,10 +306,11 @@ double grad_passes_us(const Machine& mc, const MegatronConfig& c, const Megatron
     return bytes > 0 ? mem_term(mc, bytes, MemClass::copy).time_us : 0.0;
   };
   const MegatronFeatures& f = c.features;
+  const bool param_dtype = f.grads_in_param_dtype(c.pp);
   const double g = f.grad_bytes(c.pp, static_cast<double>(size_of(c.act_dtype)));
   // 16-bit gradients: the optimizer first copies its shard's to fp32 (.float(): read g, write 4).
   double us = pass(4 * shard) + pass(f.fp16_unscale ? 8 * shard : 0) +
-              pass(g < 4 ? (g + 4) * shard : 0);
+              pass(param_dtype ? (g + 4) * shard : 0);
   switch (f.ddp(c.pp)) {
     case DdpImpl::core:
       us += pass(g * mem.params_first) +
@@ -318,8 +319,8 @@ double grad_passes_us(const Machine& mc, const MegatronConfig& c, const Megatron
     case DdpImpl::local:
       // fp32 buffer: zeroed, divided in place. 16-bit gradients (no buffer): flattened,
       // divided and copied back, 2 g bytes each.
-      us += g < 4 ? pass(6 * g * mem.params_local)
-                  : pass(g * mem.params_first) + pass(2 * g * mem.params_local);
+      us += param_dtype ? pass(6 * g * mem.params_local)
+                        : pass(g * mem.params_first) + pass(2 * g * mem.params_local);
       break;
     case DdpImpl::torch:
       break;  // the optimizer's copy to fp32 above
@@ -405,8 +406,7 @@ MegatronPrediction predict_megatron(const GptShape& m, const MegatronConfig& c, 
   const double layer_params = megatron_block_params(m) / c.tp;
   if (!f.grad_accumulation_fusion) {
     const double mb_count = static_cast<double>(c.microbatches());
-    const double bytes =
-        f.grad_bytes(c.pp, a) < 4 ? 6 * (mb_count - 1) / mb_count : 10;
+    const double bytes = f.grads_in_param_dtype(c.pp) ? 6 * (mb_count - 1) / mb_count : 10;
     if (bytes > 0) T.grad_accumulation_us = mem_term(mc, bytes * layer_params, MemClass::grad_accum).time_us;
   }
 

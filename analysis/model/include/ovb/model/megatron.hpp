@@ -76,10 +76,14 @@ struct MegatronFeatures {
   // allreduce_gradients) and NeMo's performance recipes (grad_reduce_in_fp32 = False).
   bool grad_buffer_fp32 = true;
   DdpImpl ddp(int pp) const { return pp > 1 ? ddp_pp : ddp_pp1; }
-  // Bytes of a gradient in the data-parallel buffer and reduction (act_bytes: the 16-bit dtype's):
-  // PyTorch's DDP reduces autograd's 16-bit gradients.
+  // The gradients stay in the parameters' 16-bit dtype (no fp32 buffer): PyTorch's DDP reduces
+  // autograd's 16-bit gradients, and so does a DDP without grad_buffer_fp32.
+  bool grads_in_param_dtype(int pp) const {
+    return ddp(pp) == DdpImpl::torch || !grad_buffer_fp32;
+  }
+  // Bytes of a gradient in the data-parallel buffer and reduction (act_bytes: the 16-bit dtype's).
   double grad_bytes(int pp, double act_bytes) const {
-    return ddp(pp) == DdpImpl::torch || !grad_buffer_fp32 ? act_bytes : 4;
+    return grads_in_param_dtype(pp) ? act_bytes : 4;
   }
 };
 // "sc21" (Narayanan et al., SC21: Megatron-LM of 2021), "2022" (Korthikanti et al. 2022 until
